@@ -1,0 +1,208 @@
+//! `retrylint.toml`: parsed into a raw serde struct, then validated into typed settings.
+//! Every error points at the line of the config that caused it.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use globset::{Glob, GlobSet, GlobSetBuilder};
+use miette::{miette, LabeledSpan, NamedSource, Report};
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::rules::{self, Severity};
+
+pub const CONFIG_FILE: &str = "retrylint.toml";
+
+/// Defaults that fit the layout the policy describes.
+const DEFAULT_RETRY_MODULES: &[&str] = &["**/infra/retry.ts", "**/infra/retry/index.ts"];
+const DEFAULT_REPOSITORIES: &[&str] = &[
+    "**/repositories/**",
+    "**/repository/**",
+    "**/*Repository.ts",
+    "**/*Repo.ts",
+    "**/*.repository.ts",
+    "**/*.repo.ts",
+];
+const DEFAULT_MAX_FILE_SIZE: u64 = 1024 * 1024;
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawConfig {
+    retry_modules: Option<Vec<Spanned<String>>>,
+    repositories: Option<Vec<Spanned<String>>>,
+    include: Option<Vec<Spanned<String>>>,
+    exclude: Option<Vec<Spanned<String>>>,
+    max_file_size: Option<Spanned<i64>>,
+    rules: Option<BTreeMap<Spanned<String>, Spanned<String>>>,
+}
+
+/// Validated settings.
+#[derive(Debug)]
+pub struct Config {
+    /// The config file, when one was found.
+    pub path: Option<PathBuf>,
+    /// The directory globs are matched relative to.
+    pub root: PathBuf,
+    pub retry_modules: GlobSet,
+    pub repositories: GlobSet,
+    pub include: Option<GlobSet>,
+    pub exclude: GlobSet,
+    pub max_file_size: u64,
+    severities: HashMap<&'static str, Severity>,
+}
+
+impl Config {
+    /// The zero-config defaults, rooted at `root`.
+    pub fn defaults(root: PathBuf) -> Config {
+        Config {
+            path: None,
+            root,
+            retry_modules: globs_of(DEFAULT_RETRY_MODULES),
+            repositories: globs_of(DEFAULT_REPOSITORIES),
+            include: None,
+            exclude: GlobSet::empty(),
+            max_file_size: DEFAULT_MAX_FILE_SIZE,
+            severities: HashMap::new(),
+        }
+    }
+
+    /// Finds `retrylint.toml` from `start` upwards.
+    pub fn discover(start: &Path) -> Option<PathBuf> {
+        let start = std::fs::canonicalize(start).ok()?;
+        let mut dir = if start.is_dir() {
+            Some(start.as_path())
+        } else {
+            start.parent()
+        };
+        while let Some(current) = dir {
+            let candidate = current.join(CONFIG_FILE);
+            if candidate.is_file() {
+                return Some(candidate);
+            }
+            dir = current.parent();
+        }
+        None
+    }
+
+    pub fn load(path: &Path) -> Result<Config, Report> {
+        let text = std::fs::read_to_string(path).map_err(|e| miette!("cannot read config {}: {e}", path.display()))?;
+        let root = std::fs::canonicalize(path)
+            .ok()
+            .and_then(|p| p.parent().map(Path::to_path_buf))
+            .unwrap_or_else(|| PathBuf::from("."));
+        Config::parse(&text, path, root)
+    }
+
+    pub fn parse(text: &str, path: &Path, root: PathBuf) -> Result<Config, Report> {
+        let source = || NamedSource::new(path.display().to_string(), text.to_string());
+        let raw: RawConfig = toml::from_str(text).map_err(|e| {
+            let labels = e.span().map(|s| vec![LabeledSpan::at(s, "here")]).unwrap_or_default();
+            miette!(labels = labels, "invalid config: {}", e.message()).with_source_code(source())
+        })?;
+        let at = |span: std::ops::Range<usize>, message: String, help: &str| {
+            miette!(
+                labels = vec![LabeledSpan::at(span, "here")],
+                help = help.to_string(),
+                "{message}"
+            )
+            .with_source_code(source())
+        };
+
+        let mut config = Config::defaults(root);
+        config.path = Some(path.to_path_buf());
+        let compile = |globs: &[Spanned<String>]| -> Result<GlobSet, Report> {
+            let mut builder = GlobSetBuilder::new();
+            for glob in globs {
+                let compiled = Glob::new(glob.get_ref()).map_err(|e| {
+                    at(
+                        glob.span(),
+                        format!("invalid glob `{}`: {}", glob.get_ref(), e.kind()),
+                        "globs use `**/` for any directory, `*` within a name",
+                    )
+                })?;
+                builder.add(compiled);
+            }
+            builder.build().map_err(|e| miette!("invalid globs: {e}"))
+        };
+        if let Some(globs) = &raw.retry_modules {
+            config.retry_modules = compile(globs)?;
+        }
+        if let Some(globs) = &raw.repositories {
+            config.repositories = compile(globs)?;
+        }
+        if let Some(globs) = &raw.include {
+            config.include = Some(compile(globs)?);
+        }
+        if let Some(globs) = &raw.exclude {
+            config.exclude = compile(globs)?;
+        }
+        if let Some(size) = &raw.max_file_size {
+            let bytes = *size.get_ref();
+            if bytes <= 0 {
+                return Err(at(
+                    size.span(),
+                    "max-file-size must be a positive number of bytes".into(),
+                    "for example max-file-size = 1048576",
+                ));
+            }
+            config.max_file_size = bytes as u64;
+        }
+        for (name, severity) in raw.rules.iter().flatten() {
+            let Some(rule) = rules::by_name(name.get_ref()) else {
+                return Err(at(
+                    name.span(),
+                    format!("unknown rule `{}`", name.get_ref()),
+                    &format!("known rules: {}", rules::names().join(", ")),
+                ));
+            };
+            let Some(parsed) = Severity::parse(severity.get_ref()) else {
+                return Err(at(
+                    severity.span(),
+                    format!("invalid severity `{}` for `{}`", severity.get_ref(), rule.name),
+                    "use \"error\", \"warn\" or \"off\"",
+                ));
+            };
+            config.severities.insert(rule.name, parsed);
+        }
+        Ok(config)
+    }
+
+    /// The severity a rule runs at: configured, or the rule's default.
+    pub fn severity(&self, rule: &rules::Rule) -> Severity {
+        self.severities.get(rule.name).copied().unwrap_or(rule.default_severity)
+    }
+
+    pub fn set_severity(&mut self, rule: &'static str, severity: Severity) {
+        self.severities.insert(rule, severity);
+    }
+
+    /// The path as globs see it: relative to the config root. `absolute` is canonical.
+    pub fn relative<'p>(&self, absolute: &'p Path) -> &'p Path {
+        absolute.strip_prefix(&self.root).unwrap_or(absolute)
+    }
+
+    pub fn is_retry_module(&self, path: &Path) -> bool {
+        self.retry_modules.is_match(self.relative(path))
+    }
+
+    pub fn is_repository_path(&self, path: &Path) -> bool {
+        self.repositories.is_match(self.relative(path))
+    }
+
+    /// Include/exclude filters for discovery.
+    pub fn is_included(&self, path: &Path) -> bool {
+        let rel = self.relative(path);
+        if self.exclude.is_match(rel) {
+            return false;
+        }
+        self.include.as_ref().is_none_or(|include| include.is_match(rel))
+    }
+}
+
+fn globs_of(patterns: &[&str]) -> GlobSet {
+    let mut builder = GlobSetBuilder::new();
+    for pattern in patterns {
+        builder.add(Glob::new(pattern).expect("default globs are valid"));
+    }
+    builder.build().expect("default globs are valid")
+}

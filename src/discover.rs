@@ -1,0 +1,123 @@
+//! Discovery: which files to look at. The `ignore` crate walks in parallel, honours
+//! `.gitignore` and `.ignore`, and skips hidden entries; we add `node_modules`, declaration
+//! files, the size limit and the config's include/exclude globs.
+
+use std::path::{Component, Path, PathBuf};
+use std::sync::Mutex;
+
+use miette::{miette, Report};
+
+use crate::config::Config;
+use crate::facts::{Language, Note};
+
+#[derive(Debug, Clone)]
+pub struct SourceFile {
+    /// The path shown to the user: relative to the current directory where possible.
+    pub path: PathBuf,
+    /// Canonical absolute path: the key for import resolution and globs.
+    pub absolute: PathBuf,
+    pub language: Language,
+}
+
+#[derive(Debug, Default)]
+pub struct Discovery {
+    pub files: Vec<SourceFile>,
+    pub notes: Vec<Note>,
+}
+
+pub fn discover(paths: &[PathBuf], config: &Config) -> Result<Discovery, Report> {
+    let cwd = std::env::current_dir().map_err(|e| miette!("cannot read the current directory: {e}"))?;
+    let found = Mutex::new(Discovery::default());
+    for path in paths {
+        let absolute = std::fs::canonicalize(path).map_err(|e| {
+            miette!(
+                help = "check the path, or run from the project root",
+                "cannot check {}: {e}",
+                path.display()
+            )
+        })?;
+        if absolute.is_file() {
+            // An explicitly named file is checked even if ignore files would skip it.
+            if let Some(language) = Language::from_path(&absolute) {
+                let file = SourceFile {
+                    path: display_path(&cwd, &absolute),
+                    absolute,
+                    language,
+                };
+                found.lock().expect("no panics while locked").files.push(file);
+            }
+            continue;
+        }
+        let walker = ignore::WalkBuilder::new(&absolute)
+            .hidden(true)
+            .git_ignore(true)
+            .git_exclude(true)
+            .ignore(true)
+            .require_git(false)
+            .filter_entry(|entry| entry.file_name() != "node_modules")
+            .build_parallel();
+        walker.run(|| {
+            Box::new(|entry| {
+                let Ok(entry) = entry else {
+                    return ignore::WalkState::Continue;
+                };
+                if !entry.file_type().is_some_and(|t| t.is_file()) {
+                    return ignore::WalkState::Continue;
+                }
+                let entry_path = entry.path();
+                let Some(language) = Language::from_path(entry_path) else {
+                    return ignore::WalkState::Continue;
+                };
+                if !config.is_included(entry_path) {
+                    return ignore::WalkState::Continue;
+                }
+                let shown = display_path(&cwd, entry_path);
+                let size = entry.metadata().map(|m| m.len()).unwrap_or(0);
+                let mut found = found.lock().expect("no panics while locked");
+                if size > config.max_file_size {
+                    found.notes.push(Note {
+                        path: shown,
+                        line: None,
+                        message: format!(
+                            "skipped: {size} bytes is over the size limit of {} bytes (max-file-size)",
+                            config.max_file_size
+                        ),
+                    });
+                } else {
+                    found.files.push(SourceFile {
+                        path: shown,
+                        absolute: entry_path.to_path_buf(),
+                        language,
+                    });
+                }
+                ignore::WalkState::Continue
+            })
+        });
+    }
+    let mut discovery = found.into_inner().expect("no panics while locked");
+    discovery.files.sort_by(|a, b| a.absolute.cmp(&b.absolute));
+    discovery.files.dedup_by(|a, b| a.absolute == b.absolute);
+    Ok(discovery)
+}
+
+/// `path` relative to `cwd` when it is inside it, else as given.
+fn display_path(cwd: &Path, path: &Path) -> PathBuf {
+    path.strip_prefix(cwd)
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// Lexically normalises `a/b/../c` to `a/c` without touching the file system.
+pub fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}

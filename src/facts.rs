@@ -1,0 +1,502 @@
+//! Compact, language-neutral facts extracted from one file.
+//!
+//! A parse tree lives only while its file is being extracted; everything later phases need
+//! is copied into these types. Expressions the rules reason about (retry policies, schedule
+//! builders, helper functions) are kept as a small owned [`Expr`] tree: lossy on purpose,
+//! anything the model does not know becomes [`Expr::Opaque`], which the analysis treats as
+//! unknown (and unknown is silent).
+
+use std::path::PathBuf;
+
+/// A byte range into the file's text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct Span {
+    pub start: u32,
+    pub end: u32,
+}
+
+impl Span {
+    pub fn new(start: usize, end: usize) -> Span {
+        Span {
+            start: start as u32,
+            end: end as u32,
+        }
+    }
+
+    pub fn range(self) -> std::ops::Range<usize> {
+        self.start as usize..self.end as usize
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Language {
+    TypeScript,
+    Tsx,
+    Rust,
+}
+
+impl Language {
+    pub fn from_path(path: &std::path::Path) -> Option<Language> {
+        let name = path.file_name()?.to_str()?;
+        if name.ends_with(".d.ts") || name.ends_with(".d.mts") || name.ends_with(".d.cts") {
+            return None;
+        }
+        match path.extension()?.to_str()? {
+            "ts" | "mts" | "cts" => Some(Language::TypeScript),
+            "tsx" => Some(Language::Tsx),
+            "rs" => Some(Language::Rust),
+            _ => None,
+        }
+    }
+}
+
+/// A small owned expression tree: the subset of TypeScript expressions that policies are
+/// built from. Spans point into the file the expression was extracted from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Expr {
+    Ident(String, Span),
+    Member(Box<Expr>, String, Span),
+    Call {
+        callee: Box<Expr>,
+        args: Vec<Expr>,
+        span: Span,
+    },
+    Str(String, Span),
+    Num(f64, Span),
+    Bool(bool, Span),
+    Object(Vec<Property>, Span),
+    Array(Vec<Expr>, Span),
+    /// An arrow function or function expression. `body` is the returned expression when
+    /// the body is an expression or a block whose only statement is `return expr`.
+    Function {
+        params: Vec<String>,
+        body: Option<Box<Expr>>,
+        span: Span,
+    },
+    Binary {
+        op: String,
+        left: Box<Expr>,
+        right: Box<Expr>,
+        span: Span,
+    },
+    /// An identifier resolved lexically to a local `const` in an enclosing block of the
+    /// same file, with the binding's initializer.
+    Local {
+        name: String,
+        def: Span,
+        value: Box<Expr>,
+        span: Span,
+    },
+    /// Anything the model does not represent: treated as unknown.
+    Opaque(Span),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Property {
+    pub key: String,
+    pub key_span: Span,
+    pub value: Expr,
+}
+
+impl Expr {
+    pub fn span(&self) -> Span {
+        match self {
+            Expr::Ident(_, s)
+            | Expr::Member(_, _, s)
+            | Expr::Str(_, s)
+            | Expr::Num(_, s)
+            | Expr::Bool(_, s)
+            | Expr::Object(_, s)
+            | Expr::Array(_, s)
+            | Expr::Opaque(s) => *s,
+            Expr::Call { span, .. }
+            | Expr::Function { span, .. }
+            | Expr::Binary { span, .. }
+            | Expr::Local { span, .. } => *span,
+        }
+    }
+
+    /// The value of property `key` of an object literal.
+    pub fn property(&self, key: &str) -> Option<&Expr> {
+        match self {
+            Expr::Object(props, _) => props.iter().rev().find(|p| p.key == key).map(|p| &p.value),
+            _ => None,
+        }
+    }
+
+    /// `a.b.c` as `["a", "b", "c"]`, for identifiers and member chains only.
+    pub fn path(&self) -> Option<Vec<&str>> {
+        match self {
+            Expr::Ident(name, _) => Some(vec![name.as_str()]),
+            Expr::Member(object, name, _) => {
+                let mut path = object.path()?;
+                path.push(name.as_str());
+                Some(path)
+            }
+            _ => None,
+        }
+    }
+
+    /// Calls `visit` on this expression and every sub-expression, following local
+    /// bindings into their values.
+    pub fn walk<'a>(&'a self, visit: &mut dyn FnMut(&'a Expr)) {
+        visit(self);
+        match self {
+            Expr::Member(object, _, _) => object.walk(visit),
+            Expr::Call { callee, args, .. } => {
+                callee.walk(visit);
+                args.iter().for_each(|a| a.walk(visit));
+            }
+            Expr::Object(props, _) => props.iter().for_each(|p| p.value.walk(visit)),
+            Expr::Array(items, _) => items.iter().for_each(|a| a.walk(visit)),
+            Expr::Function { body, .. } => {
+                if let Some(body) = body {
+                    body.walk(visit)
+                }
+            }
+            Expr::Binary { left, right, .. } => {
+                left.walk(visit);
+                right.walk(visit);
+            }
+            Expr::Local { value, .. } => value.walk(visit),
+            Expr::Ident(..) | Expr::Str(..) | Expr::Num(..) | Expr::Bool(..) | Expr::Opaque(_) => {}
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ImportKind {
+    /// `import { imported as local } from "source"`
+    Named(String),
+    /// `import * as local from "source"`
+    Namespace,
+    /// `import local from "source"`
+    Default,
+}
+
+#[derive(Debug, Clone)]
+pub struct Import {
+    pub local: String,
+    pub kind: ImportKind,
+    pub source: String,
+    pub type_only: bool,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone)]
+pub enum Export {
+    /// `export const name = …`, `export { local as name }`, `export default …`.
+    Local { name: String, local: String },
+    /// `export { imported as name } from "source"`.
+    Named {
+        name: String,
+        imported: String,
+        source: String,
+    },
+    /// `export * as name from "source"`.
+    Namespace { name: String, source: String },
+    /// `export * from "source"`.
+    Star { source: String },
+}
+
+/// A top-level `const`, `let`, function or class of a module.
+#[derive(Debug, Clone)]
+pub struct Binding {
+    pub name: String,
+    pub span: Span,
+    pub value: Expr,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RetryKind {
+    /// `Effect.retry`
+    EffectRetry,
+    /// `Effect.retryOrElse`
+    EffectRetryOrElse,
+    /// `Stream.retry`
+    StreamRetry,
+    /// `HttpClient.retryTransient`
+    HttpRetryTransient,
+}
+
+impl RetryKind {
+    pub fn callee(self) -> &'static str {
+        match self {
+            RetryKind::EffectRetry => "Effect.retry",
+            RetryKind::EffectRetryOrElse => "Effect.retryOrElse",
+            RetryKind::StreamRetry => "Stream.retry",
+            RetryKind::HttpRetryTransient => "HttpClient.retryTransient",
+        }
+    }
+}
+
+/// A named scope around a fact: what a reader would say the code is "inside".
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Container {
+    pub kind: ContainerKind,
+    pub name: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ContainerKind {
+    Class,
+    Function,
+    Variable,
+    /// `Layer.effect(Tag, …)` and friends: the tag the layer provides.
+    Layer,
+    /// `Effect.fn("span name")`
+    EffectFn,
+}
+
+/// One call that retries: `Effect.retry(…)`, `Stream.retry(…)`, ….
+#[derive(Debug, Clone)]
+pub struct RetrySite {
+    pub kind: RetryKind,
+    /// The whole call.
+    pub span: Span,
+    /// The callee, e.g. `Effect.retry`.
+    pub callee_span: Span,
+    /// The policy argument: an options object or a bare schedule.
+    pub policy: Option<Expr>,
+    /// Enclosing named scopes, outermost first.
+    pub containers: Vec<Container>,
+}
+
+impl RetrySite {
+    /// The options object, when the policy is one.
+    pub fn options(&self) -> Option<&Expr> {
+        match &self.policy {
+            Some(e @ Expr::Object(..)) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// The schedule: the `schedule` option, or the bare policy argument.
+    pub fn schedule(&self) -> Option<&Expr> {
+        match &self.policy {
+            Some(Expr::Object(..)) => self.options()?.property("schedule"),
+            other => other.as_ref(),
+        }
+    }
+
+    pub fn times(&self) -> Option<&Expr> {
+        self.options()?.property("times")
+    }
+}
+
+/// Something the analysis could not look at, said to the user rather than silently missed.
+#[derive(Debug, Clone)]
+pub struct Note {
+    pub path: PathBuf,
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+/// Everything later phases know about one file.
+#[derive(Debug, Clone)]
+pub struct FileFacts {
+    /// The path as discovered (relative to the current directory where possible).
+    pub path: PathBuf,
+    pub language: Language,
+    /// Byte offset of each line start, for turning spans into lines without the text.
+    pub line_starts: Vec<u32>,
+    /// Imports from an Effect package (`effect`, `effect/*`, `@effect/*`).
+    pub uses_effect: bool,
+    pub imports: Vec<Import>,
+    pub exports: Vec<Export>,
+    pub bindings: Vec<Binding>,
+    pub retry_sites: Vec<RetrySite>,
+    /// Spans of Effect `Schedule` references, for the retry module's policies and the schedule model.
+    pub notes: Vec<Note>,
+}
+
+impl FileFacts {
+    pub fn new(path: PathBuf, language: Language, text: &[u8]) -> FileFacts {
+        let mut line_starts = vec![0];
+        line_starts.extend(memchr::memchr_iter(b'\n', text).map(|i| i as u32 + 1));
+        FileFacts {
+            path,
+            language,
+            line_starts,
+            uses_effect: false,
+            imports: Vec::new(),
+            exports: Vec::new(),
+            bindings: Vec::new(),
+            retry_sites: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+
+    /// 0-based line of a byte offset.
+    pub fn line_of(&self, offset: u32) -> usize {
+        match self.line_starts.binary_search(&offset) {
+            Ok(line) => line,
+            Err(next) => next - 1,
+        }
+    }
+
+    /// 1-based (line, column in bytes) of a byte offset.
+    pub fn position(&self, offset: u32) -> (usize, usize) {
+        let line = self.line_of(offset);
+        (line + 1, (offset - self.line_starts[line]) as usize + 1)
+    }
+
+    pub fn binding(&self, name: &str) -> Option<&Binding> {
+        self.bindings.iter().find(|b| b.name == name)
+    }
+
+    pub fn import(&self, local: &str) -> Option<&Import> {
+        self.imports.iter().find(|i| i.local == local)
+    }
+}
+
+/// Whether an import source is one of Effect's packages.
+pub fn is_effect_source(source: &str) -> bool {
+    source == "effect" || source.starts_with("effect/") || source.starts_with("@effect/")
+}
+
+/// The Effect module a source path names by itself: `effect/Schedule` → `Schedule`,
+/// `@effect/platform/HttpClient` → `HttpClient`. Package roots name no module.
+fn effect_module_of_source(source: &str) -> Option<&str> {
+    let last = source.rsplit('/').next()?;
+    let is_module = last.chars().next().is_some_and(|c| c.is_ascii_uppercase());
+    is_module.then_some(last)
+}
+
+impl FileFacts {
+    /// Resolves `Schedule.exponential`, `S.exponential` (aliased), `exponential` (imported from
+    /// `effect/Schedule`) or `Effect.Schedule.exponential` (namespace of the package root) to
+    /// `("Schedule", "exponential")` when, and only when, the names come from Effect.
+    pub fn effect_member<'a>(&'a self, expr: &'a Expr) -> Option<(&'a str, &'a str)> {
+        match expr {
+            Expr::Ident(name, _) => {
+                let import = self.import(name)?;
+                if !is_effect_source(&import.source) {
+                    return None;
+                }
+                match &import.kind {
+                    ImportKind::Named(imported) => Some((effect_module_of_source(&import.source)?, imported.as_str())),
+                    _ => None,
+                }
+            }
+            Expr::Member(object, member, _) => {
+                let module = self.effect_module(object)?;
+                Some((module, member.as_str()))
+            }
+            _ => None,
+        }
+    }
+
+    /// Resolves an expression naming an Effect module (`Schedule`, `S`, `Effect.Schedule`).
+    pub fn effect_module<'a>(&'a self, expr: &'a Expr) -> Option<&'a str> {
+        match expr {
+            Expr::Ident(name, _) => {
+                let import = self.import(name)?;
+                if !is_effect_source(&import.source) {
+                    return None;
+                }
+                match &import.kind {
+                    ImportKind::Named(imported) => {
+                        let is_module = imported.chars().next().is_some_and(|c| c.is_ascii_uppercase());
+                        // `import { Schedule } from "effect"`, but not `{ Schedule }` from `effect/Schedule`.
+                        (is_module && effect_module_of_source(&import.source).is_none()).then_some(imported.as_str())
+                    }
+                    ImportKind::Namespace | ImportKind::Default => effect_module_of_source(&import.source),
+                }
+            }
+            Expr::Member(object, member, _) => {
+                // `import * as Fx from "effect"` then `Fx.Schedule`.
+                let Expr::Ident(name, _) = object.as_ref() else {
+                    return None;
+                };
+                let import = self.import(name)?;
+                let root = is_effect_source(&import.source)
+                    && effect_module_of_source(&import.source).is_none()
+                    && matches!(import.kind, ImportKind::Namespace);
+                root.then_some(member.as_str())
+            }
+            _ => None,
+        }
+    }
+}
+
+impl Expr {
+    /// A compact source-like rendering for messages: `Schedule.exponential("100 millis")`.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        self.render_into(&mut out, 0);
+        out
+    }
+
+    fn render_into(&self, out: &mut String, depth: usize) {
+        if depth > 6 || out.len() > 120 {
+            out.push('…');
+            return;
+        }
+        match self {
+            Expr::Ident(name, _) | Expr::Local { name, .. } => out.push_str(name),
+            Expr::Member(object, name, _) => {
+                object.render_into(out, depth + 1);
+                out.push('.');
+                out.push_str(name);
+            }
+            Expr::Call { callee, args, .. } => {
+                callee.render_into(out, depth + 1);
+                out.push('(');
+                for (i, arg) in args.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    arg.render_into(out, depth + 1);
+                }
+                out.push(')');
+            }
+            Expr::Str(s, _) => {
+                out.push('"');
+                out.push_str(s);
+                out.push('"');
+            }
+            Expr::Num(n, _) => out.push_str(&format_number(*n)),
+            Expr::Bool(b, _) => out.push_str(if *b { "true" } else { "false" }),
+            Expr::Object(props, _) => {
+                out.push_str("{ ");
+                for (i, prop) in props.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    out.push_str(&prop.key);
+                    out.push_str(": ");
+                    prop.value.render_into(out, depth + 1);
+                }
+                out.push_str(" }");
+            }
+            Expr::Array(items, _) => {
+                out.push('[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    item.render_into(out, depth + 1);
+                }
+                out.push(']');
+            }
+            Expr::Function { .. } => out.push_str("(…) => …"),
+            Expr::Binary { op, left, right, .. } => {
+                left.render_into(out, depth + 1);
+                out.push(' ');
+                out.push_str(op);
+                out.push(' ');
+                right.render_into(out, depth + 1);
+            }
+            Expr::Opaque(_) => out.push('…'),
+        }
+    }
+}
+
+pub fn format_number(n: f64) -> String {
+    if n.fract() == 0.0 && n.abs() < 1e15 {
+        format!("{}", n as i64)
+    } else {
+        format!("{n}")
+    }
+}

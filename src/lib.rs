@@ -1,0 +1,13 @@
+//! retrylint: a policy linter for retry and scheduling code.
+//!
+//! The pipeline flows one way: [`discover`] → [`extract`] (parallel, per file, the tree is
+//! dropped there) → [`project`] (cross-file index) → [`rules`] (parallel) → [`render`].
+
+pub mod check;
+pub mod config;
+pub mod discover;
+pub mod extract;
+pub mod facts;
+pub mod project;
+pub mod render;
+pub mod rules;

@@ -1,0 +1,198 @@
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
+use miette::{miette, Report};
+
+use retrylint::check::{self, CheckOptions};
+use retrylint::config::Config;
+use retrylint::render::{self, Format};
+use retrylint::rules::{self, Rule, Severity};
+
+#[derive(Parser)]
+#[command(
+    name = "retrylint",
+    version,
+    about = "Lints retry and scheduling code against a retry policy"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Check files and directories (default: the current directory).
+    Check(CheckArgs),
+    /// List every rule: name, default severity, summary.
+    Rules,
+    /// Print one rule's documentation.
+    Rule {
+        /// The rule's name, e.g. inline-schedule.
+        name: String,
+    },
+}
+
+#[derive(clap::Args)]
+struct CheckArgs {
+    /// Files or directories to check.
+    #[arg(default_value = ".")]
+    paths: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+    /// Use this config file instead of searching for retrylint.toml.
+    #[arg(long, value_name = "FILE", conflicts_with = "no_config")]
+    config: Option<PathBuf>,
+    /// Ignore any retrylint.toml and use the defaults.
+    #[arg(long)]
+    no_config: bool,
+    /// Run only these rules (comma-separated).
+    #[arg(long, value_delimiter = ',', value_name = "RULE,...")]
+    select: Vec<String>,
+    /// Do not run these rules (comma-separated).
+    #[arg(long, value_delimiter = ',', value_name = "RULE,...")]
+    ignore: Vec<String>,
+    /// Exit 1 on warnings too.
+    #[arg(long)]
+    deny_warnings: bool,
+    /// When to colour human output.
+    #[arg(long, value_enum, default_value_t = Color::Auto)]
+    color: Color,
+    /// Parse every file instead of only those that can hold a fact (for verifying the prefilter).
+    #[arg(long, hide = true)]
+    no_prefilter: bool,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum Color {
+    Auto,
+    Always,
+    Never,
+}
+
+fn main() -> ExitCode {
+    // Panics inside a file's analysis are caught and reported as notes; keep the default
+    // hook's backtrace noise for debugging only.
+    if std::env::var_os("RETRYLINT_DEBUG").is_none() {
+        std::panic::set_hook(Box::new(|_| {}));
+    }
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Check(args) => run_check(args),
+        Command::Rules => list_rules(),
+        Command::Rule { name } => show_rule(&name),
+    };
+    match result {
+        Ok(code) => code,
+        Err(report) => {
+            eprintln!("{report:?}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn parse_rules(names: &[String], flag: &str) -> Result<Vec<&'static Rule>, Report> {
+    names
+        .iter()
+        .filter(|n| !n.is_empty())
+        .map(|name| {
+            rules::by_name(name).ok_or_else(|| {
+                miette!(
+                    help = format!("known rules: {}", rules::names().join(", ")),
+                    "unknown rule `{name}` in {flag}"
+                )
+            })
+        })
+        .collect()
+}
+
+fn load_config(args: &CheckArgs) -> Result<Config, Report> {
+    if let Some(path) = &args.config {
+        return Config::load(path);
+    }
+    let first = args.paths.first().cloned().unwrap_or_else(|| PathBuf::from("."));
+    if !args.no_config {
+        if let Some(found) = Config::discover(&first) {
+            return Config::load(&found);
+        }
+    }
+    let root = std::fs::canonicalize(&first)
+        .map(|p| {
+            if p.is_dir() {
+                p
+            } else {
+                p.parent().map(PathBuf::from).unwrap_or(p)
+            }
+        })
+        .or_else(|_| std::env::current_dir())
+        .map_err(|e| miette!("cannot read the current directory: {e}"))?;
+    Ok(Config::defaults(root))
+}
+
+fn run_check(args: CheckArgs) -> Result<ExitCode, Report> {
+    let select = parse_rules(&args.select, "--select")?;
+    let ignore = parse_rules(&args.ignore, "--ignore")?;
+    let config = load_config(&args)?;
+    let options = CheckOptions {
+        paths: args.paths.clone(),
+        prefilter: !args.no_prefilter,
+        select: (!select.is_empty()).then_some(select),
+        ignore,
+    };
+    let outcome = check::run(config, &options)?;
+
+    let stdout = std::io::stdout();
+    let written = match args.format {
+        Format::Human => {
+            let choice = match args.color {
+                Color::Always => ColorChoice::Always,
+                Color::Never => ColorChoice::Never,
+                Color::Auto if stdout.is_terminal() => ColorChoice::Auto,
+                Color::Auto => ColorChoice::Never,
+            };
+            let mut out = StandardStream::stdout(choice);
+            render::human(&mut out, &outcome).and_then(|_| render::notes(&mut std::io::stderr(), &outcome))
+        }
+        Format::Short => {
+            render::short(&mut stdout.lock(), &outcome).and_then(|_| render::notes(&mut std::io::stderr(), &outcome))
+        }
+        Format::Json => render::json(&mut stdout.lock(), &outcome),
+    };
+    match written {
+        Ok(()) => {}
+        // `retrylint check | head` closes the pipe early: not an error worth a report.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+        Err(e) => return Err(miette!("cannot write output: {e}")),
+    }
+    let _ = std::io::stdout().flush();
+
+    let failing = outcome.count(Severity::Error) > 0 || (args.deny_warnings && outcome.count(Severity::Warning) > 0);
+    Ok(if failing { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+fn list_rules() -> Result<ExitCode, Report> {
+    let width = rules::RULES.iter().map(|r| r.name.len()).max().unwrap_or(0);
+    for rule in rules::RULES {
+        println!(
+            "{:width$}  {:7}  {}",
+            rule.name,
+            rule.default_severity.as_str(),
+            rule.summary
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn show_rule(name: &str) -> Result<ExitCode, Report> {
+    let rule = rules::by_name(name).ok_or_else(|| {
+        miette!(
+            help = format!("known rules: {}", rules::names().join(", ")),
+            "unknown rule `{name}`"
+        )
+    })?;
+    print!("{}", rule.doc);
+    Ok(ExitCode::SUCCESS)
+}

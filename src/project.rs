@@ -1,0 +1,304 @@
+//! The cross-file index: every discovered file, its facts (parsed eagerly when the prefilter
+//! says the file can matter, lazily when resolution needs it), and import resolution.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use crate::config::Config;
+use crate::discover::{normalize, SourceFile};
+use crate::extract;
+use crate::facts::{Export, Expr, FileFacts, ImportKind, Note, Span};
+
+pub type FileId = usize;
+
+/// How deep re-export chains and binding aliases are followed.
+const MAX_RESOLVE_DEPTH: usize = 16;
+
+pub struct Project {
+    pub config: Config,
+    pub sources: Vec<SourceFile>,
+    facts: Vec<OnceLock<FileFacts>>,
+    by_absolute: HashMap<PathBuf, FileId>,
+}
+
+/// What a name or member path refers to.
+#[derive(Debug, Clone, Copy)]
+pub enum Resolved<'p> {
+    /// A top-level binding of a module, or a property of an object literal bound there.
+    Value {
+        file: FileId,
+        name: &'p str,
+        /// Where the value is defined, for labels.
+        span: Span,
+        value: &'p Expr,
+    },
+    /// A whole module, as `import * as X` or `export * as X` give it.
+    Namespace(FileId),
+    /// Not something the index can see: a parameter, a package, an unresolved path.
+    Unknown,
+}
+
+impl Project {
+    pub fn new(config: Config, sources: Vec<SourceFile>) -> Project {
+        let by_absolute = sources
+            .iter()
+            .enumerate()
+            .map(|(id, s)| (s.absolute.clone(), id))
+            .collect();
+        let facts = sources.iter().map(|_| OnceLock::new()).collect();
+        Project {
+            config,
+            sources,
+            facts,
+            by_absolute,
+        }
+    }
+
+    /// Reads and extracts `file` now (the parallel parse phase calls this for every file the
+    /// prefilter keeps). Returns whether the file was parsed.
+    pub fn load(&self, file: FileId, prefilter: bool) -> bool {
+        if self.facts[file].get().is_some() {
+            return true;
+        }
+        let source = &self.sources[file];
+        let text = match std::fs::read(&source.absolute) {
+            Ok(text) => text,
+            Err(e) => {
+                let mut facts = FileFacts::new(source.path.clone(), source.language, b"");
+                facts.notes.push(Note {
+                    path: source.path.clone(),
+                    line: None,
+                    message: format!("skipped: cannot read: {e}"),
+                });
+                let _ = self.facts[file].set(facts);
+                return true;
+            }
+        };
+        if prefilter && !extract::is_relevant(&text) {
+            return false;
+        }
+        let facts = extract_isolated(source, &text);
+        let _ = self.facts[file].set(facts);
+        true
+    }
+
+    /// The facts of a file, parsing it on first use.
+    pub fn facts(&self, file: FileId) -> &FileFacts {
+        self.facts[file].get_or_init(|| {
+            let source = &self.sources[file];
+            match std::fs::read(&source.absolute) {
+                Ok(text) => extract_isolated(source, &text),
+                Err(e) => {
+                    let mut facts = FileFacts::new(source.path.clone(), source.language, b"");
+                    facts.notes.push(Note {
+                        path: source.path.clone(),
+                        line: None,
+                        message: format!("skipped: cannot read: {e}"),
+                    });
+                    facts
+                }
+            }
+        })
+    }
+
+    /// Facts already parsed, without parsing.
+    pub fn parsed(&self, file: FileId) -> Option<&FileFacts> {
+        self.facts[file].get()
+    }
+
+    pub fn is_retry_module(&self, file: FileId) -> bool {
+        self.config.is_retry_module(&self.sources[file].absolute)
+    }
+
+    pub fn is_repository_path(&self, file: FileId) -> bool {
+        self.config.is_repository_path(&self.sources[file].absolute)
+    }
+
+    pub fn path(&self, file: FileId) -> &Path {
+        &self.sources[file].path
+    }
+
+    /// Resolves an import specifier from `from` to a discovered file: relative paths with or
+    /// without extension (`./retry`, `./retry.js`), and directory barrels (`./infra` →
+    /// `./infra/index.ts`). Package imports are not resolved.
+    pub fn resolve_module(&self, from: FileId, specifier: &str) -> Option<FileId> {
+        if !specifier.starts_with('.') {
+            return None;
+        }
+        let dir = self.sources[from].absolute.parent()?;
+        let base = normalize(&dir.join(specifier));
+        let base_str = base.to_str()?;
+        let mut candidates: Vec<PathBuf> = vec![base.clone()];
+        // ESM TypeScript imports name the emitted `.js` file.
+        for (js, ts) in [
+            (".js", [".ts", ".tsx"]),
+            (".mjs", [".mts", ".mts"]),
+            (".cjs", [".cts", ".cts"]),
+            (".jsx", [".tsx", ".tsx"]),
+        ] {
+            if let Some(stem) = base_str.strip_suffix(js) {
+                candidates.extend(ts.iter().map(|ext| PathBuf::from(format!("{stem}{ext}"))));
+            }
+        }
+        for ext in [".ts", ".tsx", ".mts", ".cts"] {
+            candidates.push(PathBuf::from(format!("{base_str}{ext}")));
+        }
+        for index in ["index.ts", "index.tsx", "index.mts"] {
+            candidates.push(base.join(index));
+        }
+        candidates.into_iter().find_map(|c| self.by_absolute.get(&c).copied())
+    }
+
+    /// What `name`, exported by `file`, is.
+    pub fn resolve_export(&self, file: FileId, name: &str) -> Resolved<'_> {
+        self.resolve_export_at(file, name, 0)
+    }
+
+    fn resolve_export_at(&self, file: FileId, name: &str, depth: usize) -> Resolved<'_> {
+        if depth > MAX_RESOLVE_DEPTH {
+            return Resolved::Unknown;
+        }
+        let facts = self.facts(file);
+        for export in &facts.exports {
+            match export {
+                Export::Local { name: exported, local } if exported == name => {
+                    return self.resolve_name_at(file, local, depth + 1);
+                }
+                Export::Named {
+                    name: exported,
+                    imported,
+                    source,
+                } if exported == name => {
+                    return match self.resolve_module(file, source) {
+                        Some(target) => self.resolve_export_at(target, imported, depth + 1),
+                        None => Resolved::Unknown,
+                    };
+                }
+                Export::Namespace { name: exported, source } if exported == name => {
+                    return match self.resolve_module(file, source) {
+                        Some(target) => Resolved::Namespace(target),
+                        None => Resolved::Unknown,
+                    };
+                }
+                _ => {}
+            }
+        }
+        // `export * from` re-exports every name the target exports.
+        for export in &facts.exports {
+            if let Export::Star { source } = export {
+                if let Some(target) = self.resolve_module(file, source) {
+                    if let resolved @ (Resolved::Value { .. } | Resolved::Namespace(_)) =
+                        self.resolve_export_at(target, name, depth + 1)
+                    {
+                        return resolved;
+                    }
+                }
+            }
+        }
+        Resolved::Unknown
+    }
+
+    /// What a top-level name of `file` is: its own binding, or what the import brings.
+    pub fn resolve_name(&self, file: FileId, name: &str) -> Resolved<'_> {
+        self.resolve_name_at(file, name, 0)
+    }
+
+    fn resolve_name_at(&self, file: FileId, name: &str, depth: usize) -> Resolved<'_> {
+        if depth > MAX_RESOLVE_DEPTH {
+            return Resolved::Unknown;
+        }
+        let facts = self.facts(file);
+        if let Some(binding) = facts.binding(name) {
+            // `export const Retry = Policies` style aliases are followed.
+            if let Expr::Ident(alias, _) = &binding.value {
+                if alias != name {
+                    return self.resolve_name_at(file, alias, depth + 1);
+                }
+            }
+            return Resolved::Value {
+                file,
+                name: &binding.name,
+                span: binding.span,
+                value: &binding.value,
+            };
+        }
+        let Some(import) = facts.import(name) else {
+            return Resolved::Unknown;
+        };
+        let Some(target) = self.resolve_module(file, &import.source) else {
+            return Resolved::Unknown;
+        };
+        match &import.kind {
+            ImportKind::Namespace => Resolved::Namespace(target),
+            ImportKind::Named(imported) => self.resolve_export_at(target, imported, depth + 1),
+            ImportKind::Default => self.resolve_export_at(target, "default", depth + 1),
+        }
+    }
+
+    /// Resolves an identifier or member path (`transient`, `Retry.transient`,
+    /// `Infra.Retry.transient`) used in `file`.
+    pub fn resolve_path(&self, file: FileId, expr: &Expr) -> Resolved<'_> {
+        let Some(path) = expr.path() else {
+            return Resolved::Unknown;
+        };
+        let Some((first, rest)) = path.split_first() else {
+            return Resolved::Unknown;
+        };
+        let mut current = self.resolve_name(file, first);
+        for member in rest {
+            current = match current {
+                Resolved::Namespace(module) => self.resolve_export(module, member),
+                // `export const Retry = { transient: … }`
+                Resolved::Value { file, value, .. } => match value {
+                    Expr::Object(props, _) => match props.iter().rev().find(|p| p.key == *member) {
+                        Some(prop) => Resolved::Value {
+                            file,
+                            name: &prop.key,
+                            span: prop.key_span,
+                            value: &prop.value,
+                        },
+                        None => Resolved::Unknown,
+                    },
+                    _ => Resolved::Unknown,
+                },
+                Resolved::Unknown => Resolved::Unknown,
+            };
+        }
+        current
+    }
+
+    /// Every file that the parse phase looked at, in path order.
+    pub fn checked_files(&self) -> impl Iterator<Item = FileId> + '_ {
+        (0..self.sources.len()).filter(|&id| self.parsed(id).is_some())
+    }
+
+    pub fn len(&self) -> usize {
+        self.sources.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.sources.is_empty()
+    }
+}
+
+/// Extracts one file with a panic in the extractor turned into a note naming the file.
+fn extract_isolated(source: &SourceFile, text: &[u8]) -> FileFacts {
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        extract::extract_file(&source.path, source.language, text)
+    }));
+    result.unwrap_or_else(|panic| {
+        let reason = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown cause".into());
+        let mut facts = FileFacts::new(source.path.clone(), source.language, b"");
+        facts.notes.push(Note {
+            path: source.path.clone(),
+            line: None,
+            message: format!("skipped: internal error while analysing this file ({reason}); please report it"),
+        });
+        facts
+    })
+}

@@ -1,0 +1,273 @@
+//! Printers: human (codespan-reporting), short, json. Each writes into any `io::Write`, so
+//! tests print into a buffer.
+
+use std::collections::HashMap;
+use std::io::{self, Write};
+
+use codespan_reporting::diagnostic::{Diagnostic as Report, Label as ReportLabel, Severity as ReportSeverity};
+use codespan_reporting::files::SimpleFiles;
+use codespan_reporting::term::{self, termcolor::WriteColor, Config as TermConfig, Styles, StylesWriter};
+use serde::Serialize;
+
+use crate::check::Outcome;
+use crate::project::FileId;
+use crate::rules::{Diagnostic, FixSafety, Severity};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Source snippets with labels and help (codespan-reporting).
+    Human,
+    /// One line per finding: `path:line:col: severity[rule]: message`.
+    Short,
+    /// The versioned JSON contract (see README).
+    Json,
+}
+
+/// 1-based positions of a finding, in bytes within the line.
+struct Position {
+    line: usize,
+    column: usize,
+    end_line: usize,
+    end_column: usize,
+}
+
+fn position(outcome: &Outcome, d: &Diagnostic) -> Position {
+    let facts = outcome.project.facts(d.file);
+    let (line, column) = facts.position(d.span.start);
+    let (end_line, end_column) = facts.position(d.span.end);
+    Position {
+        line,
+        column,
+        end_line,
+        end_column,
+    }
+}
+
+pub fn short(out: &mut dyn Write, outcome: &Outcome) -> io::Result<()> {
+    for d in &outcome.diagnostics {
+        let p = position(outcome, d);
+        writeln!(
+            out,
+            "{}:{}:{}: {}[{}]: {}",
+            outcome.project.path(d.file).display(),
+            p.line,
+            p.column,
+            d.severity,
+            d.rule,
+            d.message
+        )?;
+    }
+    summary_line(out, outcome)
+}
+
+fn summary_line(out: &mut dyn Write, outcome: &Outcome) -> io::Result<()> {
+    let errors = outcome.count(Severity::Error);
+    let warnings = outcome.count(Severity::Warning);
+    let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+    if errors + warnings == 0 {
+        writeln!(
+            out,
+            "no findings in {} ({} ms)",
+            plural(outcome.files, "file"),
+            outcome.elapsed.as_millis()
+        )
+    } else {
+        writeln!(
+            out,
+            "found {} and {} in {} ({} ms)",
+            plural(errors, "error"),
+            plural(warnings, "warning"),
+            plural(outcome.files, "file"),
+            outcome.elapsed.as_millis()
+        )
+    }
+}
+
+pub fn human(out: &mut dyn WriteColor, outcome: &Outcome) -> io::Result<()> {
+    let mut files = SimpleFiles::new();
+    let mut ids: HashMap<FileId, usize> = HashMap::new();
+    let mut file_id = |file: FileId, files: &mut SimpleFiles<String, String>| -> Option<usize> {
+        if let Some(id) = ids.get(&file) {
+            return Some(*id);
+        }
+        let text = std::fs::read_to_string(&outcome.project.sources[file].absolute).ok()?;
+        let id = files.add(outcome.project.path(file).display().to_string(), text);
+        ids.insert(file, id);
+        Some(id)
+    };
+    let config = TermConfig::default();
+    let styles = Styles::default();
+    for d in &outcome.diagnostics {
+        let Some(primary) = file_id(d.file, &mut files) else {
+            // The file changed or vanished since it was read: fall back to one line.
+            let p = position(outcome, d);
+            writeln!(
+                out,
+                "{}:{}:{}: {}[{}]: {}",
+                outcome.project.path(d.file).display(),
+                p.line,
+                p.column,
+                d.severity,
+                d.rule,
+                d.message
+            )?;
+            continue;
+        };
+        let severity = match d.severity {
+            Severity::Error => ReportSeverity::Error,
+            _ => ReportSeverity::Warning,
+        };
+        let mut labels = vec![ReportLabel::primary(primary, d.span.range())];
+        for label in &d.labels {
+            if let Some(id) = file_id(label.file, &mut files) {
+                labels.push(ReportLabel::secondary(id, label.span.range()).with_message(&label.message));
+            }
+        }
+        let mut notes = Vec::new();
+        if let Some(help) = &d.help {
+            notes.push(format!("help: {help}"));
+        }
+        if let Some(fix) = &d.fix {
+            let how = match fix.safety {
+                FixSafety::Safe => "--fix",
+                _ => "--fix --unsafe-fixes",
+            };
+            notes.push(format!("fix ({how}): {}", fix.title));
+        }
+        let report = Report::new(severity)
+            .with_code(d.rule)
+            .with_message(&d.message)
+            .with_labels(labels)
+            .with_notes(notes);
+        let mut writer = StylesWriter::new(&mut *out, &styles);
+        term::emit_to_write_style(&mut writer, &config, &files, &report).map_err(io::Error::other)?;
+    }
+    summary_line(out, outcome)
+}
+
+#[derive(Serialize)]
+struct JsonReport<'a> {
+    version: u32,
+    diagnostics: Vec<JsonDiagnostic<'a>>,
+    notes: Vec<JsonNote>,
+    summary: JsonSummary,
+}
+
+#[derive(Serialize)]
+struct JsonDiagnostic<'a> {
+    rule: &'a str,
+    severity: &'a str,
+    path: String,
+    line: usize,
+    column: usize,
+    end_line: usize,
+    end_column: usize,
+    message: &'a str,
+    help: Option<&'a str>,
+    fix: Option<JsonFix>,
+}
+
+#[derive(Serialize)]
+struct JsonFix {
+    applicability: &'static str,
+    title: String,
+    edits: Vec<JsonEdit>,
+}
+
+#[derive(Serialize)]
+struct JsonEdit {
+    path: String,
+    start: u32,
+    end: u32,
+    replacement: String,
+}
+
+#[derive(Serialize)]
+struct JsonNote {
+    path: String,
+    line: Option<usize>,
+    message: String,
+}
+
+#[derive(Serialize)]
+struct JsonSummary {
+    files: usize,
+    parsed: usize,
+    errors: usize,
+    warnings: usize,
+    elapsed_ms: u128,
+}
+
+pub fn json(out: &mut dyn Write, outcome: &Outcome) -> io::Result<()> {
+    let path = |file: FileId| outcome.project.path(file).display().to_string();
+    let diagnostics = outcome
+        .diagnostics
+        .iter()
+        .map(|d| {
+            let p = position(outcome, d);
+            JsonDiagnostic {
+                rule: d.rule,
+                severity: d.severity.as_str(),
+                path: path(d.file),
+                line: p.line,
+                column: p.column,
+                end_line: p.end_line,
+                end_column: p.end_column,
+                message: &d.message,
+                help: d.help.as_deref(),
+                fix: d.fix.as_ref().map(|fix| JsonFix {
+                    applicability: if fix.safety == FixSafety::Safe {
+                        "safe"
+                    } else {
+                        "unsafe"
+                    },
+                    title: fix.title.clone(),
+                    edits: fix
+                        .edits
+                        .iter()
+                        .map(|e| JsonEdit {
+                            path: path(e.file),
+                            start: e.span.start,
+                            end: e.span.end,
+                            replacement: e.replacement.clone(),
+                        })
+                        .collect(),
+                }),
+            }
+        })
+        .collect();
+    let notes = outcome
+        .notes
+        .iter()
+        .map(|n| JsonNote {
+            path: n.path.display().to_string(),
+            line: n.line,
+            message: n.message.clone(),
+        })
+        .collect();
+    let report = JsonReport {
+        version: 1,
+        diagnostics,
+        notes,
+        summary: JsonSummary {
+            files: outcome.files,
+            parsed: outcome.parsed,
+            errors: outcome.count(Severity::Error),
+            warnings: outcome.count(Severity::Warning),
+            elapsed_ms: outcome.elapsed.as_millis(),
+        },
+    };
+    serde_json::to_writer_pretty(&mut *out, &report).map_err(io::Error::other)?;
+    writeln!(out)
+}
+
+/// Notes go to stderr in the human formats: what was skipped or not analysed.
+pub fn notes(out: &mut dyn Write, outcome: &Outcome) -> io::Result<()> {
+    for note in &outcome.notes {
+        match note.line {
+            Some(line) => writeln!(out, "note: {}:{}: {}", note.path.display(), line, note.message)?,
+            None => writeln!(out, "note: {}: {}", note.path.display(), note.message)?,
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,159 @@
+//! The rule catalogue: a flat list of rules, each data plus one check function.
+//! A rule's documentation lives in `rules/<name>.md` and is embedded here.
+
+mod inline_schedule;
+mod retry_in_repository;
+
+use std::fmt;
+
+use crate::facts::{FileFacts, Span};
+use crate::project::{FileId, Project};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Severity {
+    Off,
+    Warning,
+    Error,
+}
+
+impl Severity {
+    pub fn parse(text: &str) -> Option<Severity> {
+        match text {
+            "error" => Some(Severity::Error),
+            "warn" | "warning" => Some(Severity::Warning),
+            "off" => Some(Severity::Off),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Off => "off",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What a rule's fix may do, with the meaning written down once:
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FixSafety {
+    /// The rule offers no fix; its help line says what to do.
+    None,
+    /// Behaviour-preserving; `--fix` applies it.
+    Safe,
+    /// Changes behaviour (timing, what is retried); needs `--unsafe-fixes`.
+    Unsafe,
+}
+
+/// One rule: its metadata and its check.
+pub struct Rule {
+    /// Stable kebab-case name used in output, config and suppressions.
+    pub name: &'static str,
+    pub summary: &'static str,
+    /// The policy decision the rule enforces (see `rules/<name>.md`).
+    pub decision: &'static str,
+    pub default_severity: Severity,
+    pub fix: FixSafety,
+    /// `rules/<name>.md`.
+    pub doc: &'static str,
+    pub check: fn(&Context, &mut Vec<Diagnostic>),
+}
+
+/// What a check sees: one file's facts and the whole project.
+pub struct Context<'p> {
+    pub project: &'p Project,
+    pub file: FileId,
+    pub facts: &'p FileFacts,
+}
+
+pub const RULES: &[&Rule] = &[&inline_schedule::RULE, &retry_in_repository::RULE];
+
+pub fn by_name(name: &str) -> Option<&'static Rule> {
+    RULES.iter().copied().find(|r| r.name == name)
+}
+
+pub fn names() -> Vec<&'static str> {
+    RULES.iter().map(|r| r.name).collect()
+}
+
+/// A secondary location that explains a finding.
+#[derive(Debug, Clone)]
+pub struct Label {
+    pub file: FileId,
+    pub span: Span,
+    pub message: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct Edit {
+    pub file: FileId,
+    pub span: Span,
+    pub replacement: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct Fix {
+    pub safety: FixSafety,
+    pub title: String,
+    pub edits: Vec<Edit>,
+}
+
+/// One finding. Messages are lowercase without a trailing period and say what goes wrong
+/// in the user's terms; `help` says what to do instead.
+#[derive(Debug, Clone)]
+pub struct Diagnostic {
+    pub rule: &'static str,
+    pub severity: Severity,
+    pub file: FileId,
+    pub span: Span,
+    pub message: String,
+    pub help: Option<String>,
+    pub labels: Vec<Label>,
+    pub fix: Option<Fix>,
+}
+
+impl Diagnostic {
+    pub fn new(rule: &Rule, ctx: &Context, span: Span, message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            rule: rule.name,
+            severity: rule.default_severity,
+            file: ctx.file,
+            span,
+            message: message.into(),
+            help: None,
+            labels: Vec::new(),
+            fix: None,
+        }
+    }
+
+    pub fn with_help(mut self, help: impl Into<String>) -> Diagnostic {
+        self.help = Some(help.into());
+        self
+    }
+
+    pub fn with_label(mut self, file: FileId, span: Span, message: impl Into<String>) -> Diagnostic {
+        self.labels.push(Label {
+            file,
+            span,
+            message: message.into(),
+        });
+        self
+    }
+}
+
+/// Shortens source text for a message: first line, at most `max` characters.
+pub fn snippet(text: &str, max: usize) -> String {
+    let first = text.lines().next().unwrap_or("").trim();
+    if first.chars().count() <= max && !text.trim().contains('\n') {
+        return first.to_string();
+    }
+    let cut: String = first.chars().take(max).collect();
+    format!("{cut}…")
+}

@@ -1,0 +1,94 @@
+//! `retry-in-repository`: a repository method never retries.
+
+use super::{Context, Diagnostic, FixSafety, Rule, Severity};
+use crate::facts::{Container, ContainerKind};
+
+pub const RULE: Rule = Rule {
+    name: "retry-in-repository",
+    summary: "a retry inside a repository (path, or a class, service or layer named *Repository/*Repo)",
+    decision: "1",
+    default_severity: Severity::Error,
+    fix: FixSafety::None,
+    doc: include_str!("../../rules/retry-in-repository.md"),
+    check,
+};
+
+fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
+    if ctx.project.is_retry_module(ctx.file) || ctx.facts.retry_sites.is_empty() {
+        return;
+    }
+    let repository_path = ctx.project.is_repository_path(ctx.file);
+    for site in &ctx.facts.retry_sites {
+        let repository = site.containers.iter().rev().find(|c| is_repository(c));
+        let place = match (repository, repository_path) {
+            (Some(container), _) => format!("repository `{}`", container.name),
+            (None, true) => "a repository module".to_string(),
+            (None, false) => continue,
+        };
+        out.push(
+            Diagnostic::new(
+                &RULE,
+                ctx,
+                site.callee_span,
+                format!(
+                    "`{}` inside {place}: a repository cannot know whether it runs in a transaction, and a statement retried inside an aborted transaction fails again",
+                    site.kind.callee()
+                ),
+            )
+            .with_help("remove the retry here and retry the use case's atomic unit (its `Effect.fn`) with a named policy"),
+        );
+    }
+}
+
+/// `UserRepository`, `UserRepo`, `UserRepositoryLive`, `makeUserRepository`, `userRepository`.
+fn is_repository(container: &Container) -> bool {
+    let names: Vec<&str> = match container.kind {
+        // `Effect.fn("UserRepository.activate")`: span names lead with the service.
+        ContainerKind::EffectFn => container.name.split('.').collect(),
+        _ => vec![container.name.as_str()],
+    };
+    names.into_iter().any(|name| {
+        let mut stem = name;
+        for suffix in ["Live", "Layer", "Default", "Impl", "Test", "Mock"] {
+            if let Some(s) = stem.strip_suffix(suffix) {
+                if !s.is_empty() {
+                    stem = s;
+                    break;
+                }
+            }
+        }
+        stem.ends_with("Repository") || stem.ends_with("Repo") || stem == "repository" || stem == "repo"
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn named(kind: ContainerKind, name: &str) -> Container {
+        Container {
+            kind,
+            name: name.into(),
+        }
+    }
+
+    #[test]
+    fn repository_names() {
+        for name in [
+            "UserRepository",
+            "UserRepo",
+            "UserRepositoryLive",
+            "makeUserRepository",
+            "userRepository",
+        ] {
+            assert!(is_repository(&named(ContainerKind::Class, name)), "{name}");
+        }
+        for name in ["Tempo", "RepositoryUrl", "repositoryFactory", "Live"] {
+            assert!(!is_repository(&named(ContainerKind::Class, name)), "{name}");
+        }
+        assert!(is_repository(&named(
+            ContainerKind::EffectFn,
+            "UserRepository.activate"
+        )));
+    }
+}

@@ -1,0 +1,239 @@
+//! The command line: exit codes, config, rule selection and output formats, on the real binary.
+
+mod common;
+
+use common::{check, check_json, findings, project};
+
+const INLINE: &str = r#"import { Effect, Schedule } from "effect"
+export const run = Effect.succeed(1).pipe(Effect.retry(Schedule.recurs(3)))
+"#;
+
+const REPOSITORY: &str = r#"import { Effect } from "effect"
+import { Retry } from "../infra/index.js"
+export const find = Effect.succeed(1).pipe(Effect.retry(Retry.contention))
+"#;
+
+fn stderr(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stderr).to_string()
+}
+
+#[test]
+fn clean_project_exits_0() {
+    let dir = project(&[(
+        "src/a.ts",
+        "import { Effect } from \"effect\"\nexport const a = Effect.succeed(1)\n",
+    )]);
+    let output = check(dir.path(), &["."]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(String::from_utf8_lossy(&output.stdout).contains("no findings in 1 file"));
+}
+
+#[test]
+fn error_findings_exit_1_and_warnings_do_not() {
+    let dir = project(&[("src/a.ts", INLINE)]);
+    assert_eq!(check(dir.path(), &["."]).status.code(), Some(1));
+    std::fs::write(
+        dir.path().join("retrylint.toml"),
+        "[rules]\ninline-schedule = \"warn\"\n",
+    )
+    .unwrap();
+    let (code, report) = check_json(dir.path(), &["."]);
+    assert_eq!(code, 0);
+    assert_eq!(report["diagnostics"][0]["severity"], "warning");
+    assert_eq!(check(dir.path(), &[".", "--deny-warnings"]).status.code(), Some(1));
+    assert_eq!(
+        check(dir.path(), &[".", "--no-config"]).status.code(),
+        Some(1),
+        "--no-config ignores the file"
+    );
+    std::fs::write(
+        dir.path().join("retrylint.toml"),
+        "[rules]\ninline-schedule = \"off\"\n",
+    )
+    .unwrap();
+    assert_eq!(check(dir.path(), &["."]).status.code(), Some(0));
+}
+
+#[test]
+fn config_is_found_from_the_checked_path_upwards() {
+    let dir = project(&[
+        ("retrylint.toml", "[rules]\ninline-schedule = \"off\"\n"),
+        ("services/api/src/a.ts", INLINE),
+    ]);
+    let (code, _) = check_json(dir.path(), &["services/api"]);
+    assert_eq!(code, 0, "the config two levels up applies");
+}
+
+#[test]
+fn select_and_ignore_choose_rules() {
+    let dir = project(&[("src/repositories/orders.ts", REPOSITORY), ("src/a.ts", INLINE)]);
+    let rules = |args: &[&str]| -> Vec<String> {
+        let mut all = vec!["."];
+        all.extend_from_slice(args);
+        let (_, report) = check_json(dir.path(), &all);
+        findings(&report).into_iter().map(|f| f.2).collect()
+    };
+    assert_eq!(rules(&[]), ["inline-schedule", "retry-in-repository"]);
+    assert_eq!(rules(&["--select", "retry-in-repository"]), ["retry-in-repository"]);
+    assert_eq!(rules(&["--ignore", "retry-in-repository"]), ["inline-schedule"]);
+    let output = check(dir.path(), &[".", "--select", "inline-schedul"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("unknown rule `inline-schedul` in --select"));
+}
+
+#[test]
+fn config_errors_exit_2_and_point_at_the_line() {
+    let cases = [
+        ("retry-modulez = []\n", "unknown field `retry-modulez`", 1),
+        (
+            "[rules]\ninline-schedule = \"error\"\nno-such-rule = \"warn\"\n",
+            "unknown rule `no-such-rule`",
+            3,
+        ),
+        ("[rules]\ninline-schedule = \"loud\"\n", "invalid severity `loud`", 2),
+        ("repositories = [\"src/[\"]\n", "invalid glob", 1),
+        ("max-file-size = -1\n", "max-file-size must be a positive", 1),
+        ("retry-modules = \n", "invalid config", 1),
+    ];
+    for (config, message, line) in cases {
+        let dir = project(&[("retrylint.toml", config), ("src/a.ts", INLINE)]);
+        let output = check(dir.path(), &["."]);
+        let err = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{config}: {err}");
+        assert!(err.contains(message), "{config}: expected `{message}` in\n{err}");
+        assert!(
+            err.contains(&format!("retrylint.toml:{line}:")),
+            "{config}: expected line {line} in\n{err}"
+        );
+    }
+}
+
+#[test]
+fn missing_path_exits_2() {
+    let dir = project(&[("src/a.ts", INLINE)]);
+    let output = check(dir.path(), &["does-not-exist"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("cannot check does-not-exist"));
+}
+
+#[test]
+fn retry_modules_and_repositories_are_configurable() {
+    let dir = project(&[
+        (
+            "retrylint.toml",
+            "retry-modules = [\"**/platform/policies.ts\"]\nrepositories = [\"**/data/**\"]\n",
+        ),
+        ("src/platform/policies.ts", INLINE),
+        ("src/data/orders.ts", REPOSITORY),
+        ("src/repositories/orders.ts", REPOSITORY),
+    ]);
+    let (_, report) = check_json(dir.path(), &["."]);
+    let found = findings(&report);
+    assert_eq!(
+        found,
+        [("src/data/orders.ts".to_string(), 3, "retry-in-repository".to_string())]
+    );
+}
+
+#[test]
+fn include_exclude_and_size_limit_filter_files() {
+    let big = format!("{INLINE}// {}\n", "x".repeat(2000));
+    let dir = project(&[
+        (
+            "retrylint.toml",
+            "exclude = [\"**/generated/**\"]\nmax-file-size = 1000\n",
+        ),
+        ("src/generated/a.ts", INLINE),
+        ("src/big.ts", &big),
+        ("src/small.ts", INLINE),
+    ]);
+    let (_, report) = check_json(dir.path(), &["."]);
+    let paths: Vec<String> = findings(&report).into_iter().map(|f| f.0).collect();
+    assert_eq!(paths, ["src/small.ts"]);
+    let notes = report["notes"].as_array().unwrap();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n["path"] == "src/big.ts" && n["message"].as_str().unwrap().contains("over the size limit")),
+        "{notes:?}"
+    );
+    let dir = project(&[
+        ("retrylint.toml", "include = [\"src/keep/**\"]\n"),
+        ("src/keep/a.ts", INLINE),
+        ("src/drop/a.ts", INLINE),
+    ]);
+    let (_, report) = check_json(dir.path(), &["."]);
+    let paths: Vec<String> = findings(&report).into_iter().map(|f| f.0).collect();
+    assert_eq!(paths, ["src/keep/a.ts"]);
+}
+
+#[test]
+fn an_explicit_file_is_checked() {
+    let dir = project(&[("src/a.ts", INLINE), ("src/b.ts", INLINE)]);
+    let (_, report) = check_json(dir.path(), &["src/b.ts"]);
+    let paths: Vec<String> = findings(&report).into_iter().map(|f| f.0).collect();
+    assert_eq!(paths, ["src/b.ts"]);
+}
+
+/// Output formats, snapshotted on the fixture (timings are masked).
+fn masked(output: &[u8]) -> String {
+    let text = String::from_utf8_lossy(output);
+    let elapsed = regex_lite::Regex::new(r#"(\(\d+ ms\)|"elapsed_ms": \d+)"#).unwrap();
+    elapsed.replace_all(&text, "<elapsed>").to_string()
+}
+
+#[test]
+fn short_format_snapshot() {
+    let output = check(&common::fixture("effect-app"), &[".", "--format", "short"]);
+    insta::assert_snapshot!(masked(&output.stdout));
+}
+
+#[test]
+fn json_format_snapshot() {
+    let output = check(
+        &common::fixture("effect-app"),
+        &["src/features/rules", "--format", "json"],
+    );
+    insta::assert_snapshot!(masked(&output.stdout));
+}
+
+#[test]
+fn human_format_snapshot() {
+    let output = check(
+        &common::fixture("effect-app"),
+        &["src/features/billing", "--color", "never"],
+    );
+    insta::assert_snapshot!(masked(&output.stdout));
+}
+
+#[test]
+fn messages_follow_the_convention() {
+    // Lowercase first letter (or a code span), no trailing period, a help line on every finding.
+    let (_, report) = check_json(&common::fixture("effect-app"), &["."]);
+    for d in report["diagnostics"].as_array().unwrap() {
+        let message = d["message"].as_str().unwrap();
+        let first = message.chars().next().unwrap();
+        assert!(
+            first.is_lowercase() || first == '`',
+            "message starts lowercase: {message}"
+        );
+        assert!(!message.ends_with('.'), "no trailing period: {message}");
+        let help = d["help"].as_str().expect("every finding has help");
+        assert!(!help.ends_with('.'), "no trailing period: {help}");
+    }
+}
+
+#[test]
+fn gitignored_hidden_vendored_and_declaration_files_are_skipped() {
+    let dir = project(&[
+        (".gitignore", "build/\n"),
+        ("build/a.ts", INLINE),
+        (".cache/a.ts", INLINE),
+        ("node_modules/lib/a.ts", INLINE),
+        ("src/types.d.ts", INLINE),
+        ("src/kept.mts", INLINE),
+    ]);
+    let (_, report) = check_json(dir.path(), &["."]);
+    let paths: Vec<String> = findings(&report).into_iter().map(|f| f.0).collect();
+    assert_eq!(paths, ["src/kept.mts"]);
+}

@@ -1,0 +1,81 @@
+//! Runs the real binary on every project under `fixtures/` and requires exactly the findings
+//! marked inline with `expect: <rule>[, <rule>]`: a miss and a false alarm both fail.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+type Finding = (String, u64, String);
+
+/// Every `expect:` marker in the fixture's source files, as `(path, line, rule)`.
+fn expected(root: &Path) -> BTreeSet<Finding> {
+    let marker = regex_lite::Regex::new(r"expect: *([a-z0-9-]+(?: *, *[a-z0-9-]+)*)").unwrap();
+    let mut out = BTreeSet::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().to_string();
+            if path.is_dir() {
+                // What discovery skips cannot carry expectations.
+                if name != "node_modules" && name != "dist" && !name.starts_with('.') {
+                    stack.push(path);
+                }
+                continue;
+            }
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                continue;
+            };
+            let rel = path.strip_prefix(root).unwrap().to_string_lossy().replace('\\', "/");
+            for (index, line) in text.lines().enumerate() {
+                if let Some(captures) = marker.captures(line) {
+                    for rule in captures[1].split(',') {
+                        out.insert((rel.clone(), index as u64 + 1, rule.trim().to_string()));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+fn assert_fixture(name: &str, extra: &[&str]) {
+    let root = common::fixture(name);
+    let expected = expected(&root);
+    assert!(!expected.is_empty(), "fixture {name} marks no expected finding");
+    let mut args = vec!["."];
+    args.extend_from_slice(extra);
+    let (code, report) = common::check_json(&root, &args);
+    let actual: BTreeSet<Finding> = common::findings(&report).into_iter().collect();
+    let missed: Vec<_> = expected.difference(&actual).collect();
+    let unexpected: Vec<_> = actual.difference(&expected).collect();
+    assert!(
+        missed.is_empty() && unexpected.is_empty(),
+        "fixture {name} {extra:?}\nmissed (expected, not reported):\n{missed:#?}\nunexpected (reported, not expected):\n{unexpected:#?}"
+    );
+    assert_eq!(code, 1, "error findings exit 1");
+}
+
+#[test]
+fn effect_app_reports_exactly_the_expected_findings() {
+    assert_fixture("effect-app", &[]);
+}
+
+#[test]
+fn effect_app_findings_do_not_depend_on_the_prefilter() {
+    assert_fixture("effect-app", &["--no-prefilter"]);
+}
+
+#[test]
+fn effect_app_skips_ignored_and_vendored_files() {
+    let (_, report) = common::check_json(&common::fixture("effect-app"), &["."]);
+    for (path, _, _) in common::findings(&report) {
+        assert!(
+            !path.starts_with("dist/") && !path.contains("node_modules"),
+            "{path} should be skipped"
+        );
+    }
+    let files = report["summary"]["files"].as_u64().unwrap();
+    assert!(files >= 20, "the fixture's sources are discovered ({files})");
+}
