@@ -99,14 +99,18 @@ fn invalid_utf8_is_skipped_with_a_note() {
 fn a_retry_inside_a_parse_error_is_a_note_not_a_silent_miss() {
     let broken = "import { Effect, Schedule } from \"effect\"\n\
                   export const ok = Effect.succeed(1).pipe(Effect.retry(Schedule.recurs(1)))\n\
-                  export const broken = (( => Effect.retry(Schedule.recurs(2)) ]]\n";
+                  export const broken = Effect.retry(Schedule.recurs(2), @@ #)\n\
+                  export const after = Effect.succeed(1).pipe(Effect.retry(Schedule.recurs(3)))\n";
     let dir = common::project(&[("src/broken.ts", broken)]);
     let (_, report) = common::check_json(dir.path(), &["."]);
     let found = common::findings(&report);
     assert_eq!(
         found,
-        [("src/broken.ts".to_string(), 2, "inline-schedule".to_string())],
-        "code outside the error is analysed"
+        [
+            ("src/broken.ts".to_string(), 2, "inline-schedule".to_string()),
+            ("src/broken.ts".to_string(), 4, "inline-schedule".to_string())
+        ],
+        "code before and after the error is analysed"
     );
     let notes = report["notes"].as_array().unwrap();
     assert!(

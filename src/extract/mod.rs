@@ -28,7 +28,7 @@ thread_local! {
     static PARSERS: RefCell<[Option<Parser>; 3]> = const { RefCell::new([None, None, None]) };
 }
 
-pub(crate) fn parse(language: Language, text: &[u8]) -> Option<Tree> {
+pub fn parse(language: Language, text: &[u8]) -> Option<Tree> {
     PARSERS.with(|cell| {
         let mut parsers = cell.borrow_mut();
         let slot = match language {
@@ -50,6 +50,14 @@ pub(crate) fn parse(language: Language, text: &[u8]) -> Option<Tree> {
         });
         parser.parse(text, None)
     })
+}
+
+/// Parses `text` as the extractor does, with its error recovery (for diagnosis tools).
+pub fn parse_recovering(language: Language, text: &[u8]) -> Option<Tree> {
+    match language {
+        Language::TypeScript | Language::Tsx => typescript::parse_with_recovery(language, text),
+        Language::Rust => parse(language, text),
+    }
 }
 
 /// Parses `text` and extracts its facts. Never panics on bad input: text that is not UTF-8

@@ -4,8 +4,8 @@ use tree_sitter::{Node, Tree};
 
 use super::parse;
 use crate::facts::{
-    is_effect_source, Binding, Container, ContainerKind, Export, Expr, FileFacts, Import, ImportKind, Note, Property,
-    RetryKind, RetrySite, Span,
+    is_effect_source, Binding, Container, ContainerKind, Export, Expr, FileFacts, Import, ImportKind, Language, Note,
+    Property, RetryKind, RetrySite, Span,
 };
 
 /// How deep an expression is converted before the rest becomes opaque. Policies are shallow;
@@ -16,7 +16,7 @@ const MAX_EXPR_DEPTH: usize = 40;
 const ERROR_REGION_TOKENS: &[&[u8]] = &[b"retry", b"Schedule", b"lease", b"Jobs"];
 
 pub(super) fn extract(facts: &mut FileFacts, text: &[u8]) {
-    let Some(tree) = parse_with_recovery(facts, text) else {
+    let Some(tree) = parse_with_recovery(facts.language, text) else {
         facts.notes.push(Note {
             path: facts.path.clone(),
             line: None,
@@ -40,15 +40,17 @@ pub(super) fn extract(facts: &mut FileFacts, text: &[u8]) {
 /// Parses the file; when the tree has errors, retries once with TypeScript constructs that
 /// tree-sitter-typescript 0.23 does not know (variance annotations `<in out A>`, `const` type
 /// parameters) blanked out. Blanking keeps every byte offset, so spans stay true to the file.
-fn parse_with_recovery(facts: &FileFacts, text: &[u8]) -> Option<Tree> {
-    let tree = parse(facts.language, text)?;
+pub(super) fn parse_with_recovery(language: Language, text: &[u8]) -> Option<Tree> {
+    let tree = parse(language, text)?;
     if !tree.root_node().has_error() {
         return Some(tree);
     }
-    let Some(blanked) = blank_type_parameter_modifiers(text) else {
+    let modifiers = blank_type_parameter_modifiers(text);
+    let lists = blank_unparsed_type_lists(modifiers.as_deref().unwrap_or(text), language == Language::Tsx);
+    let Some(blanked) = lists.or(modifiers) else {
         return Some(tree);
     };
-    let retried = parse(facts.language, &blanked)?;
+    let retried = parse(language, &blanked)?;
     if count_errors(&retried) < count_errors(&tree) {
         Some(retried)
     } else {
@@ -73,6 +75,76 @@ fn count_errors(tree: &Tree) -> usize {
         }
     }
     count
+}
+
+/// Blanks type parameter and argument lists that tree-sitter-typescript 0.23 trips over, all
+/// of which carry no fact the rules read:
+/// - type arguments of a tagged template, ``sql<{ id: number }>`SELECT …` ``;
+/// - type parameters of a generic function type in return position, `(a: A): <B>(b: B) => B`;
+/// - type parameters opening a call signature line in a type literal, `<A>(a: A): A`
+///   (not in TSX, where a line may open with a JSX tag).
+fn blank_unparsed_type_lists(text: &[u8], tsx: bool) -> Option<Vec<u8>> {
+    let mut out: Option<Vec<u8>> = None;
+    let mut i = 0;
+    while let Some(offset) = memchr::memchr(b'<', &text[i..]) {
+        let open = i + offset;
+        i = open + 1;
+        let Some(close) = matching_angle(text, open) else {
+            continue;
+        };
+        let after = text[close + 1..]
+            .iter()
+            .position(|c| !c.is_ascii_whitespace())
+            .map(|p| close + 1 + p);
+        let before = text[..open].iter().rposition(|c| *c != b' ' && *c != b'\t');
+        let starts_identifier = text[open + 1..]
+            .iter()
+            .find(|c| !c.is_ascii_whitespace())
+            .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_' || *c == b'$' || *c == b'{');
+        let blank = match after.map(|a| text[a]) {
+            Some(b'`') => before.is_some_and(|b| text[b].is_ascii_alphanumeric() || text[b] == b'_'),
+            Some(b'(') if starts_identifier => match before.map(|b| text[b]) {
+                Some(b':') => true,
+                Some(b'\n') | None => !tsx,
+                _ => false,
+            },
+            _ => false,
+        };
+        if blank {
+            out.get_or_insert_with(|| text.to_vec())[open..=close].fill(b' ');
+            i = close + 1;
+        }
+    }
+    out
+}
+
+/// The `>` closing the `<` at `open`, skipping nested brackets and `=>`; `None` when the list
+/// is not a plausible type list (too long, or a `;` or `)` at its own level).
+fn matching_angle(text: &[u8], open: usize) -> Option<usize> {
+    let mut angle = 0usize;
+    let mut bracket = 0usize;
+    for (k, &c) in text.iter().enumerate().skip(open).take(600) {
+        match c {
+            b'<' => angle += 1,
+            b'>' if k > 0 && text[k - 1] == b'=' => {}
+            b'>' => {
+                angle -= 1;
+                if angle == 0 {
+                    return (bracket == 0).then_some(k);
+                }
+            }
+            b'(' | b'[' | b'{' => bracket += 1,
+            b')' | b']' | b'}' => {
+                if bracket == 0 {
+                    return None;
+                }
+                bracket -= 1;
+            }
+            b';' if bracket == 0 => return None,
+            _ => {}
+        }
+    }
+    None
 }
 
 /// Replaces `in`, `out` and `const` modifiers directly after `<` or `,` (a type parameter
@@ -638,10 +710,9 @@ impl<'t> Extractor<'t, '_> {
         let mut frame = Frame::default();
         let mut descend = true;
         match node.kind() {
-            "ERROR" => {
-                self.note_error_region(node);
-                descend = false;
-            }
+            // Clean subtrees inside an error node are still code and are walked; only the
+            // tokens the parser could not place are "not analysed".
+            "ERROR" => self.note_error_region(node),
             "comment"
             | "string"
             | "template_string"
@@ -784,6 +855,11 @@ impl<'t> Extractor<'t, '_> {
             Some(("HttpClient", "retryTransient")) => RetryKind::HttpRetryTransient,
             _ => return,
         };
+        if node.has_error() {
+            // A retry whose own arguments did not parse: say so rather than guess its policy.
+            self.note_unanalysed(node, &format!("a call of `{}`", kind.callee()));
+            return;
+        }
         let Some(arguments) = node
             .child_by_field_name("arguments")
             .filter(|a| a.kind() == "arguments")
@@ -815,22 +891,31 @@ impl<'t> Extractor<'t, '_> {
         });
     }
 
+    /// Notes an error region when a token the rules care about is among the pieces the
+    /// parser could not place (its direct leaf children).
     fn note_error_region(&mut self, node: Node<'t>) {
-        let region = &self.text[node.byte_range()];
-        let token = ERROR_REGION_TOKENS
-            .iter()
-            .find(|t| memchr::memmem::find(region, t).is_some());
-        if let Some(token) = token {
-            let (line, column) = self.facts.position(node.start_byte() as u32);
-            self.facts.notes.push(Note {
-                path: self.facts.path.clone(),
-                line: Some(line),
-                message: format!(
-                    "not analysed: parse error at {line}:{column} covers code mentioning `{}`",
-                    String::from_utf8_lossy(token)
-                ),
+        let mut cursor = node.walk();
+        let unplaced = node
+            .children(&mut cursor)
+            .filter(|c| c.child_count() == 0 && c.kind() != "comment")
+            .find_map(|leaf| {
+                let text = &self.text[leaf.byte_range()];
+                ERROR_REGION_TOKENS
+                    .iter()
+                    .find(|t| memchr::memmem::find(text, t).is_some())
             });
+        if let Some(token) = unplaced {
+            self.note_unanalysed(node, &format!("code mentioning `{}`", String::from_utf8_lossy(token)));
         }
+    }
+
+    fn note_unanalysed(&mut self, node: Node<'t>, what: &str) {
+        let (line, column) = self.facts.position(node.start_byte() as u32);
+        self.facts.notes.push(Note {
+            path: self.facts.path.clone(),
+            line: Some(line),
+            message: format!("not analysed: parse error at {line}:{column} in {what}"),
+        });
     }
 }
 
@@ -920,6 +1005,24 @@ mod tests {
         assert_eq!(blanked.len(), text.len());
         assert_eq!(&blanked[..30], b"interface Foo<       A,     E>");
         assert!(blanked.ends_with(b"for (const k in obj) {}"));
+    }
+
+    #[test]
+    fn blanks_type_lists_the_grammar_cannot_parse() {
+        let text = b"const r = sql<{ id: number }>`SELECT 1`\ntype F = {\n  (a: string): <A, E>(self: E) => A\n  <A>(a: A): A\n}\nconst lt = a < b && c > (d)\n";
+        let blanked = blank_unparsed_type_lists(text, false).unwrap();
+        let blanked = String::from_utf8(blanked).unwrap();
+        assert!(
+            blanked.starts_with("const r = sql") && blanked.contains("  `SELECT 1`"),
+            "{blanked}"
+        );
+        assert!(!blanked.contains("<{") && !blanked.contains("<A, E>"), "{blanked}");
+        assert!(blanked.contains("\n     (a: A): A\n"), "{blanked}");
+        assert!(
+            blanked.ends_with("const lt = a < b && c > (d)\n"),
+            "comparisons stay: {blanked}"
+        );
+        assert_eq!(blanked.len(), text.len());
     }
 
     #[test]
