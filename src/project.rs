@@ -75,7 +75,7 @@ impl Project {
                 return true;
             }
         };
-        if prefilter && !extract::is_relevant(&text) {
+        if prefilter && !self.is_retry_module(file) && !extract::is_relevant(source.language, &text) {
             return false;
         }
         let facts = extract_isolated(source, &text);

@@ -11,16 +11,50 @@ use tree_sitter::{Parser, Tree};
 
 use crate::facts::{FileFacts, Language, Note};
 
-/// Byte tokens without which a file cannot hold any fact a rule reads. A file without them
-/// is parsed only if the cross-file index needs it (a barrel, the retry module).
-const RELEVANT_TOKENS: &[&str] = &["retry", "Retry", "Schedule", "lease", "cron", "Jobs"];
+/// What the prefilter looks for. A TypeScript file can hold a retry site, a job or a cron
+/// repeat only if it imports Effect *and* names one of them; lease SQL needs neither.
+const EFFECT_IMPORT: &[&str] = &["from \"effect", "from 'effect", "from \"@effect/", "from '@effect/"];
+const EFFECT_TOKENS: &[&str] = &["retry", "cron", "Jobs"];
+const ANY_FILE_TOKENS: &[&str] = &["lease_until", "jobs_leases", "last_slot"];
+const RUST_TOKENS: &[&str] = &["retry", "Retry", "backoff", "Backoff", "lease_until", "jobs_leases"];
 
-/// Cheap byte-level test: can this file hold a fact at all?
-pub fn is_relevant(text: &[u8]) -> bool {
-    static MATCHER: OnceLock<AhoCorasick> = OnceLock::new();
-    MATCHER
-        .get_or_init(|| AhoCorasick::new(RELEVANT_TOKENS).expect("static patterns"))
-        .is_match(text)
+/// Cheap byte-level test: can this file hold a fact at all? Files that fail it are parsed
+/// only when the cross-file index needs them (a barrel, the retry module).
+pub fn is_relevant(language: Language, text: &[u8]) -> bool {
+    static TS: OnceLock<AhoCorasick> = OnceLock::new();
+    static RUST: OnceLock<AhoCorasick> = OnceLock::new();
+    if language == Language::Rust {
+        return RUST
+            .get_or_init(|| AhoCorasick::new(RUST_TOKENS).expect("static patterns"))
+            .is_match(text);
+    }
+    let matcher = TS.get_or_init(|| {
+        let patterns = EFFECT_IMPORT.iter().chain(EFFECT_TOKENS).chain(ANY_FILE_TOKENS);
+        AhoCorasick::new(patterns).expect("static patterns")
+    });
+    let (mut imports_effect, mut names_fact) = (false, false);
+    for found in matcher.find_iter(text) {
+        let id = found.pattern().as_usize();
+        if id < EFFECT_IMPORT.len() {
+            // Documentation examples (`* import { Effect } from "effect"`) import nothing.
+            imports_effect |= !in_comment_line(text, found.start());
+        } else if id < EFFECT_IMPORT.len() + EFFECT_TOKENS.len() {
+            names_fact = true;
+        } else {
+            return true;
+        }
+        if imports_effect && names_fact {
+            return true;
+        }
+    }
+    false
+}
+
+/// Whether the line holding `offset` starts as a comment line (`//`, `*`, `/*`).
+fn in_comment_line(text: &[u8], offset: usize) -> bool {
+    let line_start = memchr::memrchr(b'\n', &text[..offset]).map_or(0, |i| i + 1);
+    let line = text[line_start..offset].trim_ascii_start();
+    line.starts_with(b"//") || line.starts_with(b"*") || line.starts_with(b"/*")
 }
 
 thread_local! {
