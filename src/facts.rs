@@ -87,6 +87,9 @@ pub enum Expr {
         value: Box<Expr>,
         span: Span,
     },
+    /// An identifier bound to a parameter of an enclosing function (or a local without a
+    /// known value): it shadows imports and top-level names.
+    Param(String, Span),
     /// Anything the model does not represent: treated as unknown.
     Opaque(Span),
 }
@@ -108,6 +111,7 @@ impl Expr {
             | Expr::Bool(_, s)
             | Expr::Object(_, s)
             | Expr::Array(_, s)
+            | Expr::Param(_, s)
             | Expr::Opaque(s) => *s,
             Expr::Call { span, .. }
             | Expr::Function { span, .. }
@@ -159,7 +163,7 @@ impl Expr {
                 right.walk(visit);
             }
             Expr::Local { value, .. } => value.walk(visit),
-            Expr::Ident(..) | Expr::Str(..) | Expr::Num(..) | Expr::Bool(..) | Expr::Opaque(_) => {}
+            Expr::Ident(..) | Expr::Param(..) | Expr::Str(..) | Expr::Num(..) | Expr::Bool(..) | Expr::Opaque(_) => {}
         }
     }
 }
@@ -434,7 +438,7 @@ impl Expr {
             return;
         }
         match self {
-            Expr::Ident(name, _) | Expr::Local { name, .. } => out.push_str(name),
+            Expr::Ident(name, _) | Expr::Param(name, _) | Expr::Local { name, .. } => out.push_str(name),
             Expr::Member(object, name, _) => {
                 object.render_into(out, depth + 1);
                 out.push('.');

@@ -11,3 +11,4 @@ pub mod facts;
 pub mod project;
 pub mod render;
 pub mod rules;
+pub mod schedule;

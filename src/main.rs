@@ -33,6 +33,9 @@ enum Command {
         /// The rule's name, e.g. inline-schedule.
         name: String,
     },
+    /// Evaluate schedule expressions read as JSON lines (for differential tests).
+    #[command(hide = true)]
+    ScheduleEval,
 }
 
 #[derive(clap::Args)]
@@ -84,6 +87,7 @@ fn main() -> ExitCode {
         Command::Check(args) => run_check(args),
         Command::Rules => list_rules(),
         Command::Rule { name } => show_rule(&name),
+        Command::ScheduleEval => schedule_eval(),
     };
     match result {
         Ok(code) => code,
@@ -194,5 +198,47 @@ fn show_rule(name: &str) -> Result<ExitCode, Report> {
         )
     })?;
     print!("{}", rule.doc);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Reads `{"id", "version", "expr"}` lines and prints the model's summary of each: the
+/// differential test compares these with what Effect itself does.
+fn schedule_eval() -> Result<ExitCode, Report> {
+    use retrylint::schedule::{evaluate_text, Attempts, Jitter};
+    use std::io::BufRead;
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    for line in std::io::stdin().lock().lines() {
+        let line = line.map_err(|e| miette!("cannot read stdin: {e}"))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let request: serde_json::Value = serde_json::from_str(&line).map_err(|e| miette!("bad request line: {e}"))?;
+        let expr = request["expr"].as_str().unwrap_or("");
+        let version = request["version"].as_u64().unwrap_or(4) as u8;
+        let summary = evaluate_text(expr, version);
+        let (attempts, retries) = match summary.attempts {
+            Attempts::Exact(n) => ("exact", Some(n)),
+            Attempts::AtMost(n) => ("at-most", Some(n)),
+            Attempts::TimeLimited => ("time-limited", None),
+            Attempts::Unbounded => ("unbounded", None),
+            Attempts::Unknown => ("unknown", None),
+        };
+        let jittered = match summary.jitter {
+            Jitter::Yes => Some(true),
+            Jitter::No => Some(false),
+            Jitter::Unknown => None,
+        };
+        let delays = summary.delays.map(|d| {
+            d.into_iter()
+                .map(|x| if x.is_finite() { Some(x) } else { None })
+                .collect::<Vec<_>>()
+        });
+        let answer = serde_json::json!({
+            "id": request["id"], "version": version, "attempts": attempts, "retries": retries,
+            "delaysMs": delays, "jittered": jittered,
+        });
+        writeln!(out, "{answer}").map_err(|e| miette!("cannot write: {e}"))?;
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -55,6 +55,16 @@ impl Project {
         }
     }
 
+    /// A project over files already extracted in memory (editor buffers, tests).
+    pub fn from_memory(config: Config, files: Vec<(SourceFile, FileFacts)>) -> Project {
+        let (sources, facts): (Vec<SourceFile>, Vec<FileFacts>) = files.into_iter().unzip();
+        let project = Project::new(config, sources);
+        for (id, facts) in facts.into_iter().enumerate() {
+            let _ = project.facts[id].set(facts);
+        }
+        project
+    }
+
     /// Reads and extracts `file` now (the parallel parse phase calls this for every file the
     /// prefilter keeps). Returns whether the file was parsed.
     pub fn load(&self, file: FileId, prefilter: bool) -> bool {

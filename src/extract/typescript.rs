@@ -430,8 +430,8 @@ impl<'t> Extractor<'t, '_> {
                         value: Box::new(self.expr(value, depth + 1)),
                         span,
                     },
-                    // A parameter or an uninitialised local: unknown, and it shadows any import.
-                    Some((_, None)) => Expr::Opaque(span),
+                    // A parameter or an uninitialised local: it shadows any import.
+                    Some((_, None)) => Expr::Param(name.to_string(), span),
                     None => Expr::Ident(name.to_string(), span),
                 }
             }
@@ -560,7 +560,7 @@ impl<'t> Extractor<'t, '_> {
                                     value: Box::new(self.expr(value, depth + 1)),
                                     span: Self::span(child),
                                 },
-                                Some((_, None)) => Expr::Opaque(Self::span(child)),
+                                Some((_, None)) => Expr::Param(name.to_string(), Self::span(child)),
                                 None => Expr::Ident(name.to_string(), Self::span(child)),
                             };
                             props.push(Property {

@@ -23,7 +23,7 @@ const makeTime = () => {
 // ---- effect 4.1.0 -------------------------------------------------------------
 // Schedule.jittered scales a delay by 0.8*(1-r) + 1.2*r where r = Random draw; r = 0.5 gives 1.0.
 const v4 = {
-  scope: { Schedule: V4.Schedule, Duration: V4.Duration, Effect: V4.Effect },
+  scope: { Schedule: V4.Schedule, Duration: V4.Duration, Effect: V4.Effect, pipe: V4.pipe },
   isSchedule: V4.Schedule.isSchedule,
   run(policy, n, r) {
     const { Cause, Clock, Duration, Effect, Exit, Random } = V4
@@ -60,7 +60,7 @@ const v4 = {
 // installed with Effect.withClock / Effect.withRandom. Schedule.jittered = jitteredWith({min: 0.8, max: 1.2}):
 // d*0.8*(1-r) + d*1.2*r with r = Random.next, the same scaling as v4.
 const v3 = {
-  scope: { Schedule: V3.Schedule, Duration: V3.Duration, Effect: V3.Effect },
+  scope: { Schedule: V3.Schedule, Duration: V3.Duration, Effect: V3.Effect, pipe: V3.pipe },
   isSchedule: V3.Schedule.isSchedule,
   run(policy, n, r) {
     const { Cause, Chunk, Clock, Duration, Effect, Exit, Random } = V3

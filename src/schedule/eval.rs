@@ -1,0 +1,785 @@
+//! From [`Expr`] to the schedule IR: names resolved through the project, same-file helpers
+//! called with their arguments substituted, `pipe` and method forms, v4 and v3 combinators.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use super::{BinOp, Callback, Lambda, Param, Sched, Term};
+use crate::facts::{Expr, FileFacts, ImportKind, RetryKind, RetrySite, Span};
+use crate::project::{FileId, Project, Resolved};
+
+/// Evaluation steps allowed per expression: bounds the work on recursive helpers.
+const FUEL: u32 = 4000;
+const MAX_DEPTH: u32 = 48;
+
+/// A value during evaluation.
+#[derive(Debug, Clone)]
+enum Val<'p> {
+    Sched(Sched),
+    Num(f64),
+    /// A duration in milliseconds.
+    Dur(f64),
+    Str(String, FileId, Span),
+    Func(Func<'p>),
+    /// A data-last combinator waiting for its schedule: `Schedule.jittered`, `Schedule.upTo({…})`.
+    Op(Op),
+    Obj(Vec<(String, Val<'p>)>),
+    Arr(Vec<Val<'p>>),
+    Unknown,
+}
+
+#[derive(Debug, Clone)]
+struct Func<'p> {
+    file: FileId,
+    params: &'p [String],
+    body: Option<&'p Expr>,
+    env: Rc<Env<'p>>,
+}
+
+type Env<'p> = HashMap<String, Val<'p>>;
+
+#[derive(Debug, Clone)]
+enum Op {
+    Jittered {
+        min: f64,
+        max: f64,
+    },
+    Times(u64),
+    /// v4 `upTo({ times, duration })`.
+    TimesWithin {
+        times: u64,
+        limit: f64,
+    },
+    During {
+        limit: f64,
+        strict: bool,
+    },
+    While(Callback),
+    AddDelay(Callback),
+    ModifyDelay(Callback),
+    Max(Sched),
+    Min(Sched),
+    Concat(Sched),
+    /// Leaves timing unchanged (`map`, `tapOutput`, `resetAfter`, …).
+    Identity,
+    Unknown,
+}
+
+/// Which positional callback argument means which metadata field, per combinator.
+#[derive(Clone, Copy)]
+enum CallbackShape {
+    /// v4: one metadata object `{ attempt, elapsed, duration, output, input }`.
+    Metadata,
+    /// v3 `modifyDelay((out, duration) => …)`.
+    OutputDuration,
+    /// v3 `delayed((duration) => …)`.
+    Duration,
+    /// v3 `addDelay((out) => …)`, `whileOutput((out) => …)`.
+    Output,
+}
+
+/// A problem the model found while evaluating, such as a duration string Effect rejects.
+#[derive(Debug, Clone)]
+pub struct Problem {
+    pub file: FileId,
+    pub span: Span,
+    pub message: String,
+}
+
+pub struct Evaluator<'p> {
+    project: &'p Project,
+    /// Effect's major version: 3 or 4 (they differ in a few combinators' edges).
+    version: u8,
+    fuel: Cell<u32>,
+    depth: Cell<u32>,
+    pub problems: RefCell<Vec<Problem>>,
+}
+
+/// Evaluates a schedule expression written in `file`.
+pub fn evaluate_schedule(project: &Project, file: FileId, expr: &Expr, version: u8) -> (Sched, Vec<Problem>) {
+    let evaluator = Evaluator::new(project, version);
+    let sched = evaluator.schedule(file, expr);
+    (sched, evaluator.problems.into_inner())
+}
+
+/// The schedule a retry site runs: its options (`schedule`, `times`) or bare schedule, with
+/// Effect's defaults (`Effect.retry({})` and `retryTransient()` without limits retry forever,
+/// with no delay).
+pub fn evaluate_policy(project: &Project, file: FileId, site: &RetrySite, version: u8) -> (Sched, Vec<Problem>) {
+    let evaluator = Evaluator::new(project, version);
+    let sched = match &site.policy {
+        None if site.kind == RetryKind::HttpRetryTransient => Sched::Forever,
+        None => Sched::Unknown,
+        Some(policy) => evaluator.policy(file, policy),
+    };
+    (sched, evaluator.problems.into_inner())
+}
+
+/// Evaluates an expression that is either a schedule or `Effect.retry` options.
+pub fn evaluate_policy_expr(project: &Project, file: FileId, expr: &Expr, version: u8) -> (Sched, Vec<Problem>) {
+    let evaluator = Evaluator::new(project, version);
+    let sched = evaluator.policy(file, expr);
+    (sched, evaluator.problems.into_inner())
+}
+
+impl<'p> Evaluator<'p> {
+    pub fn new(project: &'p Project, version: u8) -> Evaluator<'p> {
+        Evaluator {
+            project,
+            version,
+            fuel: Cell::new(FUEL),
+            depth: Cell::new(0),
+            problems: RefCell::new(Vec::new()),
+        }
+    }
+
+    fn schedule(&self, file: FileId, expr: &'p Expr) -> Sched {
+        let value = self.eval(file, expr, &Env::new());
+        self.to_sched(value)
+    }
+
+    /// An `Effect.retry` argument: an options object or a schedule.
+    fn policy(&self, file: FileId, expr: &'p Expr) -> Sched {
+        let value = self.eval(file, expr, &Env::new());
+        self.options_or_schedule(value)
+    }
+
+    fn options_or_schedule(&self, value: Val<'p>) -> Sched {
+        let Val::Obj(fields) = value else {
+            return self.to_sched(value);
+        };
+        if fields.iter().any(|(k, _)| k == "...") {
+            return Sched::Unknown;
+        }
+        let field = |name: &str| fields.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+        let schedule = match field("schedule") {
+            Some(value) => self.to_sched(value),
+            None => Sched::Forever,
+        };
+        match field("times") {
+            None => schedule,
+            Some(Val::Num(n)) if n >= 0.0 => Sched::Times(Box::new(schedule), n as u64),
+            Some(_) => Sched::Times(Box::new(schedule), u64::MAX).unknown_if(true),
+        }
+    }
+
+    fn to_sched(&self, value: Val<'p>) -> Sched {
+        match value {
+            Val::Sched(s) => s,
+            _ => Sched::Unknown,
+        }
+    }
+
+    fn eval(&self, file: FileId, expr: &'p Expr, env: &Env<'p>) -> Val<'p> {
+        let fuel = self.fuel.get();
+        if fuel == 0 || self.depth.get() > MAX_DEPTH {
+            return Val::Unknown;
+        }
+        self.fuel.set(fuel - 1);
+        self.depth.set(self.depth.get() + 1);
+        let value = self.eval_inner(file, expr, env);
+        self.depth.set(self.depth.get() - 1);
+        value
+    }
+
+    fn eval_inner(&self, file: FileId, expr: &'p Expr, env: &Env<'p>) -> Val<'p> {
+        let facts = self.project.facts(file);
+        match expr {
+            Expr::Num(n, _) => Val::Num(*n),
+            Expr::Str(s, span) => Val::Str(s.clone(), file, *span),
+            Expr::Bool(..) | Expr::Opaque(_) | Expr::Binary { .. } => match expr {
+                Expr::Binary { op, left, right, .. } => {
+                    match (self.eval(file, left, env), self.eval(file, right, env)) {
+                        (Val::Num(a), Val::Num(b)) => match op.as_str() {
+                            "+" => Val::Num(a + b),
+                            "-" => Val::Num(a - b),
+                            "*" => Val::Num(a * b),
+                            "/" => Val::Num(a / b),
+                            "**" => Val::Num(a.powf(b)),
+                            _ => Val::Unknown,
+                        },
+                        _ => Val::Unknown,
+                    }
+                }
+                _ => Val::Unknown,
+            },
+            Expr::Ident(name, _) => {
+                if let Some(value) = env.get(name) {
+                    return value.clone();
+                }
+                if let Some(value) = self.effect_value(facts, expr) {
+                    return value;
+                }
+                self.resolved(file, expr)
+            }
+            Expr::Member(..) => {
+                if let Some(value) = self.effect_value(facts, expr) {
+                    return value;
+                }
+                // `meta.duration` inside a callback body is handled by the callback compiler.
+                self.resolved(file, expr)
+            }
+            Expr::Param(name, _) => env.get(name).cloned().unwrap_or(Val::Unknown),
+            Expr::Local { value, .. } => self.eval(file, value, env),
+            Expr::Function { params, body, .. } => Val::Func(Func {
+                file,
+                params,
+                body: body.as_deref(),
+                env: Rc::new(env.clone()),
+            }),
+            Expr::Object(props, _) => Val::Obj(
+                props
+                    .iter()
+                    .map(|p| {
+                        let value = if p.key == "..." {
+                            Val::Unknown
+                        } else {
+                            self.eval(file, &p.value, env)
+                        };
+                        (p.key.clone(), value)
+                    })
+                    .collect(),
+            ),
+            Expr::Array(items, _) => Val::Arr(items.iter().map(|i| self.eval(file, i, env)).collect()),
+            Expr::Call { callee, args, .. } => self.call(file, callee, args, env),
+        }
+    }
+
+    /// A name resolved through the project to a binding's value, evaluated where it is defined.
+    fn resolved(&self, file: FileId, expr: &'p Expr) -> Val<'p> {
+        match self.project.resolve_path(file, expr) {
+            Resolved::Value {
+                file: target, value, ..
+            } => self.eval(target, value, &Env::new()),
+            _ => Val::Unknown,
+        }
+    }
+
+    /// `Schedule.forever`, `Schedule.jittered` (as a value), `Duration.zero`, ….
+    fn effect_value(&self, facts: &'p FileFacts, expr: &'p Expr) -> Option<Val<'p>> {
+        let (module, member) = facts.effect_member(expr)?;
+        Some(match (module, member) {
+            ("Schedule", "forever") => Val::Sched(Sched::Forever),
+            ("Schedule", "once") => Val::Sched(Sched::Recurs(1)),
+            ("Schedule", "stop") => Val::Sched(Sched::Recurs(0)),
+            ("Schedule", "jittered") => Val::Op(Op::Jittered { min: 0.8, max: 1.2 }),
+            ("Schedule", "asVoid" | "passthrough" | "collectAllOutputs" | "collectOutputs") => Val::Op(Op::Identity),
+            ("Duration", "zero") => Val::Dur(0.0),
+            ("Duration", "infinity") => Val::Dur(f64::INFINITY),
+            // A function of the module used as a value (`.pipe(Schedule.upTo)` is not a thing),
+            // or a member the model does not know.
+            _ => Val::Unknown,
+        })
+    }
+
+    fn call(&self, file: FileId, callee: &'p Expr, args: &'p [Expr], env: &Env<'p>) -> Val<'p> {
+        let facts = self.project.facts(file);
+        let callee_is_shadowed =
+            matches!(callee, Expr::Param(..)) || matches!(callee, Expr::Ident(name, _) if env.contains_key(name));
+        if !callee_is_shadowed {
+            if let Some((module, member)) = facts.effect_member(callee) {
+                let values: Vec<Val<'p>> = args.iter().map(|a| self.eval(file, a, env)).collect();
+                return match module {
+                    "Schedule" => self.schedule_call(member, values),
+                    "Duration" => duration_call(member, &values).map(Val::Dur).unwrap_or(Val::Unknown),
+                    "Effect" if member == "succeed" => values.into_iter().next().unwrap_or(Val::Unknown),
+                    "Function" if member == "pipe" => self.pipe(values),
+                    _ => Val::Unknown,
+                };
+            }
+            if is_effect_pipe(facts, callee) {
+                let values: Vec<Val<'p>> = args.iter().map(|a| self.eval(file, a, env)).collect();
+                return self.pipe(values);
+            }
+        }
+        // `x.pipe(f, g)`
+        if let Expr::Member(object, method, _) = callee {
+            if method == "pipe" {
+                let mut values = vec![self.eval(file, object, env)];
+                values.extend(args.iter().map(|a| self.eval(file, a, env)));
+                return self.pipe(values);
+            }
+        }
+        match self.eval(file, callee, env) {
+            Val::Func(func) => {
+                let values: Vec<Val<'p>> = args.iter().map(|a| self.eval(file, a, env)).collect();
+                self.apply_func(&func, values)
+            }
+            _ => Val::Unknown,
+        }
+    }
+
+    fn apply_func(&self, func: &Func<'p>, args: Vec<Val<'p>>) -> Val<'p> {
+        let Some(body) = func.body else { return Val::Unknown };
+        let mut env = (*func.env).clone();
+        for (i, param) in func.params.iter().enumerate() {
+            // Destructured parameters bind nothing the model can follow.
+            if param.starts_with('{') || param.starts_with('[') {
+                continue;
+            }
+            let name = param.trim_start_matches("...").to_string();
+            env.insert(name, args.get(i).cloned().unwrap_or(Val::Unknown));
+        }
+        self.eval(func.file, body, &env)
+    }
+
+    fn pipe(&self, values: Vec<Val<'p>>) -> Val<'p> {
+        let mut iter = values.into_iter();
+        let Some(mut current) = iter.next() else {
+            return Val::Unknown;
+        };
+        for f in iter {
+            current = match f {
+                Val::Op(op) => match current {
+                    Val::Sched(s) => Val::Sched(apply_op(s, op)),
+                    _ => Val::Unknown,
+                },
+                Val::Func(func) => self.apply_func(&func, vec![current]),
+                _ => Val::Unknown,
+            };
+        }
+        current
+    }
+
+    fn duration(&self, value: &Val<'p>) -> Option<f64> {
+        match value {
+            Val::Num(n) => Some(*n),
+            Val::Dur(ms) => Some(*ms),
+            Val::Str(text, file, span) => {
+                let parsed = parse_duration(text);
+                if parsed.is_none() {
+                    self.problems.borrow_mut().push(Problem {
+                        file: *file,
+                        span: *span,
+                        message: format!(
+                            "\"{text}\" is not a duration Effect can decode: building this schedule throws"
+                        ),
+                    });
+                }
+                parsed
+            }
+            _ => None,
+        }
+    }
+
+    fn count(&self, value: &Val<'p>) -> Option<u64> {
+        match value {
+            Val::Num(n) if *n >= 0.0 && n.fract() == 0.0 => Some(*n as u64),
+            _ => None,
+        }
+    }
+
+    /// `Schedule.<name>(args)`: constructors, and combinators in data-first or data-last form.
+    fn schedule_call(&self, name: &str, args: Vec<Val<'p>>) -> Val<'p> {
+        let v3 = self.version == 3;
+        let arg = |i: usize| args.get(i).cloned().unwrap_or(Val::Unknown);
+        let dur = |i: usize| self.duration(&arg(i));
+        let sched = |s: Option<Sched>| Val::Sched(s.unwrap_or(Sched::Unknown));
+        let first_is_schedule = matches!(args.first(), Some(Val::Sched(_)));
+        // A dual combinator: data-first when the schedule comes first, else a pipeable.
+        let dual = |op: Op, data_first_arity: usize| -> Val<'p> {
+            if first_is_schedule && args.len() >= data_first_arity {
+                match arg(0) {
+                    Val::Sched(s) => Val::Sched(apply_op(s, op)),
+                    _ => Val::Unknown,
+                }
+            } else {
+                Val::Op(op)
+            }
+        };
+        match name {
+            "exponential" => {
+                let factor = match args.get(1) {
+                    None => Some(2.0),
+                    Some(Val::Num(f)) => Some(*f),
+                    Some(_) => None,
+                };
+                sched(
+                    dur(0)
+                        .zip(factor)
+                        .map(|(base, factor)| Sched::Exponential { base, factor }),
+                )
+            }
+            "fibonacci" => sched(dur(0).map(|base| Sched::Fibonacci { base })),
+            "spaced" => sched(dur(0).map(Sched::Spaced)),
+            "fixed" => sched(dur(0).map(Sched::Fixed)),
+            "windowed" => sched(dur(0).map(Sched::Windowed)),
+            "linear" => sched(dur(0).map(Sched::Linear)),
+            "recurs" => sched(self.count(&arg(0)).map(Sched::Recurs)),
+            "duration" => sched(dur(0).map(|d| Sched::FromDelays(vec![d]))),
+            "during" => sched(dur(0).map(|limit| Sched::During { limit, strict: false })),
+            "fromDelay" => sched(dur(0).map(|d| Sched::FromDelays(vec![d]))),
+            "fromDelays" => {
+                let delays: Option<Vec<f64>> = args.iter().map(|a| self.duration(a)).collect();
+                sched(delays.map(Sched::FromDelays))
+            }
+            "cron" => Val::Sched(Sched::Cron),
+            // v4: max([...]) / min([...])
+            "max" | "min" if matches!(args.first(), Some(Val::Arr(_))) => {
+                let Some(Val::Arr(items)) = args.into_iter().next() else {
+                    return Val::Unknown;
+                };
+                let children: Vec<Sched> = items.into_iter().map(|i| self.to_sched(i)).collect();
+                Val::Sched(if name == "max" {
+                    Sched::Max(children)
+                } else {
+                    Sched::Min(children)
+                })
+            }
+            "intersect" | "zipWith" | "zipLeft" | "zipRight" | "compose" | "bothInOut" => {
+                self.binary(args, |a, b| Sched::Max(vec![a, b]), Op::Max)
+            }
+            "union" | "either" | "unionWith" | "eitherWith" => {
+                self.binary(args, |a, b| Sched::Min(vec![a, b]), Op::Min)
+            }
+            "andThen" | "concat" | "andThenEither" => {
+                self.binary(args, |a, b| Sched::Concat(Box::new(a), Box::new(b)), Op::Concat)
+            }
+            "jittered" => match arg(0) {
+                Val::Sched(s) => Val::Sched(apply_op(s, Op::Jittered { min: 0.8, max: 1.2 })),
+                _ => Val::Unknown,
+            },
+            "jitteredWith" => {
+                let options = if first_is_schedule { arg(1) } else { arg(0) };
+                let bound = |key: &str, default: f64| match &options {
+                    Val::Obj(fields) => match fields.iter().find(|(k, _)| k == key).map(|(_, v)| v) {
+                        Some(Val::Num(n)) => Some(*n),
+                        None => Some(default),
+                        Some(_) => None,
+                    },
+                    _ => None,
+                };
+                match bound("min", 0.8).zip(bound("max", 1.2)) {
+                    Some((min, max)) => dual(Op::Jittered { min, max }, 2),
+                    None => dual(Op::Unknown, 2),
+                }
+            }
+            "upTo" => {
+                let options = if first_is_schedule { arg(1) } else { arg(0) };
+                let op = match options {
+                    // v4: upTo({ times, duration })
+                    Val::Obj(fields) => {
+                        let times = fields.iter().find(|(k, _)| k == "times").map(|(_, v)| self.count(v));
+                        let limit = fields
+                            .iter()
+                            .find(|(k, _)| k == "duration")
+                            .map(|(_, v)| self.duration(v));
+                        match (times, limit) {
+                            (Some(None), _) | (_, Some(None)) => Op::Unknown,
+                            (Some(Some(times)), None) => Op::Times(times),
+                            (None, Some(Some(limit))) => Op::During { limit, strict: false },
+                            (Some(Some(times)), Some(Some(limit))) => Op::TimesWithin { times, limit },
+                            (None, None) => Op::Identity,
+                        }
+                    }
+                    // v3: upTo(duration): continues while elapsed < duration.
+                    other => match self.duration(&other) {
+                        Some(limit) => Op::During { limit, strict: v3 },
+                        None => Op::Unknown,
+                    },
+                };
+                dual(op, 2)
+            }
+            "recurUpTo" => sched(dur(0).map(|limit| Sched::During { limit, strict: true })),
+            "addDelay" => {
+                let shape = if v3 {
+                    CallbackShape::Output
+                } else {
+                    CallbackShape::Metadata
+                };
+                let f = if first_is_schedule { arg(1) } else { arg(0) };
+                dual(Op::AddDelay(self.callback(f, shape)), 2)
+            }
+            "modifyDelay" => {
+                let shape = if v3 {
+                    CallbackShape::OutputDuration
+                } else {
+                    CallbackShape::Metadata
+                };
+                let f = if first_is_schedule { arg(1) } else { arg(0) };
+                dual(Op::ModifyDelay(self.callback(f, shape)), 2)
+            }
+            "delayed" => {
+                let f = if first_is_schedule { arg(1) } else { arg(0) };
+                dual(Op::ModifyDelay(self.callback(f, CallbackShape::Duration)), 2)
+            }
+            "while" => {
+                let f = if first_is_schedule { arg(1) } else { arg(0) };
+                dual(Op::While(self.callback(f, CallbackShape::Metadata)), 2)
+            }
+            "whileOutput" | "untilOutput" => {
+                let f = if first_is_schedule { arg(1) } else { arg(0) };
+                let callback = match self.callback(f, CallbackShape::Output) {
+                    Callback::Known(lambda) if name == "untilOutput" => Callback::Known(Rc::new(Lambda {
+                        params: lambda.params.clone(),
+                        // until p == while !p, expressed as p < 0.5 on a 0/1 truth value.
+                        body: Term::Bin(BinOp::Lt, Box::new(lambda.body.clone()), Box::new(Term::Num(0.5))),
+                    })),
+                    other => other,
+                };
+                dual(Op::While(callback), 2)
+            }
+            // Predicates on the error: whether they stop the retry depends on the failure.
+            "whileInput" | "untilInput" | "whileInputEffect" | "untilInputEffect" | "whileOutputEffect"
+            | "untilOutputEffect" | "check" | "checkEffect" => dual(Op::While(Callback::Unknown), 2),
+            // Timing-neutral combinators.
+            "map"
+            | "mapEffect"
+            | "as"
+            | "tapInput"
+            | "tapOutput"
+            | "resetAfter"
+            | "collectWhile"
+            | "reduce"
+            | "passthrough"
+            | "asVoid"
+            | "satisfiesInputType"
+            | "satisfiesOutputType"
+            | "satisfiesErrorType"
+            | "satisfiesServicesType" => {
+                if first_is_schedule {
+                    arg(0)
+                } else {
+                    Val::Op(Op::Identity)
+                }
+            }
+            _ => Val::Unknown,
+        }
+    }
+
+    fn binary(&self, args: Vec<Val<'p>>, both: impl Fn(Sched, Sched) -> Sched, op: impl Fn(Sched) -> Op) -> Val<'p> {
+        let mut iter = args.into_iter();
+        match (iter.next(), iter.next()) {
+            (Some(Val::Sched(a)), Some(Val::Sched(b))) => Val::Sched(both(a, b)),
+            (Some(Val::Sched(b)), None) => Val::Op(op(b)),
+            _ => Val::Unknown,
+        }
+    }
+
+    /// Compiles a callback into a [`Lambda`] when its body is in the model's small language.
+    fn callback(&self, value: Val<'p>, shape: CallbackShape) -> Callback {
+        let Val::Func(func) = value else {
+            return Callback::Unknown;
+        };
+        let Some(body) = func.body else {
+            return Callback::Unknown;
+        };
+        let positional: &[&str] = match shape {
+            CallbackShape::Metadata => &["<meta>"],
+            CallbackShape::OutputDuration => &["output", "duration"],
+            CallbackShape::Duration => &["duration"],
+            CallbackShape::Output => &["output"],
+        };
+        let mut params = Vec::new();
+        let mut names: HashMap<String, String> = HashMap::new();
+        for (i, param) in func.params.iter().enumerate() {
+            let meaning = positional.get(i).copied().unwrap_or("<none>");
+            if let Some(inner) = param.strip_prefix('{').and_then(|p| p.strip_suffix('}')) {
+                if meaning != "<meta>" {
+                    return Callback::Unknown;
+                }
+                let fields: Vec<String> = inner
+                    .split(',')
+                    .map(|f| f.trim().to_string())
+                    .filter(|f| !f.is_empty())
+                    .collect();
+                if fields
+                    .iter()
+                    .any(|f| f.contains(':') || f.contains('=') || f.starts_with("..."))
+                {
+                    return Callback::Unknown;
+                }
+                for field in &fields {
+                    names.insert(field.clone(), field.clone());
+                }
+                params.push(Param::Fields(fields));
+            } else if meaning == "<meta>" {
+                names.insert(param.clone(), "<meta>".into());
+                params.push(Param::Positional(param.clone()));
+            } else if meaning == "<none>" {
+                params.push(Param::Ignored);
+            } else {
+                names.insert(param.clone(), meaning.into());
+                params.push(Param::Positional(param.clone()));
+            }
+        }
+        match self.term(func.file, body, &names, &func.env) {
+            Some(body) => Callback::Known(Rc::new(Lambda { params, body })),
+            None => Callback::Unknown,
+        }
+    }
+
+    /// A callback body as a [`Term`]; metadata fields become variables.
+    fn term(&self, file: FileId, expr: &'p Expr, names: &HashMap<String, String>, env: &Env<'p>) -> Option<Term> {
+        let facts = self.project.facts(file);
+        match expr {
+            Expr::Num(n, _) => Some(Term::Num(*n)),
+            Expr::Str(s, _) => parse_duration(s).map(Term::Num),
+            Expr::Ident(name, _) | Expr::Param(name, _) => match names.get(name) {
+                Some(field) if field != "<meta>" => Some(Term::Var(field.clone())),
+                Some(_) => None,
+                None => match env
+                    .get(name)
+                    .cloned()
+                    .unwrap_or_else(|| self.eval(file, expr, &Env::new()))
+                {
+                    Val::Num(n) | Val::Dur(n) => Some(Term::Num(n)),
+                    Val::Str(s, _, _) => parse_duration(&s).map(Term::Num),
+                    _ => None,
+                },
+            },
+            // `meta.duration` on a positional metadata parameter.
+            Expr::Member(object, field, _) => match object.as_ref() {
+                Expr::Ident(name, _) if names.get(name).map(String::as_str) == Some("<meta>") => {
+                    Some(Term::Var(field.clone()))
+                }
+                _ => match self.effect_value(facts, expr) {
+                    Some(Val::Dur(ms)) => Some(Term::Num(ms)),
+                    _ => None,
+                },
+            },
+            Expr::Binary { op, left, right, .. } => {
+                let op = match op.as_str() {
+                    "+" => BinOp::Add,
+                    "-" => BinOp::Sub,
+                    "*" => BinOp::Mul,
+                    "/" => BinOp::Div,
+                    "<" => BinOp::Lt,
+                    "<=" => BinOp::Le,
+                    ">" => BinOp::Gt,
+                    ">=" => BinOp::Ge,
+                    _ => return None,
+                };
+                Some(Term::Bin(
+                    op,
+                    Box::new(self.term(file, left, names, env)?),
+                    Box::new(self.term(file, right, names, env)?),
+                ))
+            }
+            Expr::Call { callee, args, .. } => {
+                let (module, member) = facts.effect_member(callee)?;
+                let mut terms = args.iter().map(|a| self.term(file, a, names, env));
+                let mut next = || terms.next().flatten();
+                match (module, member) {
+                    ("Effect", "succeed") => next(),
+                    ("Duration", "millis")
+                    | ("Duration", "toMillis")
+                    | ("Duration", "decode")
+                    | ("Duration", "fromInputUnsafe") => next(),
+                    ("Duration", unit @ ("seconds" | "minutes" | "hours" | "days" | "weeks" | "nanos" | "micros")) => {
+                        let factor = unit_millis(unit)?;
+                        Some(Term::Bin(BinOp::Mul, Box::new(next()?), Box::new(Term::Num(factor))))
+                    }
+                    ("Duration", "times") => Some(Term::Bin(BinOp::Mul, Box::new(next()?), Box::new(next()?))),
+                    ("Duration", "sum") => Some(Term::Bin(BinOp::Add, Box::new(next()?), Box::new(next()?))),
+                    ("Duration", "subtract") => Some(Term::Bin(BinOp::Sub, Box::new(next()?), Box::new(next()?))),
+                    ("Duration", "min") => Some(Term::Min(Box::new(next()?), Box::new(next()?))),
+                    ("Duration", "max") => Some(Term::Max(Box::new(next()?), Box::new(next()?))),
+                    _ => None,
+                }
+            }
+            Expr::Local { value, .. } => self.term(file, value, names, env),
+            _ => None,
+        }
+    }
+}
+
+fn is_effect_pipe(facts: &FileFacts, callee: &Expr) -> bool {
+    let Expr::Ident(name, _) = callee else { return false };
+    facts.import(name).is_some_and(|import| {
+        crate::facts::is_effect_source(&import.source) && import.kind == ImportKind::Named("pipe".into())
+    })
+}
+
+fn apply_op(s: Sched, op: Op) -> Sched {
+    let inner = Box::new(s);
+    match op {
+        Op::Jittered { min, max } => Sched::Jittered { inner, min, max },
+        Op::Times(n) => Sched::Times(inner, n),
+        Op::TimesWithin { times, limit } => Sched::Times(
+            Box::new(Sched::Max(vec![*inner, Sched::During { limit, strict: false }])),
+            times,
+        ),
+        Op::During { limit, strict } => Sched::Max(vec![*inner, Sched::During { limit, strict }]),
+        Op::While(cb) => Sched::While(inner, cb),
+        Op::AddDelay(cb) => Sched::AddDelay(inner, cb),
+        Op::ModifyDelay(cb) => Sched::ModifyDelay(inner, cb),
+        Op::Max(other) => Sched::Max(vec![*inner, other]),
+        Op::Min(other) => Sched::Min(vec![*inner, other]),
+        Op::Concat(other) => Sched::Concat(inner, Box::new(other)),
+        Op::Identity => *inner,
+        Op::Unknown => Sched::Unknown,
+    }
+}
+
+impl Sched {
+    fn unknown_if(self, unknown: bool) -> Sched {
+        if unknown {
+            Sched::Unknown
+        } else {
+            self
+        }
+    }
+}
+
+fn duration_call(member: &str, args: &[Val]) -> Option<f64> {
+    let number = |i: usize| match args.get(i) {
+        Some(Val::Num(n)) => Some(*n),
+        Some(Val::Dur(ms)) => Some(*ms),
+        Some(Val::Str(s, _, _)) => parse_duration(s),
+        _ => None,
+    };
+    match member {
+        "millis" | "decode" | "fromInputUnsafe" => number(0),
+        "times" => Some(number(0)? * number(1)?),
+        "sum" => Some(number(0)? + number(1)?),
+        "subtract" => Some(number(0)? - number(1)?),
+        "min" => Some(number(0)?.min(number(1)?)),
+        "max" => Some(number(0)?.max(number(1)?)),
+        unit => Some(number(0)? * unit_millis(unit)?),
+    }
+}
+
+fn unit_millis(unit: &str) -> Option<f64> {
+    Some(match unit {
+        "nanos" | "nano" => 1e-6,
+        "micros" | "micro" => 1e-3,
+        "millis" | "milli" => 1.0,
+        "seconds" | "second" => 1_000.0,
+        "minutes" | "minute" => 60_000.0,
+        "hours" | "hour" => 3_600_000.0,
+        "days" | "day" => 86_400_000.0,
+        "weeks" | "week" => 604_800_000.0,
+        _ => return None,
+    })
+}
+
+/// Effect's duration strings: `<number> <unit>`, e.g. `"100 millis"`, `"1.5 seconds"`.
+pub fn parse_duration(text: &str) -> Option<f64> {
+    let mut parts = text.split_whitespace();
+    let (number, unit) = (parts.next()?, parts.next()?);
+    if parts.next().is_some() {
+        return None;
+    }
+    let value: f64 = number.parse().ok()?;
+    if !value.is_finite() || value < 0.0 {
+        return None;
+    }
+    Some(value * unit_millis(unit)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_duration;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("100 millis"), Some(100.0));
+        assert_eq!(parse_duration("1.5 seconds"), Some(1500.0));
+        assert_eq!(parse_duration("1 minute"), Some(60_000.0));
+        assert_eq!(parse_duration("100 milis"), None);
+        assert_eq!(parse_duration("100millis"), None);
+        assert_eq!(parse_duration("-1 seconds"), None);
+    }
+}

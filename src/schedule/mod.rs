@@ -1,0 +1,146 @@
+//! The schedule model: an abstract evaluator of Effect `Schedule` expressions.
+//!
+//! An expression (as extracted into [`Expr`]) is evaluated into a small schedule IR
+//! ([`Sched`]), resolving names across files and substituting arguments into same-file helper
+//! functions such as `capped(base, cap, retries)`. The IR is then run on a virtual clock by
+//! [`sim`], which is how Effect itself runs a schedule: each combinator is a step function.
+//! That gives exact nominal delays; a separate structural pass answers what a bounded run
+//! cannot (is the attempt count unbounded? does the gap grow without a cap?).
+//!
+//! What the model cannot see — a parameter, an opaque callback, an unresolved import — is
+//! `Unknown`, and the rules stay silent on unknown.
+
+pub mod eval;
+pub mod sim;
+
+pub use eval::{evaluate_policy, evaluate_policy_expr, evaluate_schedule, parse_duration, Evaluator, Problem};
+pub use sim::{summarize, Attempts, Gap, Jitter, Summary};
+
+/// A delay function or predicate the model can interpret: `({ duration }) => Duration.min(…)`.
+#[derive(Debug, Clone)]
+pub enum Callback {
+    /// A pure function of the schedule's metadata, compiled to a tiny expression language.
+    Known(Rc<Lambda>),
+    Unknown,
+}
+
+use std::rc::Rc;
+
+/// A compiled callback: named parameters (positional or destructured from the metadata
+/// object) and a body in [`Term`]s.
+#[derive(Debug)]
+pub struct Lambda {
+    pub params: Vec<Param>,
+    pub body: Term,
+}
+
+#[derive(Debug, Clone)]
+pub enum Param {
+    /// `(d) =>`: the argument at this position.
+    Positional(String),
+    /// `({ duration, attempt }) =>`: fields of the metadata object.
+    Fields(Vec<String>),
+    Ignored,
+}
+
+/// The expression language of callbacks, over numbers (durations are milliseconds).
+#[derive(Debug, Clone)]
+pub enum Term {
+    Num(f64),
+    Var(String),
+    Bin(BinOp, Box<Term>, Box<Term>),
+    Min(Box<Term>, Box<Term>),
+    Max(Box<Term>, Box<Term>),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+/// The schedule IR: Effect's combinators, v4 and v3 mapped onto one vocabulary.
+/// Durations are milliseconds.
+#[derive(Debug, Clone)]
+pub enum Sched {
+    Exponential {
+        base: f64,
+        factor: f64,
+    },
+    Fibonacci {
+        base: f64,
+    },
+    Spaced(f64),
+    /// `fixed` waits until the next multiple of the interval: with an instant effect, the interval.
+    Fixed(f64),
+    /// `windowed` likewise.
+    Windowed(f64),
+    /// v3 `linear`: base × attempt.
+    Linear(f64),
+    Recurs(u64),
+    /// `forever`, `spaced(0)`.
+    Forever,
+    /// v3 `fromDelays`.
+    FromDelays(Vec<f64>),
+    /// `during(d)`: zero delay while elapsed ≤ d (v4) or < d (strict, v3 `upTo`).
+    During {
+        limit: f64,
+        strict: bool,
+    },
+    /// `cron`: a wall-clock schedule; delays depend on the start time.
+    Cron,
+    /// Continue while every child continues, with the largest delay (v4 `max`, v3 `intersect`).
+    Max(Vec<Sched>),
+    /// Continue while any child continues, with the smallest delay of those still running
+    /// (v4 `min`, v3 `union`). Every child steps every time.
+    Min(Vec<Sched>),
+    /// Run the first to completion, then the second (v4 `concat`, v3 `andThen`).
+    Concat(Box<Sched>, Box<Sched>),
+    /// `upTo({ times })`, `Effect.retry({ times })`: at most `times` recurrences.
+    Times(Box<Sched>, u64),
+    /// A predicate over metadata (`while`, `whileOutput`, …).
+    While(Box<Sched>, Callback),
+    /// `jittered`: the delay scaled by a factor drawn from [min, max].
+    Jittered {
+        inner: Box<Sched>,
+        min: f64,
+        max: f64,
+    },
+    /// Replace the delay by `f(metadata)` (v4 `modifyDelay`, v3 `modifyDelay`/`delayed`).
+    ModifyDelay(Box<Sched>, Callback),
+    /// Add `f(metadata)` to the delay.
+    AddDelay(Box<Sched>, Callback),
+    /// Something the model does not know.
+    Unknown,
+}
+
+/// Evaluates a standalone expression (a schedule or retry options) the way the differential
+/// test asks: as if written in a file importing `Schedule`, `Duration` and `Effect` from Effect.
+pub fn evaluate_text(expr: &str, version: u8) -> Summary {
+    use crate::config::Config;
+    use crate::discover::SourceFile;
+    use crate::facts::Language;
+    use std::path::PathBuf;
+
+    let text =
+        format!("import {{ Schedule, Duration, Effect, pipe }} from \"effect\"\nexport const policy = ({expr})\n");
+    let path = PathBuf::from("policy.ts");
+    let facts = crate::extract::extract_file(&path, Language::TypeScript, text.as_bytes());
+    let source = SourceFile {
+        path: path.clone(),
+        absolute: PathBuf::from("/policy.ts"),
+        language: Language::TypeScript,
+    };
+    let project = crate::project::Project::from_memory(Config::defaults(PathBuf::from("/")), vec![(source, facts)]);
+    let Some(binding) = project.facts(0).binding("policy") else {
+        return summarize(&Sched::Unknown);
+    };
+    let (sched, _) = evaluate_policy_expr(&project, 0, &binding.value, version);
+    summarize(&sched)
+}

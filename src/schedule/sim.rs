@@ -1,0 +1,753 @@
+//! Running the IR on a virtual clock, as `Effect.retry` runs a schedule against an effect that
+//! fails instantly: each step gets `now` (the sum of the delays so far) and returns the next
+//! delay or stops. Plus the structural facts a bounded run cannot settle.
+
+use super::{BinOp, Callback, Lambda, Param, Sched, Term};
+
+/// Steps simulated before deciding a schedule does not stop by itself.
+const SIM_LIMIT: usize = 10_000;
+/// Nominal delays kept for display and for differential tests.
+pub const SHOWN_DELAYS: usize = 20;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Attempts {
+    /// Exactly this many retries (when every attempt fails).
+    Exact(u64),
+    /// At most this many: a predicate may stop earlier.
+    AtMost(u64),
+    /// Bounded by elapsed time only (`during`, `upTo({ duration })`).
+    TimeLimited,
+    /// Never stops by itself.
+    Unbounded,
+    Unknown,
+}
+
+impl Attempts {
+    /// An upper bound on retries, when there is one.
+    pub fn bound(self) -> Option<u64> {
+        match self {
+            Attempts::Exact(n) | Attempts::AtMost(n) => Some(n),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Gap {
+    /// No gap ever exceeds this many milliseconds (nominal, before jitter).
+    Capped(f64),
+    /// Gaps grow without a per-gap cap.
+    Growing,
+    Unknown,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Jitter {
+    Yes,
+    No,
+    Unknown,
+}
+
+/// What a retry policy does, as far as the model can tell.
+#[derive(Debug, Clone)]
+pub struct Summary {
+    pub attempts: Attempts,
+    pub gap: Gap,
+    pub jitter: Jitter,
+    /// The first nominal delays (jitter at its midpoint), when all are known.
+    pub delays: Option<Vec<f64>>,
+    /// Sum of all nominal delays, when the schedule stops and every delay is known.
+    pub total_ms: Option<f64>,
+    /// The longest the retries can wait in total, with jitter at its extremes.
+    pub worst_total_ms: Option<f64>,
+}
+
+pub fn summarize(sched: &Sched) -> Summary {
+    let nominal = run(sched, SIM_LIMIT, 0.5);
+    let structural = cap(sched);
+    let attempts = match nominal.end {
+        End::Terminated => {
+            let retries = nominal.delays.len() as u64;
+            if has_predicate(sched) {
+                Attempts::AtMost(retries)
+            } else {
+                Attempts::Exact(retries)
+            }
+        }
+        End::Continues | End::Unknown => match structural {
+            Cap::Finite(n) => Attempts::AtMost(n),
+            Cap::Time => Attempts::TimeLimited,
+            Cap::Infinite if nominal.end == End::Continues => Attempts::Unbounded,
+            _ => Attempts::Unknown,
+        },
+    };
+    let all_known = nominal.delays.iter().all(Option::is_some);
+    let delays = (all_known && nominal.end != End::Unknown).then(|| {
+        nominal
+            .delays
+            .iter()
+            .take(SHOWN_DELAYS)
+            .map(|d| d.unwrap_or(f64::NAN))
+            .collect()
+    });
+    let total_ms = match (attempts, all_known) {
+        (Attempts::Exact(_) | Attempts::AtMost(_), true) if nominal.end == End::Terminated => {
+            Some(nominal.delays.iter().map(|d| d.unwrap_or(0.0)).sum())
+        }
+        _ => None,
+    };
+    let worst_total_ms = total_ms.and_then(|_| {
+        let extremes = [run(sched, SIM_LIMIT, 0.0), run(sched, SIM_LIMIT, 1.0)];
+        let mut worst: f64 = 0.0;
+        for extreme in extremes {
+            if extreme.end != End::Terminated || !extreme.delays.iter().all(Option::is_some) {
+                return None;
+            }
+            worst = worst.max(extreme.delays.iter().map(|d| d.unwrap_or(0.0)).sum());
+        }
+        Some(worst)
+    });
+    Summary {
+        attempts,
+        gap: growth(sched),
+        jitter: effective_jitter(sched, &nominal),
+        delays,
+        total_ms,
+        worst_total_ms,
+    }
+}
+
+// ------------------------------------------------------------------ simulation
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum End {
+    Terminated,
+    /// Still going after the step limit.
+    Continues,
+    /// A step the model cannot decide (an opaque predicate, an unknown combinator).
+    Unknown,
+}
+
+struct Run {
+    delays: Vec<Option<f64>>,
+    end: End,
+}
+
+/// Metadata a step sees, as Effect passes it to callbacks.
+#[derive(Clone, Copy)]
+struct Meta {
+    /// 1-based count of steps so far, this one included.
+    attempt: f64,
+    /// Milliseconds since the first step.
+    elapsed: f64,
+}
+
+#[derive(Clone, Copy)]
+enum Step {
+    Done,
+    /// The next delay (unknown when a callback is opaque) and the schedule's output.
+    Next {
+        delay: Option<f64>,
+        output: Option<f64>,
+    },
+    Unknown,
+}
+
+fn run(sched: &Sched, limit: usize, random: f64) -> Run {
+    let mut state = State::new(sched);
+    let mut delays = Vec::new();
+    let mut now = 0.0;
+    for attempt in 1..=limit {
+        let meta = Meta {
+            attempt: attempt as f64,
+            elapsed: now,
+        };
+        match state.step(sched, meta, random) {
+            Step::Done => {
+                return Run {
+                    delays,
+                    end: End::Terminated,
+                }
+            }
+            Step::Unknown => {
+                return Run {
+                    delays,
+                    end: End::Unknown,
+                }
+            }
+            Step::Next { delay, .. } => {
+                delays.push(delay);
+                match delay {
+                    Some(d) => now += d,
+                    // Time-based limits cannot be followed past an unknown delay.
+                    None if has_time_limit(sched) => {
+                        return Run {
+                            delays,
+                            end: End::Unknown,
+                        }
+                    }
+                    None => {}
+                }
+            }
+        }
+    }
+    Run {
+        delays,
+        end: End::Continues,
+    }
+}
+
+/// Per-node mutable state, shaped like the [`Sched`] it runs.
+enum State {
+    Counter(u64),
+    Fib(f64, f64),
+    Fixed {
+        start: f64,
+        last_run: f64,
+    },
+    Children(Vec<State>, Vec<bool>),
+    /// The first part's state, the second's, and the metadata at which the second started
+    /// (each schedule counts its own attempts and elapsed time).
+    Concat(Box<State>, Box<State>, Option<Meta>),
+    Wrap(Box<State>),
+    None,
+}
+
+impl State {
+    fn new(sched: &Sched) -> State {
+        match sched {
+            Sched::Fibonacci { base } => State::Fib(*base, *base),
+            Sched::Fixed(_) => State::Fixed {
+                start: 0.0,
+                last_run: 0.0,
+            },
+            Sched::Max(children) | Sched::Min(children) => {
+                State::Children(children.iter().map(State::new).collect(), vec![false; children.len()])
+            }
+            Sched::Concat(a, b) => State::Concat(Box::new(State::new(a)), Box::new(State::new(b)), None),
+            Sched::Times(inner, _)
+            | Sched::While(inner, _)
+            | Sched::Jittered { inner, .. }
+            | Sched::ModifyDelay(inner, _)
+            | Sched::AddDelay(inner, _) => State::Wrap(Box::new(State::new(inner))),
+            Sched::Exponential { .. } | Sched::Linear(_) | Sched::Recurs(_) | Sched::FromDelays(_) => State::Counter(0),
+            _ => State::None,
+        }
+    }
+
+    fn step(&mut self, sched: &Sched, meta: Meta, random: f64) -> Step {
+        let next = |delay: f64, output: f64| Step::Next {
+            delay: Some(delay),
+            output: Some(output),
+        };
+        let count = meta.attempt - 1.0;
+        match (sched, self) {
+            (Sched::Exponential { base, factor }, State::Counter(n)) => {
+                let delay = base * factor.powi((*n).min(i32::MAX as u64) as i32);
+                *n += 1;
+                next(delay, delay)
+            }
+            (Sched::Fibonacci { .. }, State::Fib(a, b)) => {
+                let delay = *a;
+                (*a, *b) = (*b, *a + *b);
+                next(delay, delay)
+            }
+            (Sched::Spaced(d), _) => next(*d, count),
+            // `fixed` waits for the next multiple of its interval since its first step, or not
+            // at all when running behind (Effect's `fixed`).
+            (Sched::Fixed(window), State::Fixed { start, last_run }) => {
+                let window = *window;
+                if window == 0.0 {
+                    return next(0.0, count);
+                }
+                if meta.attempt == 1.0 {
+                    *start = meta.elapsed;
+                    *last_run = meta.elapsed + window;
+                    return next(window, 0.0);
+                }
+                let running_behind = meta.elapsed > *last_run + window;
+                let boundary = window - ((meta.elapsed - *start) % window);
+                let delay = if running_behind {
+                    0.0
+                } else if boundary == 0.0 {
+                    window
+                } else {
+                    boundary
+                };
+                *last_run = if running_behind {
+                    meta.elapsed
+                } else {
+                    meta.elapsed + delay
+                };
+                next(delay, count)
+            }
+            (Sched::Windowed(window), _) => {
+                let delay = if *window == 0.0 {
+                    0.0
+                } else {
+                    window - (meta.elapsed % window)
+                };
+                next(delay, count)
+            }
+            (Sched::Linear(base), State::Counter(n)) => {
+                *n += 1;
+                let delay = base * *n as f64;
+                next(delay, delay)
+            }
+            (Sched::Recurs(times), State::Counter(n)) => {
+                if *n >= *times {
+                    return Step::Done;
+                }
+                *n += 1;
+                next(0.0, count)
+            }
+            (Sched::Forever, _) => next(0.0, count),
+            (Sched::FromDelays(delays), State::Counter(n)) => match delays.get(*n as usize) {
+                Some(delay) => {
+                    *n += 1;
+                    next(*delay, *delay)
+                }
+                None => Step::Done,
+            },
+            (Sched::During { limit, strict }, _) => {
+                let within = if *strict {
+                    meta.elapsed < *limit
+                } else {
+                    meta.elapsed <= *limit
+                };
+                if within {
+                    next(0.0, meta.elapsed)
+                } else {
+                    Step::Done
+                }
+            }
+            (Sched::Max(children), State::Children(states, _)) => {
+                let mut delay: Option<f64> = Some(0.0);
+                let mut done = false;
+                for (child, state) in children.iter().zip(states.iter_mut()) {
+                    match state.step(child, meta, random) {
+                        Step::Done => done = true,
+                        Step::Unknown => return Step::Unknown,
+                        Step::Next { delay: d, .. } => delay = delay.zip(d).map(|(a, b)| a.max(b)),
+                    }
+                }
+                if done {
+                    Step::Done
+                } else {
+                    Step::Next { delay, output: None }
+                }
+            }
+            (Sched::Min(children), State::Children(states, finished)) => {
+                let mut delay: Option<Option<f64>> = None; // None: no child continued yet
+                for ((child, state), finished) in children.iter().zip(states.iter_mut()).zip(finished.iter_mut()) {
+                    if *finished {
+                        continue;
+                    }
+                    match state.step(child, meta, random) {
+                        Step::Done => *finished = true,
+                        Step::Unknown => return Step::Unknown,
+                        Step::Next { delay: d, .. } => {
+                            delay = Some(match delay {
+                                None => d,
+                                Some(current) => current.zip(d).map(|(a, b)| a.min(b)),
+                            })
+                        }
+                    }
+                }
+                match delay {
+                    None => Step::Done,
+                    Some(delay) => Step::Next { delay, output: None },
+                }
+            }
+            (Sched::Concat(a, b), State::Concat(first, second, started)) => {
+                if started.is_none() {
+                    match first.step(a, meta, random) {
+                        Step::Done => *started = Some(meta),
+                        other => return other,
+                    }
+                }
+                let start = started.expect("set above");
+                let own = Meta {
+                    attempt: meta.attempt - start.attempt + 1.0,
+                    elapsed: meta.elapsed - start.elapsed,
+                };
+                second.step(b, own, random)
+            }
+            (Sched::Times(inner, times), State::Wrap(state)) => {
+                let step = state.step(inner, meta, random);
+                if meta.attempt > *times as f64 {
+                    return Step::Done;
+                }
+                step
+            }
+            (Sched::While(inner, callback), State::Wrap(state)) => match state.step(inner, meta, random) {
+                Step::Next { delay, output } => {
+                    let truth = apply(callback, meta, delay, output);
+                    match truth {
+                        Some(t) if t != 0.0 => Step::Next { delay, output },
+                        Some(_) => Step::Done,
+                        None => Step::Unknown,
+                    }
+                }
+                other => other,
+            },
+            (Sched::Jittered { inner, min, max }, State::Wrap(state)) => match state.step(inner, meta, random) {
+                Step::Next { delay, output } => Step::Next {
+                    delay: delay.map(|d| d * min * (1.0 - random) + d * max * random),
+                    output,
+                },
+                other => other,
+            },
+            (Sched::ModifyDelay(inner, callback), State::Wrap(state)) => match state.step(inner, meta, random) {
+                Step::Next { delay, output } => Step::Next {
+                    delay: apply(callback, meta, delay, output),
+                    output,
+                },
+                other => other,
+            },
+            (Sched::AddDelay(inner, callback), State::Wrap(state)) => match state.step(inner, meta, random) {
+                Step::Next { delay, output } => Step::Next {
+                    delay: delay.zip(apply(callback, meta, delay, output)).map(|(a, b)| a + b),
+                    output,
+                },
+                other => other,
+            },
+            _ => Step::Unknown,
+        }
+    }
+}
+
+/// Applies a callback to a step's metadata; `None` when the callback or an input is unknown.
+fn apply(callback: &Callback, meta: Meta, duration: Option<f64>, output: Option<f64>) -> Option<f64> {
+    let Callback::Known(lambda) = callback else { return None };
+    let lookup = |name: &str| -> Option<f64> {
+        match name {
+            "duration" => duration,
+            "output" => output,
+            "attempt" => Some(meta.attempt),
+            "elapsed" => Some(meta.elapsed),
+            _ => None,
+        }
+    };
+    eval_term(&lambda.body, &lookup)
+}
+
+fn eval_term(term: &Term, lookup: &dyn Fn(&str) -> Option<f64>) -> Option<f64> {
+    Some(match term {
+        Term::Num(n) => *n,
+        Term::Var(name) => lookup(name)?,
+        Term::Min(a, b) => eval_term(a, lookup)?.min(eval_term(b, lookup)?),
+        Term::Max(a, b) => eval_term(a, lookup)?.max(eval_term(b, lookup)?),
+        Term::Bin(op, a, b) => {
+            let (a, b) = (eval_term(a, lookup)?, eval_term(b, lookup)?);
+            let truth = |t: bool| if t { 1.0 } else { 0.0 };
+            match op {
+                BinOp::Add => a + b,
+                BinOp::Sub => a - b,
+                BinOp::Mul => a * b,
+                BinOp::Div => a / b,
+                BinOp::Lt => truth(a < b),
+                BinOp::Le => truth(a <= b),
+                BinOp::Gt => truth(a > b),
+                BinOp::Ge => truth(a >= b),
+            }
+        }
+    })
+}
+
+// ------------------------------------------------------------------ structure
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Cap {
+    Finite(u64),
+    Time,
+    Infinite,
+    Unknown,
+}
+
+/// Whether the schedule stops by itself, from its structure.
+fn cap(sched: &Sched) -> Cap {
+    match sched {
+        Sched::Recurs(n) => Cap::Finite(*n),
+        Sched::FromDelays(delays) => Cap::Finite(delays.len() as u64),
+        Sched::During { .. } => Cap::Time,
+        Sched::Exponential { .. }
+        | Sched::Fibonacci { .. }
+        | Sched::Spaced(_)
+        | Sched::Fixed(_)
+        | Sched::Windowed(_)
+        | Sched::Linear(_)
+        | Sched::Forever
+        | Sched::Cron => Cap::Infinite,
+        Sched::Max(children) => children.iter().map(cap).fold(Cap::Infinite, both),
+        Sched::Min(children) => children.iter().map(cap).reduce(either).unwrap_or(Cap::Finite(0)),
+        Sched::Concat(a, b) => match (cap(a), cap(b)) {
+            (Cap::Finite(x), Cap::Finite(y)) => Cap::Finite(x.saturating_add(y)),
+            (Cap::Infinite, _) | (_, Cap::Infinite) => Cap::Infinite,
+            (Cap::Unknown, _) | (_, Cap::Unknown) => Cap::Unknown,
+            _ => Cap::Time,
+        },
+        Sched::Times(inner, n) => both(cap(inner), Cap::Finite(*n)),
+        Sched::While(inner, _) => match cap(inner) {
+            finite @ Cap::Finite(_) => finite,
+            _ => Cap::Unknown,
+        },
+        Sched::Jittered { inner, .. } | Sched::ModifyDelay(inner, _) | Sched::AddDelay(inner, _) => cap(inner),
+        Sched::Unknown => Cap::Unknown,
+    }
+}
+
+/// Both must continue: the tighter bound wins.
+fn both(a: Cap, b: Cap) -> Cap {
+    match (a, b) {
+        (Cap::Finite(x), Cap::Finite(y)) => Cap::Finite(x.min(y)),
+        (Cap::Finite(x), _) | (_, Cap::Finite(x)) => Cap::Finite(x),
+        (Cap::Time, _) | (_, Cap::Time) => Cap::Time,
+        (Cap::Unknown, _) | (_, Cap::Unknown) => Cap::Unknown,
+        _ => Cap::Infinite,
+    }
+}
+
+/// Either may continue: the looser bound wins.
+fn either(a: Cap, b: Cap) -> Cap {
+    match (a, b) {
+        (Cap::Infinite, _) | (_, Cap::Infinite) => Cap::Infinite,
+        (Cap::Unknown, _) | (_, Cap::Unknown) => Cap::Unknown,
+        (Cap::Time, _) | (_, Cap::Time) => Cap::Time,
+        (Cap::Finite(x), Cap::Finite(y)) => Cap::Finite(x.max(y)),
+    }
+}
+
+/// The largest gap the structure allows (nominal, before jitter).
+fn growth(sched: &Sched) -> Gap {
+    match sched {
+        Sched::Exponential { base, factor } => {
+            if *factor > 1.0 && *base > 0.0 {
+                Gap::Growing
+            } else {
+                Gap::Capped(*base)
+            }
+        }
+        Sched::Fibonacci { base } | Sched::Linear(base) => {
+            if *base > 0.0 {
+                Gap::Growing
+            } else {
+                Gap::Capped(0.0)
+            }
+        }
+        Sched::Spaced(d) | Sched::Fixed(d) | Sched::Windowed(d) => Gap::Capped(*d),
+        Sched::Recurs(_) | Sched::Forever | Sched::During { .. } => Gap::Capped(0.0),
+        Sched::FromDelays(delays) => Gap::Capped(delays.iter().copied().fold(0.0, f64::max)),
+        Sched::Cron | Sched::Unknown => Gap::Unknown,
+        Sched::Max(children) => children.iter().map(growth).fold(Gap::Capped(0.0), larger),
+        Sched::Min(children) => {
+            // A child that never stops bounds every gap by its own cap.
+            let bounding = children
+                .iter()
+                .filter(|c| cap(c) == Cap::Infinite)
+                .filter_map(|c| match growth(c) {
+                    Gap::Capped(x) => Some(x),
+                    _ => None,
+                })
+                .reduce(f64::min);
+            match bounding {
+                Some(x) => Gap::Capped(x),
+                None => children.iter().map(growth).fold(Gap::Capped(0.0), larger),
+            }
+        }
+        Sched::Concat(a, b) => larger(growth(a), growth(b)),
+        Sched::Times(inner, _) | Sched::While(inner, _) | Sched::Jittered { inner, .. } => growth(inner),
+        Sched::ModifyDelay(inner, callback) => match bound_of(callback, growth(inner)) {
+            Some(bound) if bound.is_finite() => Gap::Capped(bound),
+            Some(_) => Gap::Growing,
+            None => Gap::Unknown,
+        },
+        Sched::AddDelay(inner, callback) => match (growth(inner), bound_of(callback, growth(inner))) {
+            (Gap::Capped(x), Some(add)) if add.is_finite() => Gap::Capped(x + add),
+            (Gap::Growing, _) => Gap::Growing,
+            (_, Some(_)) => Gap::Growing,
+            _ => Gap::Unknown,
+        },
+    }
+}
+
+/// A callback's value when the delay and output are as large as `inner` allows (infinite
+/// when growing): finite means the callback caps the gap.
+fn bound_of(callback: &Callback, inner: Gap) -> Option<f64> {
+    let Callback::Known(lambda) = callback else { return None };
+    let largest = match inner {
+        Gap::Capped(x) => x,
+        Gap::Growing => f64::INFINITY,
+        Gap::Unknown => return None,
+    };
+    let lookup = |name: &str| match name {
+        "duration" | "output" => Some(largest),
+        _ => None,
+    };
+    let _: &Lambda = lambda;
+    let _ = Param::Ignored;
+    eval_term(&lambda.body, &lookup)
+}
+
+fn larger(a: Gap, b: Gap) -> Gap {
+    match (a, b) {
+        (Gap::Growing, _) | (_, Gap::Growing) => Gap::Growing,
+        (Gap::Unknown, _) | (_, Gap::Unknown) => Gap::Unknown,
+        (Gap::Capped(x), Gap::Capped(y)) => Gap::Capped(x.max(y)),
+    }
+}
+
+/// Whether the random draw changes what happens: the delays or when the schedule stops, over
+/// the first steps. A jittered branch that never decides a delay does not count (the oracle
+/// agrees). Falls back to the structure when a run cannot be followed.
+fn effective_jitter(sched: &Sched, nominal: &Run) -> Jitter {
+    const STEPS: usize = 64;
+    let structural = jitter(sched);
+    if structural != Jitter::Yes {
+        return structural;
+    }
+    // A jitter combinator whose effect cannot be followed: it may or may not matter.
+    if nominal.end == End::Unknown {
+        return Jitter::Unknown;
+    }
+    let (low, high) = (run(sched, STEPS, 0.0), run(sched, STEPS, 1.0));
+    if low.end == End::Unknown || high.end == End::Unknown {
+        return Jitter::Unknown;
+    }
+    if !low.delays.iter().chain(&high.delays).all(Option::is_some) {
+        return Jitter::Unknown;
+    }
+    let differs = low.end != high.end
+        || low.delays.len() != high.delays.len()
+        || low.delays.iter().zip(&high.delays).any(|(a, b)| a != b);
+    if differs {
+        Jitter::Yes
+    } else {
+        Jitter::No
+    }
+}
+
+fn jitter(sched: &Sched) -> Jitter {
+    match sched {
+        Sched::Jittered { .. } => Jitter::Yes,
+        Sched::Unknown => Jitter::Unknown,
+        Sched::Max(children) | Sched::Min(children) => {
+            children.iter().map(jitter).fold(Jitter::No, |a, b| match (a, b) {
+                (Jitter::Yes, _) | (_, Jitter::Yes) => Jitter::Yes,
+                (Jitter::Unknown, _) | (_, Jitter::Unknown) => Jitter::Unknown,
+                _ => Jitter::No,
+            })
+        }
+        Sched::Concat(a, b) => match (jitter(a), jitter(b)) {
+            (Jitter::Yes, _) | (_, Jitter::Yes) => Jitter::Yes,
+            (Jitter::Unknown, _) | (_, Jitter::Unknown) => Jitter::Unknown,
+            _ => Jitter::No,
+        },
+        Sched::Times(inner, _) | Sched::While(inner, _) => jitter(inner),
+        // A delay function replaces the delay: jitter inside it may be undone.
+        Sched::ModifyDelay(inner, Callback::Known(_)) | Sched::AddDelay(inner, Callback::Known(_)) => jitter(inner),
+        Sched::ModifyDelay(..) | Sched::AddDelay(..) => Jitter::Unknown,
+        _ => Jitter::No,
+    }
+}
+
+fn has_predicate(sched: &Sched) -> bool {
+    match sched {
+        Sched::While(..) => true,
+        Sched::Max(children) | Sched::Min(children) => children.iter().any(has_predicate),
+        Sched::Concat(a, b) => has_predicate(a) || has_predicate(b),
+        Sched::Times(inner, _)
+        | Sched::Jittered { inner, .. }
+        | Sched::ModifyDelay(inner, _)
+        | Sched::AddDelay(inner, _) => has_predicate(inner),
+        _ => false,
+    }
+}
+
+fn has_time_limit(sched: &Sched) -> bool {
+    match sched {
+        Sched::During { .. } => true,
+        Sched::Max(children) | Sched::Min(children) => children.iter().any(has_time_limit),
+        Sched::Concat(a, b) => has_time_limit(a) || has_time_limit(b),
+        Sched::Times(inner, _)
+        | Sched::While(inner, _)
+        | Sched::Jittered { inner, .. }
+        | Sched::ModifyDelay(inner, _)
+        | Sched::AddDelay(inner, _) => has_time_limit(inner),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn capped(base: f64, cap_ms: f64, retries: u64) -> Sched {
+        Sched::Jittered {
+            inner: Box::new(Sched::Max(vec![
+                Sched::Min(vec![Sched::Exponential { base, factor: 2.0 }, Sched::Spaced(cap_ms)]),
+                Sched::Recurs(retries),
+            ])),
+            min: 0.8,
+            max: 1.2,
+        }
+    }
+
+    #[test]
+    fn the_seed_policies() {
+        let contention = summarize(&capped(50.0, 200.0, 3));
+        assert_eq!(contention.attempts, Attempts::Exact(3));
+        assert_eq!(contention.delays.as_deref(), Some(&[50.0, 100.0, 200.0][..]));
+        assert_eq!(contention.total_ms, Some(350.0));
+        assert_eq!(contention.worst_total_ms, Some(420.0));
+        assert_eq!(contention.gap, Gap::Capped(200.0));
+        assert_eq!(contention.jitter, Jitter::Yes);
+        let transient = summarize(&capped(200.0, 2000.0, 3));
+        assert_eq!(transient.delays.as_deref(), Some(&[200.0, 400.0, 800.0][..]));
+        assert_eq!(transient.total_ms, Some(1400.0));
+    }
+
+    #[test]
+    fn min_steps_every_child() {
+        let s = summarize(&Sched::Min(vec![
+            Sched::Exponential {
+                base: 100.0,
+                factor: 2.0,
+            },
+            Sched::Recurs(3),
+        ]));
+        assert_eq!(s.attempts, Attempts::Unbounded);
+        assert_eq!(s.delays.unwrap()[..5], [0.0, 0.0, 0.0, 800.0, 1600.0]);
+    }
+
+    #[test]
+    fn exponential_with_times_is_capped_in_attempts_but_not_in_gap() {
+        let s = summarize(&Sched::Times(
+            Box::new(Sched::Exponential {
+                base: 100.0,
+                factor: 2.0,
+            }),
+            2,
+        ));
+        assert_eq!(s.attempts, Attempts::Exact(2));
+        assert_eq!(s.gap, Gap::Growing);
+        assert_eq!(s.jitter, Jitter::No);
+    }
+
+    #[test]
+    fn during_counts_only_delays() {
+        let s = summarize(&Sched::Max(vec![
+            Sched::During {
+                limit: 1000.0,
+                strict: false,
+            },
+            Sched::Spaced(300.0),
+        ]));
+        assert_eq!(s.attempts, Attempts::Exact(4));
+        let alone = summarize(&Sched::During {
+            limit: 1000.0,
+            strict: false,
+        });
+        assert_eq!(alone.attempts, Attempts::TimeLimited);
+    }
+}
