@@ -39,16 +39,21 @@ impl Outcome {
     }
 }
 
-pub fn run(config: Config, options: &CheckOptions) -> Result<Outcome, Report> {
-    let started = Instant::now();
-    let discovery = discover::discover(&options.paths, &config)?;
-    let mut notes = discovery.notes;
+/// Discovers the files under `paths` and parses, in parallel, those that can hold a fact.
+/// Returns the project, the discovery notes and how many files were parsed.
+pub fn load_project(config: Config, paths: &[PathBuf], prefilter: bool) -> Result<(Project, Vec<Note>, usize), Report> {
+    let discovery = discover::discover(paths, &config)?;
     let project = Project::new(config, discovery.files);
-
     let parsed = (0..project.len())
         .into_par_iter()
-        .filter(|&id| project.load(id, options.prefilter))
+        .filter(|&id| project.load(id, prefilter))
         .count();
+    Ok((project, discovery.notes, parsed))
+}
+
+pub fn run(config: Config, options: &CheckOptions) -> Result<Outcome, Report> {
+    let started = Instant::now();
+    let (project, mut notes, parsed) = load_project(config, &options.paths, options.prefilter)?;
 
     let enabled: Vec<(&Rule, Severity)> = rules::RULES
         .iter()

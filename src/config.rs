@@ -24,6 +24,8 @@ const DEFAULT_REPOSITORIES: &[&str] = &[
     "**/*.repo.ts",
 ];
 const DEFAULT_MAX_FILE_SIZE: u64 = 1024 * 1024;
+/// Decision 3: anything longer than the transient policy's ~1.4 s is the relay's job.
+const DEFAULT_BUDGET_MS: f64 = 2000.0;
 
 #[derive(Debug, Deserialize, Default)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
@@ -33,6 +35,7 @@ struct RawConfig {
     include: Option<Vec<Spanned<String>>>,
     exclude: Option<Vec<Spanned<String>>>,
     max_file_size: Option<Spanned<i64>>,
+    budget: Option<Spanned<String>>,
     rules: Option<BTreeMap<Spanned<String>, Spanned<String>>>,
 }
 
@@ -48,6 +51,8 @@ pub struct Config {
     pub include: Option<GlobSet>,
     pub exclude: GlobSet,
     pub max_file_size: u64,
+    /// The longest an in-process policy may wait in total, worst case (milliseconds).
+    pub budget_ms: f64,
     severities: HashMap<&'static str, Severity>,
 }
 
@@ -62,6 +67,7 @@ impl Config {
             include: None,
             exclude: GlobSet::empty(),
             max_file_size: DEFAULT_MAX_FILE_SIZE,
+            budget_ms: DEFAULT_BUDGET_MS,
             severities: HashMap::new(),
         }
     }
@@ -146,6 +152,15 @@ impl Config {
                 ));
             }
             config.max_file_size = bytes as u64;
+        }
+        if let Some(budget) = &raw.budget {
+            config.budget_ms = crate::schedule::parse_duration(budget.get_ref()).ok_or_else(|| {
+                at(
+                    budget.span(),
+                    format!("invalid budget `{}`", budget.get_ref()),
+                    "a duration such as \"2 seconds\" or \"1500 millis\"",
+                )
+            })?;
         }
         for (name, severity) in raw.rules.iter().flatten() {
             let Some(rule) = rules::by_name(name.get_ref()) else {

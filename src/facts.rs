@@ -504,3 +504,13 @@ pub fn format_number(n: f64) -> String {
         format!("{n}")
     }
 }
+
+impl FileFacts {
+    /// The local name under which this file imports Effect's `module` (`Schedule`, `S`).
+    pub fn effect_module_local(&self, module: &str) -> Option<&str> {
+        self.imports.iter().find_map(|import| {
+            let local = Expr::Ident(import.local.clone(), Span::default());
+            (self.effect_module(&local) == Some(module)).then_some(import.local.as_str())
+        })
+    }
+}

@@ -8,6 +8,7 @@ pub mod config;
 pub mod discover;
 pub mod extract;
 pub mod facts;
+pub mod policy;
 pub mod project;
 pub mod render;
 pub mod rules;

@@ -33,6 +33,8 @@ enum Command {
         /// The rule's name, e.g. inline-schedule.
         name: String,
     },
+    /// List every retry policy: where it is defined, attempts, gap cap, jitter, delays, totals.
+    Policies(PoliciesArgs),
     /// Evaluate schedule expressions read as JSON lines (for differential tests).
     #[command(hide = true)]
     ScheduleEval,
@@ -69,6 +71,28 @@ struct CheckArgs {
     no_prefilter: bool,
 }
 
+#[derive(clap::Args)]
+struct PoliciesArgs {
+    /// Files or directories to look at.
+    #[arg(default_value = ".")]
+    paths: Vec<PathBuf>,
+    /// `table` or `json`.
+    #[arg(long, value_enum, default_value_t = PoliciesFormat::Table)]
+    format: PoliciesFormat,
+    /// Use this config file instead of searching for retrylint.toml.
+    #[arg(long, value_name = "FILE", conflicts_with = "no_config")]
+    config: Option<PathBuf>,
+    /// Ignore any retrylint.toml and use the defaults.
+    #[arg(long)]
+    no_config: bool,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum PoliciesFormat {
+    Table,
+    Json,
+}
+
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 enum Color {
     Auto,
@@ -88,6 +112,7 @@ fn main() -> ExitCode {
         Command::Rules => list_rules(),
         Command::Rule { name } => show_rule(&name),
         Command::ScheduleEval => schedule_eval(),
+        Command::Policies(args) => list_policies(args),
     };
     match result {
         Ok(code) => code,
@@ -114,11 +139,16 @@ fn parse_rules(names: &[String], flag: &str) -> Result<Vec<&'static Rule>, Repor
 }
 
 fn load_config(args: &CheckArgs) -> Result<Config, Report> {
-    if let Some(path) = &args.config {
+    find_config(args.config.as_deref(), args.no_config, &args.paths)
+}
+
+/// `--config FILE`, else `retrylint.toml` from the first path upwards, else the defaults.
+fn find_config(explicit: Option<&std::path::Path>, no_config: bool, paths: &[PathBuf]) -> Result<Config, Report> {
+    if let Some(path) = explicit {
         return Config::load(path);
     }
-    let first = args.paths.first().cloned().unwrap_or_else(|| PathBuf::from("."));
-    if !args.no_config {
+    let first = paths.first().cloned().unwrap_or_else(|| PathBuf::from("."));
+    if !no_config {
         if let Some(found) = Config::discover(&first) {
             return Config::load(&found);
         }
@@ -239,6 +269,20 @@ fn schedule_eval() -> Result<ExitCode, Report> {
             "delaysMs": delays, "jittered": jittered,
         });
         writeln!(out, "{answer}").map_err(|e| miette!("cannot write: {e}"))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn list_policies(args: PoliciesArgs) -> Result<ExitCode, Report> {
+    let config = find_config(args.config.as_deref(), args.no_config, &args.paths)?;
+    let (project, _, _) = check::load_project(config, &args.paths, true)?;
+    let rows = retrylint::policy::rows(&project);
+    match args.format {
+        PoliciesFormat::Table => print!("{}", retrylint::policy::table(&rows)),
+        PoliciesFormat::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&rows).map_err(|e| miette!("cannot write JSON: {e}"))?
+        ),
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 use crate::config::Config;
 use crate::discover::{normalize, SourceFile};
@@ -20,6 +20,10 @@ pub struct Project {
     pub sources: Vec<SourceFile>,
     facts: Vec<OnceLock<FileFacts>>,
     by_absolute: HashMap<PathBuf, FileId>,
+    /// Each file's retry policies with their summaries, computed once for all rules.
+    policies: Vec<OnceLock<Vec<crate::policy::Policy>>>,
+    /// Effect's major version by directory, from the nearest `package.json`.
+    effect_versions: Mutex<HashMap<PathBuf, u8>>,
 }
 
 /// What a name or member path refers to.
@@ -47,11 +51,14 @@ impl Project {
             .map(|(id, s)| (s.absolute.clone(), id))
             .collect();
         let facts = sources.iter().map(|_| OnceLock::new()).collect();
+        let policies = sources.iter().map(|_| OnceLock::new()).collect();
         Project {
             config,
             sources,
             facts,
             by_absolute,
+            policies,
+            effect_versions: Mutex::new(HashMap::new()),
         }
     }
 
@@ -278,6 +285,39 @@ impl Project {
         current
     }
 
+    /// The retry policies `file` defines or uses, evaluated once.
+    pub fn policies(&self, file: FileId) -> &[crate::policy::Policy] {
+        self.policies[file].get_or_init(|| crate::policy::collect(self, file))
+    }
+
+    /// Effect's major version for `file`: the `effect` dependency of the nearest
+    /// `package.json`; 4 when none says otherwise (v3 names are understood either way).
+    pub fn effect_major(&self, file: FileId) -> u8 {
+        let Some(dir) = self.sources[file].absolute.parent() else {
+            return 4;
+        };
+        let mut cache = self.effect_versions.lock().unwrap_or_else(|e| e.into_inner());
+        let mut visited = Vec::new();
+        let mut current = Some(dir);
+        let mut found = 4;
+        while let Some(d) = current {
+            if let Some(v) = cache.get(d) {
+                found = *v;
+                break;
+            }
+            visited.push(d.to_path_buf());
+            if let Some(v) = read_effect_major(&d.join("package.json")) {
+                found = v;
+                break;
+            }
+            current = d.parent();
+        }
+        for d in visited {
+            cache.insert(d, found);
+        }
+        found
+    }
+
     /// Every file that the parse phase looked at, in path order.
     pub fn checked_files(&self) -> impl Iterator<Item = FileId> + '_ {
         (0..self.sources.len()).filter(|&id| self.parsed(id).is_some())
@@ -311,4 +351,21 @@ fn extract_isolated(source: &SourceFile, text: &[u8]) -> FileFacts {
         });
         facts
     })
+}
+
+/// The major version of the `effect` dependency a `package.json` declares, if any.
+fn read_effect_major(path: &Path) -> Option<u8> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let json: serde_json::Value = serde_json::from_str(&text).ok()?;
+    ["dependencies", "devDependencies", "peerDependencies"]
+        .iter()
+        .find_map(|section| {
+            let version = json.get(section)?.get("effect")?.as_str()?;
+            let digits: String = version
+                .trim_start_matches(|c: char| !c.is_ascii_digit())
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            digits.parse().ok()
+        })
 }

@@ -237,3 +237,53 @@ fn gitignored_hidden_vendored_and_declaration_files_are_skipped() {
     let paths: Vec<String> = findings(&report).into_iter().map(|f| f.0).collect();
     assert_eq!(paths, ["src/kept.mts"]);
 }
+
+#[test]
+fn policies_lists_named_policies_with_their_summaries() {
+    let output = common::bin()
+        .current_dir(common::fixture("effect-app"))
+        .args(["policies", "."])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let table = String::from_utf8(output.stdout).unwrap();
+    let line = |name: &str| {
+        table
+            .lines()
+            .find(|l| l.starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("{name} in\n{table}"))
+            .to_string()
+    };
+    let contention = line("contention");
+    for cell in [
+        "src/infra/retry.ts:12",
+        "200 ms",
+        "yes",
+        "50 ms, 100 ms, 200 ms",
+        "350 ms",
+        "420 ms",
+    ] {
+        assert!(contention.contains(cell), "contention row lacks `{cell}`: {contention}");
+    }
+    let transient = line("transient");
+    for cell in ["2 s", "200 ms, 400 ms, 800 ms", "1.4 s", "1.68 s"] {
+        assert!(transient.contains(cell), "transient row lacks `{cell}`: {transient}");
+    }
+    insta::assert_snapshot!(table);
+
+    let output = common::bin()
+        .current_dir(common::fixture("effect-app"))
+        .args(["policies", ".", "--format", "json"])
+        .output()
+        .unwrap();
+    let rows: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let contention = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "contention")
+        .unwrap();
+    assert_eq!(contention["retries"], 3);
+    assert_eq!(contention["total_ms"], 350.0);
+    assert_eq!(contention["sites"], 7);
+}

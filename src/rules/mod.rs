@@ -2,7 +2,10 @@
 //! A rule's documentation lives in `rules/<name>.md` and is embedded here.
 
 mod inline_schedule;
+mod policy_over_budget;
 mod retry_in_repository;
+mod uncapped_schedule;
+mod unjittered_schedule;
 
 use std::fmt;
 
@@ -73,7 +76,13 @@ pub struct Context<'p> {
     pub facts: &'p FileFacts,
 }
 
-pub const RULES: &[&Rule] = &[&inline_schedule::RULE, &retry_in_repository::RULE];
+pub const RULES: &[&Rule] = &[
+    &inline_schedule::RULE,
+    &retry_in_repository::RULE,
+    &uncapped_schedule::RULE,
+    &unjittered_schedule::RULE,
+    &policy_over_budget::RULE,
+];
 
 pub fn by_name(name: &str) -> Option<&'static Rule> {
     RULES.iter().copied().find(|r| r.name == name)
@@ -156,4 +165,15 @@ pub fn snippet(text: &str, max: usize) -> String {
     }
     let cut: String = first.chars().take(max).collect();
     format!("{cut}…")
+}
+
+/// How a message names a policy: `` `transient` `` for an export, the expression otherwise.
+pub fn policy_name(policy: &crate::policy::Policy) -> String {
+    match &policy.origin {
+        crate::policy::Origin::Export { name, .. } => format!("`{name}`"),
+        crate::policy::Origin::Site { kind } if policy.schedule.is_none() => {
+            format!("`{}({})`", kind.callee(), snippet(&policy.text, 50))
+        }
+        crate::policy::Origin::Site { .. } => format!("`{}`", snippet(&policy.text, 60)),
+    }
 }

@@ -352,9 +352,7 @@ impl<'p> Evaluator<'p> {
                     self.problems.borrow_mut().push(Problem {
                         file: *file,
                         span: *span,
-                        message: format!(
-                            "\"{text}\" is not a duration Effect can decode: building this schedule throws"
-                        ),
+                        message: format!("invalid duration \"{text}\": Effect throws when it builds this schedule"),
                     });
                 }
                 parsed

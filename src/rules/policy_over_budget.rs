@@ -1,0 +1,44 @@
+//! `policy-over-budget`: an in-process policy that can wait longer in total than the budget.
+
+use super::{policy_name, Context, Diagnostic, FixSafety, Rule, Severity};
+use crate::policy::format_ms;
+
+pub const RULE: Rule = Rule {
+    name: "policy-over-budget",
+    summary: "an in-process retry policy whose worst-case total wait exceeds the budget",
+    decision: "3",
+    default_severity: Severity::Error,
+    fix: FixSafety::None,
+    doc: include_str!("../../rules/policy-over-budget.md"),
+    check,
+};
+
+fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
+    let budget = ctx.project.config.budget_ms;
+    for policy in ctx.project.policies(ctx.file) {
+        let Some(worst) = policy.summary.worst_total_ms else {
+            continue;
+        };
+        if worst <= budget {
+            continue;
+        }
+        let delays = policy.summary.delays.as_deref().unwrap_or_default();
+        let shown: Vec<String> = delays.iter().take(6).map(|d| format_ms(*d)).collect();
+        let more = if delays.len() > 6 { ", …" } else { "" };
+        out.push(
+            Diagnostic::new(
+                &RULE,
+                ctx,
+                policy.span,
+                format!(
+                    "retry policy {} can wait {} in total ({}{more}), over the {} budget: the caller waits that long while the dependency is down",
+                    policy_name(policy),
+                    format_ms(worst),
+                    shown.join(", "),
+                    format_ms(budget)
+                ),
+            )
+            .with_help("retry fewer times or cap the gap lower; recovery that takes longer is the durable retrier's or the next job slot's job"),
+        );
+    }
+}

@@ -1,0 +1,57 @@
+//! `uncapped-schedule`: a retry policy with no attempt cap, or whose gap grows without a cap.
+
+use super::{policy_name, Context, Diagnostic, FixSafety, Rule, Severity};
+use crate::policy::{format_ms, Origin};
+use crate::schedule::{Attempts, Gap};
+
+pub const RULE: Rule = Rule {
+    name: "uncapped-schedule",
+    summary: "a retry policy with no attempt cap, or a growing gap with no per-gap cap",
+    decision: "3",
+    default_severity: Severity::Error,
+    fix: FixSafety::None,
+    doc: include_str!("../../rules/uncapped-schedule.md"),
+    check,
+};
+
+const HELP: &str = "cap it the way the retry module's policies are capped: `Schedule.max([Schedule.min([Schedule.exponential(base), Schedule.spaced(cap)]), Schedule.recurs(retries)]).pipe(Schedule.jittered)`";
+
+fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
+    for policy in ctx.project.policies(ctx.file) {
+        // A duration Effect cannot decode makes the schedule throw when it is built.
+        for problem in policy.problems.iter().filter(|p| p.file == ctx.file) {
+            out.push(
+                Diagnostic::new(&RULE, ctx, problem.span, problem.message.clone())
+                    .with_help("write durations as `<number> <unit>`, e.g. \"100 millis\" or \"2 seconds\""),
+            );
+        }
+        let summary = &policy.summary;
+        let unbounded = summary.attempts == Attempts::Unbounded;
+        let growing = summary.gap == Gap::Growing;
+        let name = policy_name(policy);
+        let message = match (unbounded, growing) {
+            (true, true) => format!("retry policy {name} never stops, and its gap grows without a cap: a dependency that stays down is retried forever, ever further apart"),
+            (true, false) => {
+                let gap = match summary.gap {
+                    Gap::Capped(0.0) => "with no delay".to_string(),
+                    Gap::Capped(ms) => format!("every {}", format_ms(ms)),
+                    _ => "at an unknown pace".to_string(),
+                };
+                match &policy.origin {
+                    Origin::Site { .. } if policy.schedule.is_none() => format!(
+                        "retry {name} has no `times` and no schedule: it retries forever {gap}"
+                    ),
+                    _ => format!("retry policy {name} never stops: a failure that persists is retried forever {gap}"),
+                }
+            }
+            (false, true) => {
+                let delays = summary.delays.as_deref().unwrap_or_default();
+                let shown: Vec<String> = delays.iter().take(4).map(|d| format_ms(*d)).collect();
+                let suffix = if shown.is_empty() { String::new() } else { format!(" ({}, …)", shown.join(", ")) };
+                format!("retry policy {name} has no per-gap cap: each gap grows{suffix}")
+            }
+            (false, false) => continue,
+        };
+        out.push(Diagnostic::new(&RULE, ctx, policy.span, message).with_help(HELP));
+    }
+}
