@@ -24,6 +24,39 @@ const DEFAULT_REPOSITORIES: &[&str] = &[
     "**/*.repo.ts",
 ];
 const DEFAULT_MAX_FILE_SIZE: u64 = 1024 * 1024;
+const DEFAULT_DURABLE_PATHS: &[&str] = &["**/subscribers/**", "**/consumers/**"];
+
+/// The words the unit rules know, from the policy's vocabulary; every list is configurable.
+#[derive(Debug, Clone)]
+pub struct Vocabulary {
+    /// Retry-module exports that retry contention (deadlocks, serialization failures).
+    pub contention_policies: Vec<String>,
+    /// Retry-module exports that retry connection loss.
+    pub transient_policies: Vec<String>,
+    pub contention_predicates: Vec<String>,
+    pub transient_predicates: Vec<String>,
+    /// Methods that append: replaying them adds a second copy.
+    pub append_calls: Vec<String>,
+    /// Method prefixes that create: appending unless given a client id.
+    pub create_calls: Vec<String>,
+    /// Methods that register a handler run under a durable retrier.
+    pub durable_registrations: Vec<String>,
+}
+
+impl Default for Vocabulary {
+    fn default() -> Vocabulary {
+        let words = |list: &[&str]| list.iter().map(|s| s.to_string()).collect();
+        Vocabulary {
+            contention_policies: words(&["contention"]),
+            transient_policies: words(&["transient"]),
+            contention_predicates: words(&["isContention"]),
+            transient_predicates: words(&["isConnectionLost", "isTransient"]),
+            append_calls: words(&["append", "publish", "send", "enqueue", "emit", "dispatch", "sendBatch"]),
+            create_calls: words(&["insert", "create"]),
+            durable_registrations: words(&["subscribe", "consumer", "consume", "registerConsumer", "handle"]),
+        }
+    }
+}
 /// Decision 3: anything longer than the transient policy's ~1.4 s is the relay's job.
 const DEFAULT_BUDGET_MS: f64 = 2000.0;
 
@@ -36,6 +69,15 @@ struct RawConfig {
     exclude: Option<Vec<Spanned<String>>>,
     max_file_size: Option<Spanned<i64>>,
     budget: Option<Spanned<String>>,
+    lease_tables: Option<Vec<Spanned<String>>>,
+    contention_policies: Option<Vec<String>>,
+    transient_policies: Option<Vec<String>>,
+    contention_predicates: Option<Vec<String>>,
+    transient_predicates: Option<Vec<String>>,
+    append_calls: Option<Vec<String>>,
+    create_calls: Option<Vec<String>>,
+    durable_paths: Option<Vec<Spanned<String>>>,
+    durable_registrations: Option<Vec<String>>,
     rules: Option<BTreeMap<Spanned<String>, Spanned<String>>>,
 }
 
@@ -53,6 +95,12 @@ pub struct Config {
     pub max_file_size: u64,
     /// The longest an in-process policy may wait in total, worst case (milliseconds).
     pub budget_ms: f64,
+    /// Tables that hold job leases (lowercase), besides any table with a `lease_until` column.
+    pub lease_tables: Vec<String>,
+    /// Names of policies, predicates and calls the unit rules reason about.
+    pub vocabulary: Vocabulary,
+    /// Files whose code runs under a durable retrier (outbox subscribers, queue consumers).
+    pub durable_paths: GlobSet,
     severities: HashMap<&'static str, Severity>,
 }
 
@@ -68,6 +116,9 @@ impl Config {
             exclude: GlobSet::empty(),
             max_file_size: DEFAULT_MAX_FILE_SIZE,
             budget_ms: DEFAULT_BUDGET_MS,
+            lease_tables: vec!["jobs_leases".to_string()],
+            vocabulary: Vocabulary::default(),
+            durable_paths: globs_of(DEFAULT_DURABLE_PATHS),
             severities: HashMap::new(),
         }
     }
@@ -153,6 +204,40 @@ impl Config {
             }
             config.max_file_size = bytes as u64;
         }
+        let vocabulary = &mut config.vocabulary;
+        for (target, value) in [
+            (&mut vocabulary.contention_policies, &raw.contention_policies),
+            (&mut vocabulary.transient_policies, &raw.transient_policies),
+            (&mut vocabulary.contention_predicates, &raw.contention_predicates),
+            (&mut vocabulary.transient_predicates, &raw.transient_predicates),
+            (&mut vocabulary.append_calls, &raw.append_calls),
+            (&mut vocabulary.create_calls, &raw.create_calls),
+            (&mut vocabulary.durable_registrations, &raw.durable_registrations),
+        ] {
+            if let Some(value) = value {
+                *target = value.clone();
+            }
+        }
+        if let Some(globs) = &raw.durable_paths {
+            config.durable_paths = compile(globs)?;
+        }
+        if let Some(tables) = &raw.lease_tables {
+            config.lease_tables = Vec::new();
+            for table in tables {
+                let name = table.get_ref();
+                let valid = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
+                if !valid {
+                    return Err(at(
+                        table.span(),
+                        format!("invalid lease table `{name}`"),
+                        "a table name such as \"jobs_leases\"",
+                    ));
+                }
+                // `schema.table`: statements are matched on the table's own name.
+                let own = name.rsplit('.').next().unwrap_or(name);
+                config.lease_tables.push(own.to_ascii_lowercase());
+            }
+        }
         if let Some(budget) = &raw.budget {
             config.budget_ms = crate::schedule::parse_duration(budget.get_ref()).ok_or_else(|| {
                 at(
@@ -198,6 +283,10 @@ impl Config {
 
     pub fn is_retry_module(&self, path: &Path) -> bool {
         self.retry_modules.is_match(self.relative(path))
+    }
+
+    pub fn is_durable_path(&self, path: &Path) -> bool {
+        self.durable_paths.is_match(self.relative(path))
     }
 
     pub fn is_repository_path(&self, path: &Path) -> bool {

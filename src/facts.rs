@@ -8,6 +8,9 @@
 
 use std::path::PathBuf;
 
+pub use crate::jobs::{ClockRead, CronRepeat, CursorAccess, CursorKind, JobDef, JobRun, SlotUse};
+pub use crate::sql::{SqlOrigin, SqlText};
+
 /// A byte range into the file's text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct Span {
@@ -33,6 +36,8 @@ pub enum Language {
     TypeScript,
     Tsx,
     Rust,
+    /// `.sql` files: read for their SQL texts only.
+    Sql,
 }
 
 impl Language {
@@ -45,6 +50,7 @@ impl Language {
             "ts" | "mts" | "cts" => Some(Language::TypeScript),
             "tsx" => Some(Language::Tsx),
             "rs" => Some(Language::Rust),
+            "sql" => Some(Language::Sql),
             _ => None,
         }
     }
@@ -250,6 +256,8 @@ pub enum ContainerKind {
     Layer,
     /// `Effect.fn("span name")`
     EffectFn,
+    /// A call that registers a handler, named by its callee: `Outbox.subscribe`, `queue.consumer`.
+    Registration,
 }
 
 /// One call that retries: `Effect.retry(…)`, `Stream.retry(…)`, ….
@@ -264,6 +272,69 @@ pub struct RetrySite {
     pub policy: Option<Expr>,
     /// Enclosing named scopes, outermost first.
     pub containers: Vec<Container>,
+    /// What the retry replays, when the extractor can see it: the generator of the
+    /// `Effect.fn` it is a pipeable of, the receiver of `.pipe(…)`, the first argument of
+    /// `pipe(…)` or of data-first `Effect.retry(effect, …)`.
+    pub target: Option<Unit>,
+}
+
+/// What a unit of work does, in source order: enough to tell whether replaying it can apply
+/// something twice, and what runs after its transaction commits.
+#[derive(Debug, Clone, Default)]
+pub struct Unit {
+    /// `Effect.fn("ActivateRule.persist")`'s name, or the called unit's name.
+    pub name: Option<String>,
+    pub span: Span,
+    pub ops: Vec<UnitOp>,
+}
+
+#[derive(Debug, Clone)]
+pub struct UnitOp {
+    pub span: Span,
+    pub kind: OpKind,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum OpKind {
+    /// `receiver.method(…)` or `method(…)`: classified by the rules (verbs are configurable).
+    Call {
+        receiver: Option<String>,
+        method: String,
+        /// Whether the first argument, an object literal, carries an `id` / `…Id` key (a
+        /// client id); `None` when the first argument is not an object literal.
+        client_id: Option<bool>,
+    },
+    /// An SQL statement in a `sql` tagged template.
+    Sql(SqlClass),
+    /// An HTTP request built with `HttpClientRequest.<method>` or `client.<method>(…)`.
+    Http { method: String, idempotency_key: bool },
+    /// `….withTransaction(…)`: the span covers what runs inside it.
+    Transaction,
+}
+
+#[derive(Debug, Clone)]
+pub struct ClientRequest {
+    /// The client's local name.
+    pub client: String,
+    /// `post`, `patch`, `get`, …; `None` when `execute` is given a request the extractor
+    /// cannot see.
+    pub method: Option<String>,
+    /// An `Idempotency-Key` header is set on the request.
+    pub idempotency_key: bool,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SqlClass {
+    Select,
+    /// `INSERT` without `ON CONFLICT` / `OR IGNORE` / `OR REPLACE`.
+    Insert,
+    /// `INSERT … ON CONFLICT` and friends: a create that a replay cannot duplicate.
+    Upsert,
+    /// `UPDATE … SET`.
+    Update,
+    Delete,
+    Other,
 }
 
 impl RetrySite {
@@ -310,7 +381,24 @@ pub struct FileFacts {
     pub exports: Vec<Export>,
     pub bindings: Vec<Binding>,
     pub retry_sites: Vec<RetrySite>,
-    /// Spans of Effect `Schedule` references, for the retry module's policies and the schedule model.
+    /// Named units of this file (functions, `Effect.fn`s, object methods), so a retried unit's
+    /// calls to them are followed. Collected only when the file retries something.
+    pub units: Vec<Unit>,
+    /// Local names bound to a client built with `HttpClient.retryTransient`.
+    pub retrying_clients: Vec<(String, Span)>,
+    /// Requests sent through a named client: `client.execute(HttpClientRequest.post(…))`,
+    /// `client.post(…)`.
+    pub client_requests: Vec<ClientRequest>,
+    /// Every SQL text: `sql` templates, SQL-looking literals, `.sql` files, Rust strings.
+    pub sql: Vec<SqlText>,
+    /// `Jobs.make({…})` definitions.
+    pub jobs: Vec<JobDef>,
+    /// Effect `Schedule.cron(…)` calls: recurring work outside a `Jobs.make` value.
+    pub cron_repeats: Vec<CronRepeat>,
+    /// `Ref` reads and writes of a last-run time.
+    pub cursors: Vec<CursorAccess>,
+    /// `Date.now()` / `new Date()`.
+    pub clock_reads: Vec<ClockRead>,
     pub notes: Vec<Note>,
 }
 
@@ -327,6 +415,14 @@ impl FileFacts {
             exports: Vec::new(),
             bindings: Vec::new(),
             retry_sites: Vec::new(),
+            units: Vec::new(),
+            retrying_clients: Vec::new(),
+            client_requests: Vec::new(),
+            sql: Vec::new(),
+            jobs: Vec::new(),
+            cron_repeats: Vec::new(),
+            cursors: Vec::new(),
+            clock_reads: Vec::new(),
             notes: Vec::new(),
         }
     }

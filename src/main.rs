@@ -6,8 +6,12 @@ use clap::{Parser, Subcommand};
 use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
 use miette::{miette, Report};
 
+use retrylint::baseline;
+use retrylint::changed::ChangedLines;
 use retrylint::check::{self, CheckOptions};
 use retrylint::config::Config;
+use retrylint::fix::{self, Applicability};
+use retrylint::render::github::GithubEnv;
 use retrylint::render::{self, Format};
 use retrylint::rules::{self, Rule, Severity};
 
@@ -45,9 +49,28 @@ struct CheckArgs {
     /// Files or directories to check.
     #[arg(default_value = ".")]
     paths: Vec<PathBuf>,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Human)]
-    format: Format,
+    /// Output format [default: human; github when GITHUB_ACTIONS=true].
+    #[arg(long, value_enum)]
+    format: Option<Format>,
+    /// Report only findings on lines added or changed since REV (git diff REV, plus untracked
+    /// files); the whole project is still analysed.
+    #[arg(long, value_name = "REV")]
+    changed_since: Option<String>,
+    /// Apply safe fixes (written atomically; a fix that would break parsing is skipped).
+    #[arg(long)]
+    fix: bool,
+    /// With --fix or --diff, apply unsafe fixes too (they change behaviour, e.g. timing).
+    #[arg(long)]
+    unsafe_fixes: bool,
+    /// Print the fixes as a unified diff and write nothing (exit 1 when there is a diff).
+    #[arg(long, conflicts_with = "fix")]
+    diff: bool,
+    /// Report only findings not recorded in this baseline file; stale entries are listed.
+    #[arg(long, value_name = "FILE", conflicts_with = "write_baseline")]
+    baseline: Option<PathBuf>,
+    /// Record the current findings in this baseline file and exit 0.
+    #[arg(long, value_name = "FILE")]
+    write_baseline: Option<PathBuf>,
     /// Use this config file instead of searching for retrylint.toml.
     #[arg(long, value_name = "FILE", conflicts_with = "no_config")]
     config: Option<PathBuf>,
@@ -170,16 +193,90 @@ fn run_check(args: CheckArgs) -> Result<ExitCode, Report> {
     let select = parse_rules(&args.select, "--select")?;
     let ignore = parse_rules(&args.ignore, "--ignore")?;
     let config = load_config(&args)?;
-    let options = CheckOptions {
-        paths: args.paths.clone(),
-        prefilter: !args.no_prefilter,
-        select: (!select.is_empty()).then_some(select),
-        ignore,
+    let changed = match &args.changed_since {
+        Some(rev) => {
+            let first = args.paths.first().cloned().unwrap_or_else(|| PathBuf::from("."));
+            Some(ChangedLines::since(rev, &first)?)
+        }
+        None => None,
     };
-    let outcome = check::run(config, &options)?;
+    let mut options = CheckOptions::new(args.paths.clone());
+    options.prefilter = !args.no_prefilter;
+    options.select = (!select.is_empty()).then_some(select);
+    options.ignore = ignore;
+
+    if args.fix || args.diff {
+        let applicability = if args.unsafe_fixes {
+            Applicability::All
+        } else {
+            Applicability::Safe
+        };
+        let report = fix::fix_project(&|| load_config(&args), &options, applicability)?;
+        for note in &report.notes {
+            eprintln!("note: {}: {}", note.path.display(), note.message);
+        }
+        if args.diff {
+            let mut out = std::io::stdout().lock();
+            for file in &report.files {
+                let _ = write!(out, "{}", fix::unified_diff(file));
+            }
+            eprintln!(
+                "{} fix{} in {} file{} (not written)",
+                report.applied,
+                if report.applied == 1 { "" } else { "es" },
+                report.files.len(),
+                if report.files.len() == 1 { "" } else { "s" }
+            );
+            return Ok(if report.files.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            });
+        }
+        for file in &report.files {
+            fix::write_atomically(&file.absolute, &file.fixed)
+                .map_err(|e| miette!("cannot write {}: {e}", file.path.display()))?;
+        }
+        if !report.files.is_empty() {
+            eprintln!(
+                "fixed {} finding{} in {} file{}",
+                report.applied,
+                if report.applied == 1 { "" } else { "s" },
+                report.files.len(),
+                if report.files.len() == 1 { "" } else { "s" }
+            );
+        }
+    }
+
+    options.changed = changed;
+    if let Some(path) = &args.baseline {
+        options.baseline = Some(baseline::read(path)?);
+    }
+    // After fixes, the config is read again: a fix never edits it, but the files it names changed.
+    let outcome = check::run(if args.fix { load_config(&args)? } else { config }, &options)?;
+    if let Some(path) = &args.write_baseline {
+        let count = baseline::write(path, &outcome.project, &outcome.diagnostics)?;
+        eprintln!(
+            "wrote {count} finding{} to {}",
+            if count == 1 { "" } else { "s" },
+            path.display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    for entry in &outcome.stale {
+        eprintln!(
+            "note: {}: baseline entry for {} no longer matches a finding; regenerate the baseline so it only shrinks",
+            entry.path, entry.rule
+        );
+    }
+    // On a GitHub runner, annotations unless a format is asked for (as oxlint and biome do).
+    let on_github = std::env::var_os("GITHUB_ACTIONS").is_some_and(|v| v == "true");
+    let format = args
+        .format
+        .unwrap_or(if on_github { Format::Github } else { Format::Human });
 
     let stdout = std::io::stdout();
-    let written = match args.format {
+    let written = match format {
         Format::Human => {
             let choice = match args.color {
                 Color::Always => ColorChoice::Always,
@@ -194,6 +291,13 @@ fn run_check(args: CheckArgs) -> Result<ExitCode, Report> {
             render::short(&mut stdout.lock(), &outcome).and_then(|_| render::notes(&mut std::io::stderr(), &outcome))
         }
         Format::Json => render::json(&mut stdout.lock(), &outcome),
+        Format::Sarif => render::sarif::sarif(&mut stdout.lock(), &outcome),
+        Format::Github => {
+            let env = GithubEnv::from_env();
+            write_step_summary(&outcome, &env, args.changed_since.as_deref());
+            render::github::annotations(&mut stdout.lock(), &outcome, &env)
+                .and_then(|_| render::notes(&mut std::io::stderr(), &outcome))
+        }
     };
     match written {
         Ok(()) => {}
@@ -205,6 +309,28 @@ fn run_check(args: CheckArgs) -> Result<ExitCode, Report> {
 
     let failing = outcome.count(Severity::Error) > 0 || (args.deny_warnings && outcome.count(Severity::Warning) > 0);
     Ok(if failing { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// Appends the Markdown job summary to `GITHUB_STEP_SUMMARY` when the runner set it. A summary
+/// that cannot be written is a warning: the annotations and the exit code still stand.
+fn write_step_summary(outcome: &check::Outcome, env: &GithubEnv, changed_since: Option<&str>) {
+    let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) else {
+        return;
+    };
+    let markdown = render::github::step_summary(outcome, env, changed_since);
+    let written = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .and_then(|mut file| file.write_all(markdown.as_bytes()));
+    if let Err(e) = written {
+        let report = miette!(
+            severity = miette::Severity::Warning,
+            "cannot write the job summary to {}: {e}",
+            PathBuf::from(path).display()
+        );
+        eprintln!("{report:?}");
+    }
 }
 
 fn list_rules() -> Result<ExitCode, Report> {

@@ -24,6 +24,10 @@ pub struct Project {
     policies: Vec<OnceLock<Vec<crate::policy::Policy>>>,
     /// Effect's major version by directory, from the nearest `package.json`.
     effect_versions: Mutex<HashMap<PathBuf, u8>>,
+    retry_modules: OnceLock<Vec<FileId>>,
+    suppressions: Vec<OnceLock<Vec<crate::suppress::Suppression>>>,
+    /// Texts that replace the disk's: editor buffers, fixes being applied.
+    overlay: HashMap<PathBuf, Vec<u8>>,
 }
 
 /// What a name or member path refers to.
@@ -52,6 +56,7 @@ impl Project {
             .collect();
         let facts = sources.iter().map(|_| OnceLock::new()).collect();
         let policies = sources.iter().map(|_| OnceLock::new()).collect();
+        let suppressions = sources.iter().map(|_| OnceLock::new()).collect();
         Project {
             config,
             sources,
@@ -59,7 +64,17 @@ impl Project {
             by_absolute,
             policies,
             effect_versions: Mutex::new(HashMap::new()),
+            retry_modules: OnceLock::new(),
+            suppressions,
+            overlay: HashMap::new(),
         }
+    }
+
+    /// A project whose files are read from `overlay` (canonical path → text) where present.
+    pub fn with_overlay(config: Config, sources: Vec<SourceFile>, overlay: HashMap<PathBuf, Vec<u8>>) -> Project {
+        let mut project = Project::new(config, sources);
+        project.overlay = overlay;
+        project
     }
 
     /// A project over files already extracted in memory (editor buffers, tests).
@@ -73,25 +88,21 @@ impl Project {
     }
 
     /// Reads and extracts `file` now (the parallel parse phase calls this for every file the
-    /// prefilter keeps). Returns whether the file was parsed.
+    /// prefilter keeps). Returns whether the file was parsed. Suppression comments are
+    /// recorded for every file, parsed or not.
     pub fn load(&self, file: FileId, prefilter: bool) -> bool {
         if self.facts[file].get().is_some() {
             return true;
         }
         let source = &self.sources[file];
-        let text = match std::fs::read(&source.absolute) {
+        let text = match self.read(file) {
             Ok(text) => text,
-            Err(e) => {
-                let mut facts = FileFacts::new(source.path.clone(), source.language, b"");
-                facts.notes.push(Note {
-                    path: source.path.clone(),
-                    line: None,
-                    message: format!("skipped: cannot read: {e}"),
-                });
-                let _ = self.facts[file].set(facts);
+            Err(facts) => {
+                let _ = self.facts[file].set(*facts);
                 return true;
             }
         };
+        let _ = self.suppressions[file].set(crate::suppress::scan(&text));
         if prefilter && !self.is_retry_module(file) && !extract::is_relevant(source.language, &text) {
             return false;
         }
@@ -100,21 +111,46 @@ impl Project {
         true
     }
 
+    /// The file's text: the overlay's (an unsaved editor buffer, a fix in progress) or the
+    /// disk's. An unreadable file becomes facts holding a note.
+    fn read(&self, file: FileId) -> Result<std::borrow::Cow<'_, [u8]>, Box<FileFacts>> {
+        let source = &self.sources[file];
+        if let Some(text) = self.overlay.get(&source.absolute) {
+            return Ok(std::borrow::Cow::Borrowed(text));
+        }
+        std::fs::read(&source.absolute)
+            .map(std::borrow::Cow::Owned)
+            .map_err(|e| {
+                let mut facts = FileFacts::new(source.path.clone(), source.language, b"");
+                facts.notes.push(Note {
+                    path: source.path.clone(),
+                    line: None,
+                    message: format!("skipped: cannot read: {e}"),
+                });
+                Box::new(facts)
+            })
+    }
+
+    /// The current text of a file, as the analysis saw it (overlay first).
+    pub fn text(&self, file: FileId) -> Option<Vec<u8>> {
+        self.read(file).ok().map(|t| t.into_owned())
+    }
+
+    /// The suppression comments of a file (scanned when it was read).
+    pub fn suppressions(&self, file: FileId) -> &[crate::suppress::Suppression] {
+        self.suppressions[file].get_or_init(|| match self.read(file) {
+            Ok(text) => crate::suppress::scan(&text),
+            Err(_) => Vec::new(),
+        })
+    }
+
     /// The facts of a file, parsing it on first use.
     pub fn facts(&self, file: FileId) -> &FileFacts {
         self.facts[file].get_or_init(|| {
             let source = &self.sources[file];
-            match std::fs::read(&source.absolute) {
+            match self.read(file) {
                 Ok(text) => extract_isolated(source, &text),
-                Err(e) => {
-                    let mut facts = FileFacts::new(source.path.clone(), source.language, b"");
-                    facts.notes.push(Note {
-                        path: source.path.clone(),
-                        line: None,
-                        message: format!("skipped: cannot read: {e}"),
-                    });
-                    facts
-                }
+                Err(facts) => *facts,
             }
         })
     }
@@ -126,6 +162,12 @@ impl Project {
 
     pub fn is_retry_module(&self, file: FileId) -> bool {
         self.config.is_retry_module(&self.sources[file].absolute)
+    }
+
+    /// The files the config names as retry modules.
+    pub fn retry_modules(&self) -> &[FileId] {
+        self.retry_modules
+            .get_or_init(|| (0..self.sources.len()).filter(|&f| self.is_retry_module(f)).collect())
     }
 
     pub fn is_repository_path(&self, file: FileId) -> bool {
@@ -318,6 +360,24 @@ impl Project {
         found
     }
 
+    /// The queue consumer settings of the nearest Cloudflare `wrangler.toml` / `wrangler.json(c)`:
+    /// the largest `max_retries` among its consumers (Cloudflare's default is 3).
+    pub fn wrangler_max_retries(&self, file: FileId) -> Option<u64> {
+        let mut dir = self.sources[file].absolute.parent();
+        while let Some(d) = dir {
+            for name in ["wrangler.toml", "wrangler.jsonc", "wrangler.json"] {
+                if let Ok(text) = std::fs::read_to_string(d.join(name)) {
+                    return queue_max_retries(name, &text);
+                }
+            }
+            if d == self.config.root {
+                break;
+            }
+            dir = d.parent();
+        }
+        None
+    }
+
     /// Every file that the parse phase looked at, in path order.
     pub fn checked_files(&self) -> impl Iterator<Item = FileId> + '_ {
         (0..self.sources.len()).filter(|&id| self.parsed(id).is_some())
@@ -368,4 +428,80 @@ fn read_effect_major(path: &Path) -> Option<u8> {
                 .collect();
             digits.parse().ok()
         })
+}
+
+/// `max_retries` of the `queues.consumers` in a wrangler config; 3 for a consumer without one.
+fn queue_max_retries(name: &str, text: &str) -> Option<u64> {
+    let consumers: Vec<serde_json::Value> = if name.ends_with(".toml") {
+        let value: toml::Value = toml::from_str(text).ok()?;
+        let json = serde_json::to_value(value).ok()?;
+        json.get("queues")?.get("consumers")?.as_array()?.clone()
+    } else {
+        let json: serde_json::Value = serde_json::from_str(&strip_json_comments(text)).ok()?;
+        json.get("queues")?.get("consumers")?.as_array()?.clone()
+    };
+    consumers
+        .iter()
+        .map(|c| c.get("max_retries").and_then(|m| m.as_u64()).unwrap_or(3))
+        .max()
+}
+
+/// JSONC to JSON: `//` and `/* */` comments and trailing commas removed, strings kept.
+fn strip_json_comments(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out: Vec<u8> = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    let mut in_string = false;
+    while i < bytes.len() {
+        let c = bytes[i];
+        if in_string {
+            out.push(c);
+            if c == b'\\' && i + 1 < bytes.len() {
+                out.push(bytes[i + 1]);
+                i += 2;
+                continue;
+            }
+            in_string = c != b'"';
+            i += 1;
+        } else if c == b'"' {
+            in_string = true;
+            out.push(c);
+            i += 1;
+        } else if bytes[i..].starts_with(b"//") {
+            while i < bytes.len() && bytes[i] != b'\n' {
+                i += 1;
+            }
+        } else if bytes[i..].starts_with(b"/*") {
+            i += 2;
+            while i < bytes.len() && !bytes[i..].starts_with(b"*/") {
+                i += 1;
+            }
+            i += 2;
+        } else if c == b',' {
+            // A trailing comma before `}` or `]` is not JSON.
+            let next = bytes[i + 1..].iter().find(|b| !b.is_ascii_whitespace());
+            if !matches!(next, Some(b'}') | Some(b']')) {
+                out.push(c);
+            }
+            i += 1;
+        } else {
+            out.push(c);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::queue_max_retries;
+
+    #[test]
+    fn reads_queue_consumer_retries_from_wrangler_config() {
+        let toml = "name = \"api\"\n[[queues.consumers]]\nqueue = \"orders\"\nmax_retries = 8\n";
+        assert_eq!(queue_max_retries("wrangler.toml", toml), Some(8));
+        let jsonc = "{\n  // comment\n  \"queues\": { \"consumers\": [ { \"queue\": \"a//b\", }, ], },\n}";
+        assert_eq!(queue_max_retries("wrangler.jsonc", jsonc), Some(3));
+        assert_eq!(queue_max_retries("wrangler.toml", "name = \"x\""), None);
+    }
 }

@@ -1,8 +1,13 @@
-//! Printers: human (codespan-reporting), short, json. Each writes into any `io::Write`, so
-//! tests print into a buffer.
+//! Printers: human (codespan-reporting), short, json, github (workflow commands, in
+//! [`github`]) and sarif (in [`sarif`]). Each writes into any `io::Write`, so tests print into
+//! a buffer.
+
+pub mod github;
+pub mod sarif;
 
 use std::collections::HashMap;
 use std::io::{self, Write};
+use std::path::Path;
 
 use codespan_reporting::diagnostic::{Diagnostic as Report, Label as ReportLabel, Severity as ReportSeverity};
 use codespan_reporting::files::SimpleFiles;
@@ -21,6 +26,125 @@ pub enum Format {
     Short,
     /// The versioned JSON contract (see README).
     Json,
+    /// GitHub Actions workflow commands: one annotation per finding (the default when
+    /// `GITHUB_ACTIONS=true`).
+    Github,
+    /// SARIF 2.1.0, for code scanning and SARIF viewers.
+    Sarif,
+}
+
+/// Where a rule's documentation is published.
+pub fn rule_doc_url(rule: &str) -> String {
+    format!("https://github.com/retrylint/retrylint/blob/main/rules/{rule}.md")
+}
+
+/// A path as a forward-slash string (SARIF URIs, GitHub annotations, links).
+pub(crate) fn slash_path(path: &Path) -> String {
+    let text = path.to_string_lossy();
+    if std::path::MAIN_SEPARATOR == '/' {
+        text.into_owned()
+    } else {
+        text.replace(std::path::MAIN_SEPARATOR, "/")
+    }
+}
+
+/// Percent-encodes a forward-slash path for a URI or a link: everything but unreserved
+/// characters, `/` and the sub-delimiters RFC 3986 allows in a path (`:` is encoded so a
+/// relative reference never reads as a scheme).
+pub(crate) fn percent_encode_path(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for byte in path.bytes() {
+        match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' | b'/' => out.push(byte as char),
+            b'!' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*' | b'+' | b',' | b';' | b'=' | b'@' => {
+                out.push(byte as char)
+            }
+            _ => out.push_str(&format!("%{byte:02X}")),
+        }
+    }
+    out
+}
+
+/// The text of every file a finding or a fix points into, read once. A file that changed
+/// or vanished since it was analysed is missing, and positions fall back to bytes.
+pub(crate) struct Texts {
+    texts: HashMap<FileId, String>,
+}
+
+impl Texts {
+    pub(crate) fn read(outcome: &Outcome) -> Texts {
+        let mut texts = HashMap::new();
+        let files = outcome.diagnostics.iter().flat_map(|d| {
+            std::iter::once(d.file)
+                .chain(d.labels.iter().map(|l| l.file))
+                .chain(d.fix.iter().flat_map(|f| f.edits.iter().map(|e| e.file)))
+        });
+        for file in files {
+            if texts.contains_key(&file) {
+                continue;
+            }
+            if let Ok(text) = std::fs::read_to_string(&outcome.project.sources[file].absolute) {
+                // A file whose lines no longer match what was analysed is not trusted.
+                let lines = memchr::memchr_iter(b'\n', text.as_bytes()).count() + 1;
+                if lines == outcome.project.facts(file).line_starts.len() {
+                    texts.insert(file, text);
+                }
+            }
+        }
+        Texts { texts }
+    }
+
+    pub(crate) fn get(&self, file: FileId) -> Option<&str> {
+        self.texts.get(&file).map(String::as_str)
+    }
+}
+
+/// How columns and offsets are counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Unit {
+    /// Unicode scalar values (what editors and GitHub annotations show).
+    Chars,
+    /// UTF-16 code units (SARIF's default `columnKind`, JavaScript's string indices).
+    Utf16,
+}
+
+/// Counts `text[from..to]` in `unit`; `None` when the range is not on character boundaries.
+pub(crate) fn measure(text: &str, from: usize, to: usize, unit: Unit) -> Option<usize> {
+    let slice = text.get(from..to)?;
+    Some(match unit {
+        Unit::Chars => slice.chars().count(),
+        Unit::Utf16 => slice.encode_utf16().count(),
+    })
+}
+
+/// A finding's (or label's) place, 1-based, columns counted in a [`Unit`] when the text is
+/// at hand and in bytes otherwise. The end is exclusive (the column after the last character).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Region {
+    pub line: usize,
+    pub column: usize,
+    pub end_line: usize,
+    pub end_column: usize,
+}
+
+pub(crate) fn region(outcome: &Outcome, texts: &Texts, file: FileId, span: crate::facts::Span, unit: Unit) -> Region {
+    let facts = outcome.project.facts(file);
+    let column = |offset: u32| -> (usize, usize) {
+        let (line, byte_column) = facts.position(offset);
+        let line_start = offset as usize - (byte_column - 1);
+        let counted = texts
+            .get(file)
+            .and_then(|text| measure(text, line_start, offset as usize, unit));
+        (line, counted.map_or(byte_column, |n| n + 1))
+    };
+    let (line, column_start) = column(span.start);
+    let (end_line, end_column) = column(span.end);
+    Region {
+        line,
+        column: column_start,
+        end_line,
+        end_column,
+    }
 }
 
 /// 1-based positions of a finding, in bytes within the line.

@@ -5,12 +5,12 @@ mod common;
 use common::{check, check_json, findings, project};
 
 const INLINE: &str = r#"import { Effect, Schedule } from "effect"
-export const run = Effect.succeed(1).pipe(Effect.retry(Schedule.recurs(3)))
+export const run = Effect.succeed(1).pipe(Effect.retry({ schedule: Schedule.recurs(3), while: (e) => e === "busy" }))
 "#;
 
 const REPOSITORY: &str = r#"import { Effect } from "effect"
 import { Retry } from "../infra/index.js"
-export const find = Effect.succeed(1).pipe(Effect.retry(Retry.contention))
+export const find = Effect.succeed(1).pipe(Effect.retry({ schedule: Retry.contention, while: Retry.isContention }))
 "#;
 
 fn stderr(output: &std::process::Output) -> String {
@@ -285,5 +285,8 @@ fn policies_lists_named_policies_with_their_summaries() {
         .unwrap();
     assert_eq!(contention["retries"], 3);
     assert_eq!(contention["total_ms"], 350.0);
-    assert_eq!(contention["sites"], 7);
+    assert_eq!(
+        contention["sites"], 11,
+        "retry sites naming `Retry.contention` in the fixture"
+    );
 }

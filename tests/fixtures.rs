@@ -68,6 +68,12 @@ fn effect_app_findings_do_not_depend_on_the_prefilter() {
 }
 
 #[test]
+fn rust_service_reports_exactly_the_expected_findings() {
+    assert_fixture("rust-service", &[]);
+    assert_fixture("rust-service", &["--no-prefilter"]);
+}
+
+#[test]
 fn effect_app_skips_ignored_and_vendored_files() {
     let (_, report) = common::check_json(&common::fixture("effect-app"), &["."]);
     for (path, _, _) in common::findings(&report) {

@@ -102,7 +102,7 @@ fn a_retry_inside_a_parse_error_is_a_note_not_a_silent_miss() {
                   export const broken = Effect.retry(Schedule.recurs(2), @@ #)\n\
                   export const after = Effect.succeed(1).pipe(Effect.retry(Schedule.recurs(3)))\n";
     let dir = common::project(&[("src/broken.ts", broken)]);
-    let (_, report) = common::check_json(dir.path(), &["."]);
+    let (_, report) = common::check_json(dir.path(), &[".", "--select", "inline-schedule"]);
     let found = common::findings(&report);
     assert_eq!(
         found,

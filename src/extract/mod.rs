@@ -1,6 +1,8 @@
 //! Parse + extract: one file in, [`FileFacts`] out. The tree is dropped before returning.
 
+mod sql_text;
 mod typescript;
+mod units;
 
 use std::cell::RefCell;
 use std::path::Path;
@@ -14,15 +16,31 @@ use crate::facts::{FileFacts, Language, Note};
 /// What the prefilter looks for. A TypeScript file can hold a retry site, a job or a cron
 /// repeat only if it imports Effect *and* names one of them; lease SQL needs neither.
 const EFFECT_IMPORT: &[&str] = &["from \"effect", "from 'effect", "from \"@effect/", "from '@effect/"];
-const EFFECT_TOKENS: &[&str] = &["retry", "cron", "Jobs"];
-const ANY_FILE_TOKENS: &[&str] = &["lease_until", "jobs_leases", "last_slot"];
-const RUST_TOKENS: &[&str] = &["retry", "Retry", "backoff", "Backoff", "lease_until", "jobs_leases"];
+const EFFECT_TOKENS: &[&str] = &["retry", "cron", "Jobs", "Ref.get"];
+const ANY_FILE_TOKENS: &[&str] = &["lease_until", "jobs_leases", "last_slot", "Jobs.make"];
+const RUST_TOKENS: &[&str] = &[
+    "retry",
+    "Retry",
+    "backoff",
+    "Backoff",
+    "lease_until",
+    "jobs_leases",
+    "last_slot",
+];
+/// A `.sql` file matters when it touches a lease.
+const SQL_TOKENS: &[&str] = &["lease_until", "jobs_leases", "last_slot"];
 
 /// Cheap byte-level test: can this file hold a fact at all? Files that fail it are parsed
 /// only when the cross-file index needs them (a barrel, the retry module).
 pub fn is_relevant(language: Language, text: &[u8]) -> bool {
     static TS: OnceLock<AhoCorasick> = OnceLock::new();
     static RUST: OnceLock<AhoCorasick> = OnceLock::new();
+    static SQL: OnceLock<AhoCorasick> = OnceLock::new();
+    if language == Language::Sql {
+        return SQL
+            .get_or_init(|| AhoCorasick::new(SQL_TOKENS).expect("static patterns"))
+            .is_match(text);
+    }
     if language == Language::Rust {
         return RUST
             .get_or_init(|| AhoCorasick::new(RUST_TOKENS).expect("static patterns"))
@@ -33,7 +51,8 @@ pub fn is_relevant(language: Language, text: &[u8]) -> bool {
         AhoCorasick::new(patterns).expect("static patterns")
     });
     let (mut imports_effect, mut names_fact) = (false, false);
-    for found in matcher.find_iter(text) {
+    // Overlapping: `Jobs` must not hide `Jobs.make`, which needs no Effect import.
+    for found in matcher.find_overlapping_iter(text) {
         let id = found.pattern().as_usize();
         if id < EFFECT_IMPORT.len() {
             // Documentation examples (`* import { Effect } from "effect"`) import nothing.
@@ -69,13 +88,15 @@ pub fn parse(language: Language, text: &[u8]) -> Option<Tree> {
             Language::TypeScript => 0,
             Language::Tsx => 1,
             Language::Rust => 2,
+            // No tree-sitter grammar: `.sql` files go to the SQL parser whole.
+            Language::Sql => return None,
         };
         let parser = parsers[slot].get_or_insert_with(|| {
             let mut parser = Parser::new();
             let grammar: tree_sitter::Language = match language {
                 Language::TypeScript => tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
                 Language::Tsx => tree_sitter_typescript::LANGUAGE_TSX.into(),
-                Language::Rust => tree_sitter_rust::LANGUAGE.into(),
+                Language::Rust | Language::Sql => tree_sitter_rust::LANGUAGE.into(),
             };
             parser
                 .set_language(&grammar)
@@ -90,7 +111,7 @@ pub fn parse(language: Language, text: &[u8]) -> Option<Tree> {
 pub fn parse_recovering(language: Language, text: &[u8]) -> Option<Tree> {
     match language {
         Language::TypeScript | Language::Tsx => typescript::parse_with_recovery(language, text),
-        Language::Rust => parse(language, text),
+        Language::Rust | Language::Sql => parse(language, text),
     }
 }
 
@@ -110,15 +131,17 @@ pub fn extract_file(path: &Path, language: Language, text: &[u8]) -> FileFacts {
         Language::TypeScript | Language::Tsx => typescript::extract(&mut facts, text),
         Language::Rust => {
             // Rust retry libraries come with their own extractor; until then the file is
-            // only checked to parse, so later rules see the same file set.
-            if parse(language, text).is_none() {
-                facts.notes.push(Note {
+            // read for its SQL string literals.
+            match parse(language, text) {
+                Some(tree) => sql_text::rust_strings(&mut facts, text, &tree),
+                None => facts.notes.push(Note {
                     path: path.to_path_buf(),
                     line: None,
                     message: "skipped: the parser gave up on this file".into(),
-                });
+                }),
             }
         }
+        Language::Sql => sql_text::sql_file(&mut facts, text),
     }
     facts
 }

@@ -2,7 +2,9 @@
 
 use tree_sitter::{Node, Tree};
 
-use super::parse;
+use super::{parse, units};
+
+mod jobs;
 use crate::facts::{
     is_effect_source, Binding, Container, ContainerKind, Export, Expr, FileFacts, Import, ImportKind, Language, Note,
     Property, RetryKind, RetrySite, Span,
@@ -35,6 +37,11 @@ pub(super) fn extract(facts: &mut FileFacts, text: &[u8]) {
     let root = tree.root_node();
     extractor.module_items(root);
     extractor.walk(root);
+    // Calls inside a retried unit are followed into the file's named units; a file that
+    // retries nothing needs none.
+    if !extractor.facts.retry_sites.is_empty() {
+        extractor.facts.units = units::named_units(text, root);
+    }
 }
 
 /// Parses the file; when the tree has errors, retries once with TypeScript constructs that
@@ -709,6 +716,7 @@ impl<'t> Extractor<'t, '_> {
     fn enter(&mut self, node: Node<'t>) -> bool {
         let mut frame = Frame::default();
         let mut descend = true;
+        self.job_and_sql_facts(node);
         match node.kind() {
             // Clean subtrees inside an error node are still code and are walked; only the
             // tokens the parser could not place are "not analysed".
@@ -784,7 +792,26 @@ impl<'t> Extractor<'t, '_> {
                     self.containers.push(container);
                     frame.container = true;
                 }
+                if let Some(request) = units::client_request(self.text, node) {
+                    self.facts.client_requests.push(request);
+                }
                 self.retry_site(node);
+            }
+            // `queue: async (batch, env) => …` in a Workers handler object.
+            "pair" => {
+                let key = node
+                    .child_by_field_name("key")
+                    .filter(|k| k.kind() == "property_identifier");
+                let is_function = node
+                    .child_by_field_name("value")
+                    .is_some_and(|v| matches!(v.kind(), "arrow_function" | "function_expression" | "function"));
+                if let (Some(key), true) = (key, is_function) {
+                    self.containers.push(Container {
+                        kind: ContainerKind::Function,
+                        name: self.text_of(key).to_string(),
+                    });
+                    frame.container = true;
+                }
             }
             _ => {}
         }
@@ -809,10 +836,27 @@ impl<'t> Extractor<'t, '_> {
     }
 
     /// `Layer.effect(UserRepository, …)` names the layer after its tag; `Effect.fn("name")(…)`
-    /// names the unit.
+    /// names the unit; a call that registers a handler (`Outbox.subscribe(…, handler)`) is
+    /// named by its callee, so rules can tell code that runs under a durable retrier.
     fn call_container(&self, node: Node<'t>) -> Option<Container> {
         let callee = node.child_by_field_name("function")?;
         let arguments = node.child_by_field_name("arguments")?;
+        if callee.kind() == "member_expression" {
+            let mut cursor = arguments.walk();
+            let takes_handler = arguments.named_children(&mut cursor).any(|a| {
+                matches!(
+                    a.kind(),
+                    "arrow_function" | "function_expression" | "generator_function" | "call_expression"
+                ) && (a.kind() != "call_expression" || self.text_of(a).starts_with("Effect.fn"))
+            });
+            let callee_text = self.text_of(callee);
+            if takes_handler && callee_text.len() <= 80 && !callee_text.contains('\n') {
+                return Some(Container {
+                    kind: ContainerKind::Registration,
+                    name: callee_text.to_string(),
+                });
+            }
+        }
         let callee_expr = self.expr(callee, MAX_EXPR_DEPTH - 3);
         if let Some(("Layer", member)) = self.facts.effect_member(&callee_expr) {
             if matches!(member, "effect" | "succeed" | "scoped" | "sync" | "function") {
@@ -882,12 +926,20 @@ impl<'t> Extractor<'t, '_> {
             _ => None,
         };
         let policy = policy_index.map(|i| self.expr(args[i], 0));
+        let target = units::retried_target(self.text, node, &args, policy_index)
+            .map(|(target, name)| units::unit(self.text, target, name));
+        if kind == RetryKind::HttpRetryTransient {
+            if let Some(client) = units::bound_client_name(self.text, node) {
+                self.facts.retrying_clients.push(client);
+            }
+        }
         self.facts.retry_sites.push(RetrySite {
             kind,
             span: Self::span(node),
             callee_span: Self::span(callee),
             policy,
             containers: self.containers.clone(),
+            target,
         });
     }
 

@@ -1,15 +1,17 @@
 //! `inline-schedule`: a retry policy built at the call site instead of named in the retry module.
 
-use super::{Context, Diagnostic, FixSafety, Rule, Severity};
+use super::{Context, Diagnostic, Edit, Fix, FixSafety, Rule, Severity};
 use crate::facts::{Expr, Span};
+use crate::policy::Origin;
 use crate::project::{FileId, Project, Resolved};
+use crate::schedule::Attempts;
 
 pub const RULE: Rule = Rule {
     name: "inline-schedule",
     summary: "a retry policy built from `Schedule.*` (or a bare `times`) outside the retry module",
     decision: "1",
     default_severity: Severity::Error,
-    fix: FixSafety::None,
+    fix: FixSafety::Safe,
     doc: include_str!("../../rules/inline-schedule.md"),
     check,
 };
@@ -35,6 +37,11 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
             continue;
         };
         let builder = found.builder.clone();
+        let fix = if found.via.is_empty() {
+            named_policy_fix(ctx, schedule)
+        } else {
+            None
+        };
         let diagnostic = match found.via.first() {
             None => Diagnostic::new(
                 &RULE,
@@ -73,9 +80,11 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
             ),
         };
         let _ = policy;
-        out.push(diagnostic.with_help(
+        let mut diagnostic = diagnostic.with_help(
             "name the policy in the retry module (infra/retry.ts) and reference it here, e.g. `Retry.transient`",
-        ));
+        );
+        diagnostic.fix = fix;
+        out.push(diagnostic);
     }
 }
 
@@ -175,4 +184,114 @@ fn find_builder(project: &Project, file: FileId, expr: &Expr, depth: usize) -> O
         }
         _ => None,
     }
+}
+
+/// When the inline schedule does exactly what a retry-module export does (same attempts, same
+/// nominal delays, same jitter), replace it by that export's name, importing the retry module
+/// if the file does not yet. Safe: the retry behaves the same.
+fn named_policy_fix(ctx: &Context, schedule: &Expr) -> Option<Fix> {
+    let project = ctx.project;
+    let version = project.effect_major(ctx.file);
+    let (sched, problems) = crate::schedule::evaluate_schedule(project, ctx.file, schedule, version);
+    if !problems.is_empty() || matches!(sched, crate::schedule::Sched::Unknown) {
+        return None;
+    }
+    let summary = crate::schedule::summarize(&sched);
+    let Attempts::Exact(_) = summary.attempts else {
+        return None;
+    };
+    summary.delays.as_ref()?;
+    for &module in project.retry_modules() {
+        for policy in project.policies(module) {
+            let Origin::Export { name, .. } = &policy.origin else {
+                continue;
+            };
+            let same = policy.summary.attempts == summary.attempts
+                && policy.summary.delays == summary.delays
+                && policy.summary.jitter == summary.jitter
+                && policy.summary.worst_total_ms == summary.worst_total_ms;
+            if !same {
+                continue;
+            }
+            let (prefix, import) = module_reference(ctx, module)?;
+            let mut edits = vec![Edit {
+                file: ctx.file,
+                span: schedule.span(),
+                replacement: format!("{prefix}.{name}"),
+            }];
+            edits.extend(import);
+            return Some(Fix {
+                safety: FixSafety::Safe,
+                title: format!("use the retry module's `{name}`, which is the same schedule"),
+                edits,
+            });
+        }
+    }
+    None
+}
+
+/// How this file names the retry module: an existing namespace import of it (directly or
+/// through a barrel's `export * as`), or a new `import * as Retry from "…"` edit.
+fn module_reference(ctx: &Context, module: FileId) -> Option<(String, Option<Edit>)> {
+    let facts = ctx.facts;
+    for import in &facts.imports {
+        if let Resolved::Namespace(target) = ctx.project.resolve_name(ctx.file, &import.local) {
+            if target == module {
+                return Some((import.local.clone(), None));
+            }
+        }
+    }
+    let name = ["Retry", "RetryPolicies", "Retries"]
+        .into_iter()
+        .find(|n| facts.import(n).is_none() && facts.binding(n).is_none())?;
+    let from = ctx.project.sources[ctx.file].absolute.parent()?;
+    let to = &ctx.project.sources[module].absolute;
+    let mut specifier = relative_specifier(from, to)?;
+    // Follow the file's own style: ESM `.js` specifiers or extensionless ones.
+    let uses_js = facts
+        .imports
+        .iter()
+        .any(|i| i.source.starts_with('.') && i.source.ends_with(".js"));
+    specifier = match specifier.rsplit_once('.') {
+        Some((stem, _)) if uses_js => format!("{stem}.js"),
+        Some((stem, _)) => stem.to_string(),
+        None => specifier,
+    };
+    // After the last import, or at the top.
+    let at = facts.imports.iter().map(|i| i.span.end).max().map(|end| {
+        let line = facts.line_of(end);
+        facts.line_starts.get(line + 1).copied().unwrap_or(end)
+    });
+    let insertion = at.unwrap_or(0);
+    Some((
+        name.to_string(),
+        Some(Edit {
+            file: ctx.file,
+            span: Span {
+                start: insertion,
+                end: insertion,
+            },
+            replacement: format!("import * as {name} from \"{specifier}\"\n"),
+        }),
+    ))
+}
+
+/// `../../infra/retry.ts` from `from` (a directory) to `to`.
+fn relative_specifier(from: &std::path::Path, to: &std::path::Path) -> Option<String> {
+    let from: Vec<_> = from.components().collect();
+    let to_parts: Vec<_> = to.components().collect();
+    let common = from.iter().zip(&to_parts).take_while(|(a, b)| a == b).count();
+    let mut parts: Vec<String> = Vec::new();
+    for _ in common..from.len() {
+        parts.push("..".into());
+    }
+    for part in &to_parts[common..] {
+        parts.push(part.as_os_str().to_str()?.to_string());
+    }
+    let joined = parts.join("/");
+    Some(if joined.starts_with("..") {
+        joined
+    } else {
+        format!("./{joined}")
+    })
 }

@@ -1,11 +1,23 @@
 //! The rule catalogue: a flat list of rules, each data plus one check function.
 //! A rule's documentation lives in `rules/<name>.md` and is embedded here.
 
+mod cron_expression;
+mod exclusive_job_timeout;
 mod inline_schedule;
+mod lease_release_unguarded;
+mod lease_without_slot;
 mod policy_over_budget;
+mod retry_after_commit;
 mod retry_in_repository;
+mod retry_without_predicate;
+mod retrying_client_unsafe_method;
+mod since_last_run_cursor;
+mod stacked_retry;
+mod suppression_without_reason;
+mod transient_retry_on_append;
 mod uncapped_schedule;
 mod unjittered_schedule;
+mod unused_suppression;
 
 use std::fmt;
 
@@ -82,7 +94,22 @@ pub const RULES: &[&Rule] = &[
     &uncapped_schedule::RULE,
     &unjittered_schedule::RULE,
     &policy_over_budget::RULE,
+    &transient_retry_on_append::RULE,
+    &retry_without_predicate::RULE,
+    &retry_after_commit::RULE,
+    &stacked_retry::RULE,
+    &retrying_client_unsafe_method::RULE,
+    &since_last_run_cursor::RULE,
+    &lease_without_slot::RULE,
+    &lease_release_unguarded::RULE,
+    &cron_expression::RULE,
+    &exclusive_job_timeout::RULE,
+    &suppression_without_reason::RULE,
+    &unused_suppression::RULE,
 ];
+
+/// The rules computed by the pipeline from suppression comments, not per file.
+pub const SUPPRESSION_RULES: [&str; 2] = ["suppression-without-reason", "unused-suppression"];
 
 pub fn by_name(name: &str) -> Option<&'static Rule> {
     RULES.iter().copied().find(|r| r.name == name)

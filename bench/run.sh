@@ -1,0 +1,221 @@
+#!/usr/bin/env bash
+# Benchmarks retrylint against a parse-only and a read-only baseline and ast-grep, in one run,
+# and prints a markdown table.
+#
+#   bench/run.sh [--runs N] [--seed S] [CORPUS...]   CORPUS: a directory, or `generated`
+#                                                      (the default: bench/gen_corpus.py --seed S)
+#   bench/run.sh --smoke                             each tool once on a small generated corpus,
+#                                                      with sanity checks (for CI)
+#
+# Each tool first runs once under GNU time (its output is checked and counted; its "Maximum
+# resident set size" is the peak RSS), then N more times (default 5) after a warm-up, for the
+# median wall time: with hyperfine, installed from Debian if missing (BENCH_NO_HYPERFINE=1: a
+# bash loop instead). Also installs GNU time, Node.js and @ast-grep/cli (into bench/.tools, not
+# tracked). The load average before each corpus is printed: other work on the machine skews it.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$ROOT"
+
+RUNS=5
+SEED=1
+SMOKE=0
+CORPORA=()
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --smoke) SMOKE=1 RUNS=1 ;;
+    --runs) RUNS="$2"; shift ;;
+    --seed) SEED="$2"; shift ;;
+    -h | --help) sed -n '2,14p' "$0"; exit 0 ;;
+    -*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
+    *) CORPORA+=("$1") ;;
+  esac
+  shift
+done
+[[ ${#CORPORA[@]} -gt 0 ]] || CORPORA=(generated)
+
+AST_GREP_VERSION="${AST_GREP_VERSION:-0.51.1}"
+TOOLS="$ROOT/bench/.tools"
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/retrylint-bench.XXXXXX")"
+trap 'rm -rf "$WORK"' EXIT
+log() { echo "run.sh: $*" >&2; }
+
+# ------------------------------------------------------------------ tools
+APT_UPDATED=0
+apt_install() {
+  if [[ $APT_UPDATED -eq 0 ]]; then
+    apt-get update -qq >/dev/null
+    APT_UPDATED=1
+  fi
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+}
+[[ -x /usr/bin/time ]] || { log "installing GNU time"; apt_install time; }
+HYPERFINE=""
+if [[ $SMOKE -eq 0 && -z "${BENCH_NO_HYPERFINE:-}" ]]; then
+  command -v hyperfine >/dev/null || { log "installing hyperfine"; apt_install hyperfine || true; }
+  HYPERFINE="$(command -v hyperfine || true)"
+fi
+if ! command -v npm >/dev/null; then
+  log "installing Node.js"
+  apt_install nodejs npm
+fi
+AST_GREP="$TOOLS/node_modules/@ast-grep/cli/ast-grep"
+if [[ ! -x "$AST_GREP" ]] || [[ "$("$AST_GREP" --version)" != "ast-grep $AST_GREP_VERSION" ]]; then
+  log "installing @ast-grep/cli@$AST_GREP_VERSION into bench/.tools"
+  mkdir -p "$TOOLS"
+  npm install --prefix "$TOOLS" --no-save --no-audit --no-fund --loglevel=error "@ast-grep/cli@$AST_GREP_VERSION" >&2
+fi
+
+log "building (release)"
+cargo build --release --locked --quiet
+cargo build --release --locked --quiet --example parse_only
+RETRYLINT="$ROOT/target/release/retrylint"
+PARSE_ONLY="$ROOT/target/release/examples/parse_only"
+
+# ----------------------------------------------------------------- corpora
+resolve_corpus() { # NAME -> directory
+  if [[ "$1" == generated ]]; then
+    local dir files=5000
+    if [[ $SMOKE -eq 1 ]]; then
+      dir="$WORK/corpus"
+      files=300
+    else
+      dir="${BENCH_CORPUS_DIR:-${TMPDIR:-/tmp}/retrylint-corpus}"
+    fi
+    python3 bench/gen_corpus.py "$dir" --seed "$SEED" --files "$files" >&2
+    echo "$dir"
+  else
+    [[ -d "$1" ]] || { echo "run.sh: no such directory: $1" >&2; exit 2; }
+    (cd "$1" && pwd)
+  fi
+}
+
+# ----------------------------------------------------------------- measure
+# measure TAG OUTFILE CMD... : appends "tag<TAB>median_s<TAB>rss_kib<TAB>exit" to $WORK/results
+median_of() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+measure() {
+  local tag="$1" out="$2"
+  shift 2
+  local status=0
+  # One run under GNU time: its output is kept (for the checks and counts) and its peak RSS.
+  /usr/bin/time -v -o "$WORK/$tag.time" "$@" >"$out" 2>"$WORK/$tag.stderr" || status=$?
+  local rss cpu
+  rss="$(awk -F': ' '/Maximum resident set size/ { print $2 }' "$WORK/$tag.time")"
+  cpu="$(awk -F': ' '/User time|System time/ { s += $2 } END { print s }' "$WORK/$tag.time")"
+  if [[ $status -gt 1 ]]; then
+    log "$tag failed (exit $status):"
+    tail -5 "$WORK/$tag.stderr" >&2
+    exit 1
+  fi
+  local median
+  if [[ -n "$HYPERFINE" ]]; then
+    local cmd
+    cmd="$(printf '%q ' "$@")"
+    "$HYPERFINE" --shell=none --warmup 1 --runs "$RUNS" --ignore-failure --style none \
+      --export-json "$WORK/$tag.json" -- "$cmd" >/dev/null
+    read -r median cpu < <(python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))["results"][0]; print(r["median"], r["user"] + r["system"])' "$WORK/$tag.json")
+  else
+    [[ $SMOKE -eq 1 ]] || "$@" >/dev/null 2>&1 || true # warm-up (the run above warmed the cache)
+    local i start end
+    for ((i = 0; i < RUNS; i++)); do
+      start=$(date +%s%N)
+      "$@" >/dev/null 2>&1 || true
+      end=$(date +%s%N)
+      echo "$(((end - start) / 1000))e-6"
+    done | median_of >"$WORK/$tag.median"
+    median="$(cat "$WORK/$tag.median")"
+  fi
+  printf '%s\t%s\t%s\t%s\t%s\n' "$tag" "$median" "$rss" "$status" "$cpu" >>"$WORK/results"
+}
+
+: >"$WORK/results"
+: >"$WORK/corpora"
+n=0
+for name in "${CORPORA[@]}"; do
+  dir="$(resolve_corpus "$name")"
+  label="$(basename "$dir")"
+  [[ "$name" == generated ]] && label="generated (seed $SEED)"
+  n=$((n + 1))
+  log "measuring $label: $dir"
+  printf '%s\t%s\t%s\t%s\n' "$n" "$label" "$dir" "$(cut -d' ' -f1-3 /proc/loadavg)" >>"$WORK/corpora"
+  # ast-grep sees the files retrylint checks: no declaration files, nothing over retrylint's
+  # default max-file-size (1 MiB).
+  SG_ARGS=(scan -c "$ROOT/bench/ast-grep/sgconfig.yml" "$dir" --globs '!*.d.ts' --globs '!*.d.mts' --globs '!*.d.cts')
+  while IFS= read -r -d '' big; do
+    SG_ARGS+=(--globs "!**/$(printf '%s' "${big#"$dir"/}" | sed 's/[][{}*?\\]/\\&/g')")
+  done < <(find "$dir" -type f \( -name '*.ts' -o -name '*.tsx' -o -name '*.mts' -o -name '*.cts' \) -size +1024k -print0)
+  measure "$n.read-only" "$WORK/$n.read-only.out" "$PARSE_ONLY" "$dir" --read-only
+  measure "$n.parse-only" "$WORK/$n.parse-only.out" "$PARSE_ONLY" "$dir"
+  measure "$n.retrylint" "$WORK/$n.retrylint.out" "$RETRYLINT" check "$dir" --format json
+  measure "$n.ast-grep" "$WORK/$n.ast-grep.out" "$AST_GREP" "${SG_ARGS[@]}" --json
+  # ast-grep's file count, from one more (unmeasured) run.
+  "$AST_GREP" "${SG_ARGS[@]}" --inspect summary >/dev/null 2>"$WORK/$n.ast-grep.inspect" || true
+done
+
+python3 - "$WORK" "$SMOKE" "$RUNS" "${HYPERFINE:+hyperfine}" <<'EOF'
+import json, re, sys
+from pathlib import Path
+
+work, smoke, runs, hyperfine = Path(sys.argv[1]), sys.argv[2] == "1", sys.argv[3], sys.argv[4] == "hyperfine"
+results = {}
+for line in (work / "results").read_text().splitlines():
+    tag, median, rss, status, cpu = line.split("\t")
+    results[tag] = (float(median), int(rss) / 1024, int(status), float(cpu))
+failures = []
+print("| tool | corpus | files | MB | median wall s | files/s | MB/s | peak RSS MiB | ratio to parse-only | CPU s |")
+print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+notes = []
+for line in (work / "corpora").read_text().splitlines():
+    n, label, directory, load = line.split("\t")
+    read = dict(kv.split("=") for kv in (work / f"{n}.read-only.out").read_text().split())
+    parse = dict(kv.split("=") for kv in (work / f"{n}.parse-only.out").read_text().split())
+    lint = json.loads((work / f"{n}.retrylint.out").read_text())
+    sg = json.loads((work / f"{n}.ast-grep.out").read_text() or "[]")
+    m = re.search(r"scannedFileCount=(\d+)", (work / f"{n}.ast-grep.inspect").read_text())
+    sg_files = int(m.group(1)) if m else None
+    mb = int(read["bytes"]) / 1e6
+    files = {"read-only": int(read["files"]), "parse-only": int(parse["files"]),
+             "retrylint": lint["summary"]["files"], "ast-grep": sg_files}
+    base = results[f"{n}.parse-only"][0]
+    for tool in ["retrylint", "parse-only", "read-only", "ast-grep"]:
+        wall, rss, _, cpu = results[f"{n}.{tool}"]
+        count = files[tool]
+        print(f"| {tool} | {label} | {count if count is not None else '?'} | {mb:.1f} | {wall:.3f} | "
+              f"{(count or 0) / wall:,.0f} | {mb / wall:.1f} | {rss:.0f} | {wall / base:.2f}x | {cpu:.2f} |")
+    rules = {}
+    for d in lint["diagnostics"]:
+        rules[d["rule"]] = rules.get(d["rule"], 0) + 1
+    notes.append(f"{label}: retrylint parsed {lint['summary']['parsed']} of {files['retrylint']} files, "
+                 f"{len(lint['diagnostics'])} findings {dict(sorted(rules.items()))}; "
+                 f"parse-only: {parse['error_trees']} trees with errors; ast-grep: {len(sg)} matches; "
+                 f"load average before: {load}")
+    if len(set(v for v in files.values() if v is not None)) > 1:
+        notes.append(f"{label}: the tools saw different file counts: {files}")
+    if smoke:
+        manifest = json.loads((Path(directory) / ".corpus.json").read_text())
+        planted = set(manifest["planted"])
+        found = {d["rule"] for d in lint["diagnostics"]}
+        for rule in ["inline-schedule", "retry-in-repository"]:
+            if rule not in found:
+                failures.append(f"retrylint found no {rule} in the generated corpus")
+        for d in lint["diagnostics"]:
+            rel = str(Path(d["path"]).resolve().relative_to(Path(directory).resolve()))
+            if rel not in planted:
+                failures.append(f"retrylint reported {d['rule']} in {rel}, a file without planted retry code")
+        if not sg:
+            failures.append("ast-grep matched nothing in the generated corpus")
+        if files["retrylint"] != manifest["files"] or files["parse-only"] != manifest["files"]:
+            failures.append(f"file counts {files} differ from the corpus's {manifest['files']}")
+print()
+how = "one run each (smoke)" if smoke else f"median of {runs} runs after a warm-up ({'hyperfine' if hyperfine else 'bash loop'})"
+cpu = "mean of the timed runs" if hyperfine else "of the GNU time run"
+print(f"Wall time: {how}; peak RSS: one run under GNU time; CPU s: user + system, {cpu}.")
+for note in notes:
+    print(f"- {note}")
+if failures:
+    for f in failures:
+        print(f"smoke: FAIL: {f}", file=sys.stderr)
+    sys.exit(1)
+if smoke:
+    print("smoke: ok")
+EOF

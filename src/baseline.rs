@@ -1,0 +1,102 @@
+//! Baselines: `--write-baseline FILE` records today's findings; `--baseline FILE` reports
+//! only findings that are not in it. Entries that no longer match are reported as stale, so
+//! the baseline only shrinks.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use miette::{miette, Report};
+use serde::{Deserialize, Serialize};
+
+use crate::project::Project;
+use crate::rules::Diagnostic;
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Baseline {
+    pub version: u32,
+    pub findings: Vec<Entry>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, Hash)]
+pub struct Entry {
+    pub rule: String,
+    pub path: String,
+    pub fingerprint: String,
+    /// For the reader of the file; not compared.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub message: String,
+}
+
+fn entries(project: &Project, diagnostics: &[Diagnostic]) -> Vec<Entry> {
+    crate::fingerprint::fingerprints(project, diagnostics)
+        .into_iter()
+        .zip(diagnostics)
+        .map(|(fingerprint, d)| Entry {
+            rule: d.rule.to_string(),
+            path: project.path(d.file).to_string_lossy().replace('\\', "/"),
+            fingerprint: format!("{fingerprint:016x}"),
+            message: d.message.clone(),
+        })
+        .collect()
+}
+
+pub fn write(path: &Path, project: &Project, diagnostics: &[Diagnostic]) -> Result<usize, Report> {
+    let baseline = Baseline {
+        version: 1,
+        findings: entries(project, diagnostics),
+    };
+    let json = serde_json::to_string_pretty(&baseline).map_err(|e| miette!("cannot write baseline: {e}"))?;
+    crate::fix::write_atomically(path, format!("{json}\n").as_bytes())
+        .map_err(|e| miette!("cannot write baseline {}: {e}", path.display()))?;
+    Ok(baseline.findings.len())
+}
+
+pub fn read(path: &Path) -> Result<Baseline, Report> {
+    let text = std::fs::read_to_string(path).map_err(|e| miette!("cannot read baseline {}: {e}", path.display()))?;
+    let baseline: Baseline = serde_json::from_str(&text).map_err(|e| {
+        miette!(
+            help = "write one with `retrylint check --write-baseline FILE`",
+            "{} is not a retrylint baseline: {e}",
+            path.display()
+        )
+    })?;
+    if baseline.version != 1 {
+        return Err(miette!(
+            "baseline {} has version {}, this retrylint reads version 1",
+            path.display(),
+            baseline.version
+        ));
+    }
+    Ok(baseline)
+}
+
+/// Removes the findings the baseline knows (each entry matches one finding) and returns the
+/// entries that matched nothing.
+pub fn filter(baseline: &Baseline, project: &Project, diagnostics: &mut Vec<Diagnostic>) -> Vec<Entry> {
+    let current = entries(project, diagnostics);
+    let mut remaining: HashMap<(&str, &str, &str), usize> = HashMap::new();
+    for entry in &baseline.findings {
+        *remaining
+            .entry((&entry.rule, &entry.path, &entry.fingerprint))
+            .or_default() += 1;
+    }
+    let mut keep = Vec::with_capacity(diagnostics.len());
+    for (entry, diagnostic) in current.iter().zip(diagnostics.drain(..)) {
+        match remaining.get_mut(&(entry.rule.as_str(), entry.path.as_str(), entry.fingerprint.as_str())) {
+            Some(count) if *count > 0 => *count -= 1,
+            _ => keep.push(diagnostic),
+        }
+    }
+    *diagnostics = keep;
+    let mut stale = Vec::new();
+    for entry in &baseline.findings {
+        let key = (entry.rule.as_str(), entry.path.as_str(), entry.fingerprint.as_str());
+        if let Some(count) = remaining.get_mut(&key) {
+            if *count > 0 {
+                *count -= 1;
+                stale.push(entry.clone());
+            }
+        }
+    }
+    stale
+}

@@ -1,0 +1,288 @@
+//! `--changed-since REV`: the lines added or changed since a revision, from
+//! `git diff --unified=0 REV` (the working tree against REV, so uncommitted edits count) plus
+//! untracked files, which are new throughout. The whole project is still analysed — facts cross
+//! files — and only findings whose primary line is in this set are reported.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use miette::{miette, Report};
+
+/// Changed lines per file, keyed by canonical absolute path.
+#[derive(Debug, Clone, Default)]
+pub struct ChangedLines {
+    files: HashMap<PathBuf, Lines>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Lines {
+    /// A file git does not track yet: every line is new.
+    All,
+    /// 1-based inclusive ranges of added or changed lines, in order.
+    Ranges(Vec<(usize, usize)>),
+}
+
+impl ChangedLines {
+    /// Asks git, in the directory of `path` (a file's parent), what changed since `rev`.
+    pub fn since(rev: &str, path: &Path) -> Result<ChangedLines, Report> {
+        let dir = if path.is_dir() {
+            path
+        } else {
+            path.parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."))
+        };
+        if rev.is_empty() || rev.starts_with('-') {
+            return Err(miette!(
+                help = "give a commit, branch or tag, e.g. --changed-since origin/main",
+                "invalid revision `{rev}` for --changed-since"
+            ));
+        }
+        let top = git(dir, &["rev-parse", "--show-toplevel"]).map_err(|e| {
+            miette!(
+                help = "--changed-since reads the changes from git: run it inside a git work tree",
+                "cannot list the lines changed since `{rev}`: {e}"
+            )
+        })?;
+        let top = PathBuf::from(top.trim_end_matches(['\n', '\r']));
+        let top = std::fs::canonicalize(&top).unwrap_or(top);
+        let commit = git(
+            &top,
+            &["rev-parse", "--verify", "--quiet", &format!("{rev}^{{commit}}")],
+        )
+        .map_err(|_| {
+            miette!(
+                help = "on a shallow clone, fetch it first: git fetch --depth=1 origin <commit>",
+                "unknown revision `{rev}` for --changed-since: git cannot find that commit in {}",
+                top.display()
+            )
+        })?;
+        let commit = commit.trim();
+        let diff = git(
+            &top,
+            &[
+                "-c",
+                "core.quotePath=false",
+                "diff",
+                "--no-color",
+                "--no-ext-diff",
+                "--no-textconv",
+                "--ignore-submodules",
+                "--find-renames",
+                "--unified=0",
+                "--src-prefix=a/",
+                "--dst-prefix=b/",
+                commit,
+                "--",
+            ],
+        )
+        .map_err(|e| miette!("cannot list the lines changed since `{rev}`: {e}"))?;
+        let untracked = git(&top, &["ls-files", "--others", "--exclude-standard", "-z"])
+            .map_err(|e| miette!("cannot list the files git does not track: {e}"))?;
+
+        let mut files: HashMap<PathBuf, Lines> = parse_diff(&diff)
+            .into_iter()
+            .map(|(path, ranges)| (top.join(path), Lines::Ranges(ranges)))
+            .collect();
+        for path in untracked.split('\0').filter(|p| !p.is_empty()) {
+            files.insert(top.join(path), Lines::All);
+        }
+        Ok(ChangedLines { files })
+    }
+
+    /// Whether `line` (1-based) of the file at `absolute` (canonical) is new since the revision.
+    pub fn contains(&self, absolute: &Path, line: usize) -> bool {
+        match self.files.get(absolute) {
+            Some(Lines::All) => true,
+            Some(Lines::Ranges(ranges)) => ranges.iter().any(|&(from, to)| from <= line && line <= to),
+            None => false,
+        }
+    }
+}
+
+/// Runs git in `dir` and returns its stdout, or its stderr as the error.
+fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
+    let output = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .output()
+        .map_err(|e| format!("cannot run git: {e}"))?;
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let message = stderr.trim();
+        return Err(if message.is_empty() {
+            format!("git {} failed ({})", args.join(" "), output.status)
+        } else {
+            message.to_string()
+        });
+    }
+    String::from_utf8(output.stdout).map_err(|_| "git printed something that is not UTF-8".to_string())
+}
+
+/// The added or changed lines of each file in a `git diff --unified=0` with `a/` and `b/`
+/// prefixes: from every `@@ -a,b +c,d @@` hunk, lines `c..c+d`. Deleted files and pure
+/// deletions add nothing. Hunk bodies are skipped by count, so an added line that reads
+/// `++ x` is never taken for a file header.
+pub fn parse_diff(diff: &str) -> Vec<(String, Vec<(usize, usize)>)> {
+    let mut files: Vec<(String, Vec<(usize, usize)>)> = Vec::new();
+    let mut current: Option<usize> = None;
+    let (mut old_left, mut new_left) = (0usize, 0usize);
+    for line in diff.lines() {
+        if old_left > 0 || new_left > 0 {
+            match line.as_bytes().first() {
+                Some(b'-') => old_left = old_left.saturating_sub(1),
+                Some(b'+') => new_left = new_left.saturating_sub(1),
+                Some(b' ') => {
+                    old_left = old_left.saturating_sub(1);
+                    new_left = new_left.saturating_sub(1);
+                }
+                // `\ No newline at end of file`
+                _ => {}
+            }
+            continue;
+        }
+        if line.starts_with("diff --git ") {
+            current = None;
+        } else if let Some(name) = line.strip_prefix("+++ ") {
+            let name = unquote(name.strip_suffix('\t').unwrap_or(name));
+            current = name.strip_prefix("b/").map(|path| {
+                files.push((path.to_string(), Vec::new()));
+                files.len() - 1
+            });
+        } else if let Some(hunk) = line.strip_prefix("@@ ") {
+            let Some((old, new)) = parse_hunk(hunk) else {
+                continue;
+            };
+            old_left = old.1;
+            new_left = new.1;
+            if let (Some(file), true) = (current, new.1 > 0) {
+                files[file].1.push((new.0, new.0 + new.1 - 1));
+            }
+        }
+    }
+    files.retain(|(_, ranges)| !ranges.is_empty());
+    files
+}
+
+/// `-a,b +c,d @@ …` → `((a, b), (c, d))`; a missing count is 1.
+fn parse_hunk(hunk: &str) -> Option<((usize, usize), (usize, usize))> {
+    let mut parts = hunk.split(' ');
+    let range = |text: Option<&str>, sign: char| -> Option<(usize, usize)> {
+        let text = text?.strip_prefix(sign)?;
+        match text.split_once(',') {
+            Some((start, count)) => Some((start.parse().ok()?, count.parse().ok()?)),
+            None => Some((text.parse().ok()?, 1)),
+        }
+    };
+    let old = range(parts.next(), '-')?;
+    let new = range(parts.next(), '+')?;
+    Some((old, new))
+}
+
+/// Undoes git's C-style quoting of an unusual path (`"b/a\"b\303\251.ts"`).
+fn unquote(name: &str) -> String {
+    let Some(inner) = name.strip_prefix('"').and_then(|n| n.strip_suffix('"')) else {
+        return name.to_string();
+    };
+    let mut bytes = Vec::with_capacity(inner.len());
+    let mut chars = inner.bytes().peekable();
+    while let Some(b) = chars.next() {
+        if b != b'\\' {
+            bytes.push(b);
+            continue;
+        }
+        match chars.next() {
+            Some(b'n') => bytes.push(b'\n'),
+            Some(b't') => bytes.push(b'\t'),
+            Some(b'r') => bytes.push(b'\r'),
+            Some(b'a') => bytes.push(7),
+            Some(b'b') => bytes.push(8),
+            Some(b'f') => bytes.push(12),
+            Some(b'v') => bytes.push(11),
+            Some(d @ b'0'..=b'3') => {
+                let mut value = u32::from(d - b'0');
+                for _ in 0..2 {
+                    if let Some(&o @ b'0'..=b'7') = chars.peek() {
+                        value = value * 8 + u32::from(o - b'0');
+                        chars.next();
+                    }
+                }
+                bytes.push(value as u8);
+            }
+            Some(other) => bytes.push(other),
+            None => bytes.push(b'\\'),
+        }
+    }
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hunks_give_added_and_changed_lines() {
+        let diff = "\
+diff --git a/src/a.ts b/src/a.ts
+index 1..2 100644
+--- a/src/a.ts
++++ b/src/a.ts
+@@ -3 +3 @@ export
+-old
++new
+@@ -10,0 +11,2 @@
++++ not a header
++added
+@@ -20,2 +21,0 @@
+-gone
+-gone
+diff --git a/src/gone.ts b/src/gone.ts
+deleted file mode 100644
+--- a/src/gone.ts
++++ /dev/null
+@@ -1,2 +0,0 @@
+-x
+-y
+diff --git a/new.ts b/new.ts
+new file mode 100644
+--- /dev/null
++++ b/new.ts
+@@ -0,0 +1,3 @@
++a
++b
++c
+\\ No newline at end of file
+";
+        assert_eq!(
+            parse_diff(diff),
+            vec![
+                ("src/a.ts".to_string(), vec![(3, 3), (11, 12)]),
+                ("new.ts".to_string(), vec![(1, 3)]),
+            ]
+        );
+    }
+
+    #[test]
+    fn quoted_and_spaced_paths_are_read() {
+        assert_eq!(unquote("\"b/a\\\"b\\303\\251.ts\""), "b/a\"bé.ts");
+        assert_eq!(unquote("b/plain.ts"), "b/plain.ts");
+        let diff = "--- a/a b.ts\t\n+++ b/a b.ts\t\n@@ -1 +1 @@\n-a\n+b\n";
+        assert_eq!(parse_diff(diff), vec![("a b.ts".to_string(), vec![(1, 1)])]);
+    }
+
+    #[test]
+    fn contains_checks_ranges_and_new_files() {
+        let mut changed = ChangedLines::default();
+        changed
+            .files
+            .insert(PathBuf::from("/r/a.ts"), Lines::Ranges(vec![(3, 3), (10, 12)]));
+        changed.files.insert(PathBuf::from("/r/new.ts"), Lines::All);
+        assert!(changed.contains(Path::new("/r/a.ts"), 11));
+        assert!(!changed.contains(Path::new("/r/a.ts"), 4));
+        assert!(changed.contains(Path::new("/r/new.ts"), 400));
+        assert!(!changed.contains(Path::new("/r/other.ts"), 1));
+    }
+}

@@ -1,0 +1,680 @@
+//! Job and SQL facts from TypeScript (decisions 4 and 5): `Jobs.make` definitions, Effect
+//! `Schedule.cron` repeats, `Ref` cursors holding a last-run time, `Date.now()` /
+//! `new Date()`, and SQL texts (`sql` templates, SQL-looking literals).
+//!
+//! A child module of the extractor: it reads the walk's scopes and expression conversion.
+
+use tree_sitter::Node;
+
+use super::{Extractor, MAX_EXPR_DEPTH};
+use crate::extract::sql_text;
+use crate::facts::{ClockRead, ContainerKind, CronRepeat, CursorAccess, CursorKind, Expr, JobDef, JobRun, SlotUse};
+use crate::sql::{looks_like_sql, SqlOrigin, SqlSource};
+
+/// How far up the tree a `Schedule.cron` call looks for its repeat, fork and layer.
+const MAX_ANCESTORS: usize = 48;
+
+/// Calls that repeat an effect on a schedule.
+const REPEAT_DRIVERS: &[(&str, &str)] = &[
+    ("Effect", "repeat"),
+    ("Effect", "repeatOrElse"),
+    ("Effect", "schedule"),
+    ("Effect", "scheduleForked"),
+    ("Effect", "scheduleFrom"),
+    ("Stream", "repeat"),
+    ("Stream", "schedule"),
+    ("Stream", "fromSchedule"),
+];
+
+/// Callees whose arguments are only logged or traced: a value passed there is not a bound.
+const LOG_CALLEES: &[&str] = &[
+    "log",
+    "logInfo",
+    "logDebug",
+    "logWarning",
+    "logError",
+    "logTrace",
+    "logFatal",
+    "annotateLogs",
+    "annotateCurrentSpan",
+    "annotateSpans",
+    "withSpan",
+    "info",
+    "debug",
+    "warn",
+    "error",
+    "trace",
+];
+
+impl<'t> Extractor<'t, '_> {
+    /// Called by `enter` for every node.
+    pub(super) fn job_and_sql_facts(&mut self, node: Node<'t>) {
+        match node.kind() {
+            "call_expression" => self.job_call(node),
+            "new_expression" if self.is_new_date_now(node) => {
+                self.facts.clock_reads.push(ClockRead {
+                    span: Self::span(node),
+                    call: "new Date()",
+                });
+            }
+            "string" | "template_string" => self.sql_literal(node),
+            _ => {}
+        }
+    }
+
+    fn job_call(&mut self, node: Node<'t>) {
+        let (Some(callee), Some(arguments)) = (
+            node.child_by_field_name("function"),
+            node.child_by_field_name("arguments"),
+        ) else {
+            return;
+        };
+        if arguments.kind() != "arguments" || !matches!(callee.kind(), "member_expression" | "identifier") {
+            return;
+        }
+        let callee_expr = self.expr(callee, MAX_EXPR_DEPTH - 3);
+        let mut cursor = arguments.walk();
+        let args: Vec<Node<'t>> = arguments
+            .named_children(&mut cursor)
+            .filter(|a| a.kind() != "comment")
+            .collect();
+        if let Some(path) = callee_expr.path() {
+            if path.ends_with(&["Jobs", "make"]) {
+                self.job_def(node, &args);
+                return;
+            }
+            if path == ["Date", "now"] && args.is_empty() {
+                self.facts.clock_reads.push(ClockRead {
+                    span: Self::span(node),
+                    call: "Date.now()",
+                });
+                return;
+            }
+        }
+        match self.facts.effect_member(&callee_expr) {
+            Some(("Schedule", "cron")) => self.cron_repeat(node),
+            Some(("Ref" | "SynchronizedRef" | "SubscriptionRef", member)) => {
+                let member = member.to_string();
+                self.cursor_access(node, &member, &args);
+            }
+            _ => {}
+        }
+    }
+
+    // ---------------------------------------------------------------- Jobs.make
+
+    fn job_def(&mut self, node: Node<'t>, args: &[Node<'t>]) {
+        let Some(object) = args.first().filter(|a| a.kind() == "object") else {
+            return;
+        };
+        let value = self.expr(*object, 0);
+        let property = |key: &str| value.property(key).cloned();
+        let name = match value.property("name") {
+            Some(Expr::Str(name, _)) => Some(name.clone()),
+            _ => None,
+        };
+        let job = JobDef {
+            span: Self::span(node),
+            name,
+            cron: property("cron"),
+            timezone: property("timezone")
+                .or_else(|| property("timeZone"))
+                .or_else(|| property("tz")),
+            exclusive: property("exclusive"),
+            timeout: property("timeout"),
+            run: self.job_run(*object),
+        };
+        self.facts.jobs.push(job);
+    }
+
+    fn job_run(&self, object: Node<'t>) -> Option<JobRun> {
+        let mut cursor = object.walk();
+        for child in object.named_children(&mut cursor) {
+            match child.kind() {
+                "pair" => {
+                    let key = child.child_by_field_name("key")?;
+                    if super::string_value(self.text_of(key)) != "run" {
+                        continue;
+                    }
+                    let value = child.child_by_field_name("value")?;
+                    return Some(match value.kind() {
+                        "arrow_function" | "function_expression" | "function" | "generator_function" => {
+                            self.run_function(value)
+                        }
+                        _ => JobRun {
+                            span: Self::span(value),
+                            body: None,
+                            slot: SlotUse::Unknown,
+                        },
+                    });
+                }
+                "method_definition" => {
+                    let is_run = child
+                        .child_by_field_name("name")
+                        .is_some_and(|n| self.text_of(n) == "run");
+                    if is_run {
+                        return Some(self.run_function(child));
+                    }
+                }
+                "shorthand_property_identifier" if self.text_of(child) == "run" => {
+                    return Some(JobRun {
+                        span: Self::span(child),
+                        body: None,
+                        slot: SlotUse::Unknown,
+                    });
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+
+    /// Whether a `run` function reads its slot parameter.
+    fn run_function(&self, function: Node<'t>) -> JobRun {
+        let span = Self::span(function);
+        let first_param = match function.child_by_field_name("parameter") {
+            Some(param) => Some(param),
+            None => function.child_by_field_name("parameters").and_then(|list| {
+                let mut cursor = list.walk();
+                let first = list.named_children(&mut cursor).find(|p| p.kind() != "comment");
+                first.map(|p| p.child_by_field_name("pattern").unwrap_or(p))
+            }),
+        };
+        let slot = match first_param {
+            None => SlotUse::Ignored { param: None },
+            Some(param) if param.kind() == "identifier" => {
+                let name = self.text_of(param);
+                let body = function.child_by_field_name("body");
+                if body.is_some_and(|b| mentions_identifier(b, name, self.text)) {
+                    SlotUse::Used
+                } else {
+                    SlotUse::Ignored {
+                        param: Some(name.to_string()),
+                    }
+                }
+            }
+            Some(_) => SlotUse::Unknown,
+        };
+        JobRun {
+            span,
+            body: Some(span),
+            slot,
+        }
+    }
+
+    // ---------------------------------------------------------------- Schedule.cron
+
+    fn cron_repeat(&mut self, node: Node<'t>) {
+        let schedule = self.expr(node, 0).render();
+        let mut driver = None;
+        let mut forked = false;
+        let mut layer = None;
+        let mut current = node;
+        for _ in 0..MAX_ANCESTORS {
+            let Some(parent) = current.parent() else { break };
+            current = parent;
+            if parent.kind() != "call_expression" {
+                continue;
+            }
+            let Some(callee) = parent.child_by_field_name("function") else {
+                continue;
+            };
+            let callee_expr = self.expr(callee, MAX_EXPR_DEPTH - 3);
+            match self.facts.effect_member(&callee_expr) {
+                Some((module, member)) if driver.is_none() && REPEAT_DRIVERS.contains(&(module, member)) => {
+                    driver = Some(format!("{module}.{member}"));
+                }
+                Some(("Effect", member)) if member.starts_with("fork") => forked = true,
+                Some(("Layer", member)) if layer.is_none() => {
+                    layer = Some(self.layer_name(parent, member));
+                }
+                _ => {}
+            }
+            // `….pipe(Effect.repeat(…), Effect.forkScoped)`: a fork among the pipe's steps.
+            if let Some(arguments) = parent.child_by_field_name("arguments") {
+                let mut cursor = arguments.walk();
+                let steps: Vec<Node<'t>> = arguments.named_children(&mut cursor).collect();
+                forked |= steps.iter().any(|step| {
+                    let step = self.expr(*step, MAX_EXPR_DEPTH - 3);
+                    let head = match &step {
+                        Expr::Call { callee, .. } => callee.as_ref(),
+                        other => other,
+                    };
+                    matches!(self.facts.effect_member(head), Some(("Effect", m)) if m.starts_with("fork"))
+                });
+            }
+        }
+        self.facts.cron_repeats.push(CronRepeat {
+            span: Self::span(node),
+            schedule,
+            driver,
+            layer,
+            forked,
+            containers: self.containers.clone(),
+        });
+    }
+
+    /// A layer by its tag (`Layer.effect(Tag, …)`), the variable it is bound to, or its
+    /// constructor.
+    fn layer_name(&self, call: Node<'t>, member: &str) -> String {
+        let tag = call
+            .child_by_field_name("arguments")
+            .and_then(|a| a.named_child(0))
+            .filter(|a| matches!(a.kind(), "identifier" | "member_expression"))
+            .map(|a| self.text_of(a).to_string());
+        let variable = self
+            .containers
+            .iter()
+            .rev()
+            .find(|c| c.kind == ContainerKind::Variable)
+            .map(|c| c.name.clone());
+        tag.or(variable).unwrap_or_else(|| format!("Layer.{member}"))
+    }
+
+    // ---------------------------------------------------------------- Ref cursors
+
+    fn cursor_access(&mut self, node: Node<'t>, member: &str, args: &[Node<'t>]) {
+        let Some(reference) = args.first() else { return };
+        let kind = match (member, args.len()) {
+            ("getAndSet", 2) if self.is_clock_read(args[1], 0) => CursorKind::GetAndSetNow,
+            ("get", 1) => CursorKind::Get,
+            ("set", 2) if self.is_clock_read(args[1], 0) => CursorKind::SetNow,
+            ("update", 2) if self.returns_clock_read(args[1]) => CursorKind::SetNow,
+            _ => return,
+        };
+        let (binding, passed_on) = match kind {
+            CursorKind::SetNow => (None, false),
+            _ => self.read_use(node),
+        };
+        self.facts.cursors.push(CursorAccess {
+            kind,
+            span: Self::span(node),
+            reference: self.text_of(*reference).split_whitespace().collect(),
+            binding,
+            passed_on,
+        });
+    }
+
+    /// Where a read value goes: the local it is bound to, and whether it is passed on.
+    fn read_use(&self, read: Node<'t>) -> (Option<String>, bool) {
+        let mut top = read;
+        while let Some(parent) = top.parent() {
+            if matches!(
+                parent.kind(),
+                "yield_expression" | "await_expression" | "parenthesized_expression" | "as_expression"
+            ) {
+                top = parent;
+            } else {
+                break;
+            }
+        }
+        let Some(parent) = top.parent() else {
+            return (None, false);
+        };
+        if parent.kind() != "variable_declarator" {
+            return (None, self.is_passed_on(top, 0));
+        }
+        let Some(name) = parent.child_by_field_name("name").filter(|n| n.kind() == "identifier") else {
+            return (None, false);
+        };
+        let name_text = self.text_of(name);
+        // Uses after the declaration, in the enclosing block.
+        let mut scope = parent;
+        while let Some(up) = scope.parent() {
+            scope = up;
+            if matches!(scope.kind(), "statement_block" | "program") {
+                break;
+            }
+        }
+        let mut passed_on = false;
+        let mut cursor = scope.walk();
+        'walk: loop {
+            let n = cursor.node();
+            if n.start_byte() >= parent.end_byte()
+                && matches!(n.kind(), "identifier" | "shorthand_property_identifier")
+                && self.text_of(n) == name_text
+                && self.is_passed_on(n, 0)
+            {
+                passed_on = true;
+                break;
+            }
+            if n.end_byte() > parent.end_byte() && cursor.goto_first_child() {
+                continue;
+            }
+            while !cursor.goto_next_sibling() {
+                if !cursor.goto_parent() {
+                    break 'walk;
+                }
+            }
+        }
+        (Some(name_text.to_string()), passed_on)
+    }
+
+    /// Whether the value at `node` flows into a call that is not a log, or into a `sql` hole.
+    fn is_passed_on(&self, node: Node<'t>, depth: usize) -> bool {
+        let Some(parent) = node.parent() else { return false };
+        if depth > 6 {
+            return false;
+        }
+        match parent.kind() {
+            "arguments" => {
+                let Some(call) = parent.parent() else { return false };
+                if call.kind() == "new_expression" {
+                    return self.is_passed_on(call, depth + 1);
+                }
+                let callee = call
+                    .child_by_field_name("function")
+                    .map(|c| self.text_of(c))
+                    .unwrap_or("");
+                let last = callee.rsplit('.').next().unwrap_or(callee);
+                !(LOG_CALLEES.contains(&last) || callee.starts_with("console."))
+            }
+            "template_substitution" => parent
+                .parent()
+                .and_then(|template| template.parent().map(|call| (template, call)))
+                .is_some_and(|(template, call)| {
+                    call.kind() == "call_expression"
+                        && call.child_by_field_name("arguments") == Some(template)
+                        && call
+                            .child_by_field_name("function")
+                            .is_some_and(|tag| is_sql_tag(self.text_of(tag)))
+                }),
+            "pair" => parent
+                .parent()
+                .is_some_and(|object| self.is_passed_on(object, depth + 1)),
+            "object" => self.is_passed_on(parent, depth + 1),
+            "parenthesized_expression" | "as_expression" | "non_null_expression" | "satisfies_expression" => {
+                self.is_passed_on(parent, depth + 1)
+            }
+            _ => false,
+        }
+    }
+
+    /// `Clock.currentTimeMillis`, `DateTime.now`, `Date.now()`, `new Date()`, or a local
+    /// bound to one, behind `yield*` / `await`.
+    fn is_clock_read(&self, node: Node<'t>, depth: usize) -> bool {
+        if depth > 4 {
+            return false;
+        }
+        match node.kind() {
+            "yield_expression" | "await_expression" | "parenthesized_expression" => {
+                let mut cursor = node.walk();
+                let inner = node.named_children(&mut cursor).last();
+                inner.is_some_and(|inner| self.is_clock_read(inner, depth + 1))
+            }
+            "new_expression" => self.is_new_date_now(node),
+            "identifier" => match self.lookup_local(self.text_of(node)) {
+                Some((_, Some(value))) => self.is_clock_read(value, depth + 1),
+                _ => false,
+            },
+            "member_expression" | "call_expression" => {
+                let target = match node.kind() {
+                    "call_expression" => match node.child_by_field_name("function") {
+                        Some(callee) => callee,
+                        None => return false,
+                    },
+                    _ => node,
+                };
+                let expr = self.expr(target, MAX_EXPR_DEPTH - 3);
+                if expr.path().is_some_and(|p| p == ["Date", "now"]) {
+                    return true;
+                }
+                matches!(
+                    self.facts.effect_member(&expr),
+                    Some(
+                        ("Clock", "currentTimeMillis" | "currentTimeNanos")
+                            | ("DateTime", "now" | "nowUnsafe" | "unsafeNow" | "nowInCurrentZone")
+                    )
+                )
+            }
+            _ => false,
+        }
+    }
+
+    /// `() => Date.now()` and friends: an update that stores the current time.
+    fn returns_clock_read(&self, function: Node<'t>) -> bool {
+        if !matches!(function.kind(), "arrow_function" | "function_expression") {
+            return false;
+        }
+        function
+            .child_by_field_name("body")
+            .is_some_and(|body| self.is_clock_read(body, 0))
+    }
+
+    /// `new Date()` with no arguments, `Date` being the global.
+    fn is_new_date_now(&self, node: Node<'t>) -> bool {
+        let Some(constructor) = node.child_by_field_name("constructor") else {
+            return false;
+        };
+        let no_args = node
+            .child_by_field_name("arguments")
+            .is_none_or(|a| a.named_child_count() == 0);
+        no_args
+            && self.text_of(constructor) == "Date"
+            && self.lookup_local("Date").is_none()
+            && self.facts.import("Date").is_none()
+    }
+
+    // ---------------------------------------------------------------- SQL texts
+
+    fn sql_literal(&mut self, node: Node<'t>) {
+        let tagged = node.parent().is_some_and(|call| {
+            call.kind() == "call_expression"
+                && call.child_by_field_name("arguments") == Some(node)
+                && call
+                    .child_by_field_name("function")
+                    .is_some_and(|tag| is_sql_tag(self.text_of(tag)))
+        });
+        let (start, end) = (node.start_byte() + 1, node.end_byte().saturating_sub(1));
+        // Most strings are not SQL: decide on the raw text before building anything.
+        if start > end || !tagged && !looks_like_sql(self.slice(start, end)) {
+            return;
+        }
+        let mut source = SqlSource::new();
+        let mut pos = start;
+        let mut cursor = node.walk();
+        for child in node.named_children(&mut cursor) {
+            if !matches!(child.kind(), "template_substitution" | "escape_sequence") {
+                continue;
+            }
+            source.push_str(self.slice(pos, child.start_byte()), pos);
+            let span = Self::span(child);
+            if child.kind() == "template_substitution" {
+                let mut inner = child.walk();
+                let hole = child
+                    .named_children(&mut inner)
+                    .find(|c| c.kind() != "comment")
+                    .map_or("", |e| self.text_of(e));
+                source.push_hole(hole, span);
+            } else if let Some(c) = decode_js_escape(self.text_of(child)) {
+                source.push_decoded(c, span);
+            }
+            pos = child.end_byte();
+        }
+        source.push_str(self.slice(pos, end), pos);
+        let origin = if tagged {
+            SqlOrigin::TaggedTemplate
+        } else {
+            SqlOrigin::Literal
+        };
+        let sql = source.finish(Self::span(node), origin);
+        sql_text::push(self.facts, sql);
+    }
+
+    fn slice(&self, start: usize, end: usize) -> &'t str {
+        std::str::from_utf8(&self.text[start..end.max(start)]).unwrap_or("")
+    }
+}
+
+/// `sql`, `db.sql`, `this.sql`: a template tag that builds a statement.
+fn is_sql_tag(tag: &str) -> bool {
+    let last = tag.rsplit('.').next().unwrap_or(tag).trim();
+    last.eq_ignore_ascii_case("sql")
+}
+
+/// Whether `name` is read anywhere under `node` (as an identifier or a shorthand property).
+fn mentions_identifier(node: Node, name: &str, text: &[u8]) -> bool {
+    let mut cursor = node.walk();
+    loop {
+        let n = cursor.node();
+        if matches!(n.kind(), "identifier" | "shorthand_property_identifier")
+            && &text[n.byte_range()] == name.as_bytes()
+        {
+            return true;
+        }
+        if cursor.goto_first_child() {
+            continue;
+        }
+        while !cursor.goto_next_sibling() {
+            if !cursor.goto_parent() || cursor.node() == node {
+                return false;
+            }
+        }
+    }
+}
+
+/// `\n`, `\'`, `\u0041`, `\u{1F600}`, `\x41`; a line continuation yields nothing.
+fn decode_js_escape(escape: &str) -> Option<char> {
+    let body = escape.strip_prefix('\\')?;
+    let mut chars = body.chars();
+    Some(match chars.next()? {
+        'n' => '\n',
+        't' => '\t',
+        'r' => '\r',
+        '0' => '\0',
+        'b' => '\u{8}',
+        'f' => '\u{c}',
+        'v' => '\u{b}',
+        'x' => char::from_u32(u32::from_str_radix(&body[1..], 16).ok()?)?,
+        'u' => char::from_u32(u32::from_str_radix(body[1..].trim_matches(['{', '}']), 16).ok()?)?,
+        '\n' | '\r' => return None,
+        other => other,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use crate::facts::{CursorKind, FileFacts, Language, SlotUse};
+    use crate::sql::{SqlOrigin, StatementKind};
+
+    fn extract(text: &str) -> FileFacts {
+        crate::extract::extract_file(&PathBuf::from("src/x.ts"), Language::TypeScript, text.as_bytes())
+    }
+
+    #[test]
+    fn jobs_and_their_slot() {
+        let facts = extract(
+            r#"
+import { Effect } from "effect"
+import { Jobs } from "../infra/jobs.js"
+export const a = Jobs.make({ name: "a", cron: "0 3 * * *", exclusive: true, timeout: "5 minutes", run: (slot: Date) => trials.closeDueAt(slot) })
+export const b = Jobs.make({ name: "b", cron: "0 3 * * *", run: () => trials.closeExpired() })
+export const c = Jobs.make({ name: "c", cron: "0 3 * * *", run: (_slot) => Effect.log("closing") })
+export const d = Jobs.make({ name: "d", cron: "0 3 * * *", run: closeAll })
+export const e = Jobs.make({ name: "e", cron: "0 3 * * *", run(slot) { return Effect.gen(function* () { yield* x({ slot }) }) } })
+"#,
+        );
+        let slots: Vec<(Option<&str>, &SlotUse)> = facts
+            .jobs
+            .iter()
+            .map(|j| (j.name.as_deref(), &j.run.as_ref().unwrap().slot))
+            .collect();
+        assert_eq!(
+            slots,
+            [
+                (Some("a"), &SlotUse::Used),
+                (Some("b"), &SlotUse::Ignored { param: None }),
+                (
+                    Some("c"),
+                    &SlotUse::Ignored {
+                        param: Some("_slot".into())
+                    }
+                ),
+                (Some("d"), &SlotUse::Unknown),
+                (Some("e"), &SlotUse::Used),
+            ]
+        );
+    }
+
+    #[test]
+    fn cron_repeats_know_their_driver_fork_and_layer() {
+        let facts = extract(
+            r#"
+import { Effect, Layer, Ref, Clock, Schedule } from "effect"
+export const NightlyLive = Layer.scopedDiscard(
+  Effect.gen(function* () {
+    const lastRun = yield* Ref.make(0)
+    yield* Effect.gen(function* () {
+      const since = yield* Ref.getAndSet(lastRun, yield* Clock.currentTimeMillis)
+      yield* trials.closeExpiredSince(since)
+    }).pipe(Effect.repeat(Schedule.cron("0 3 * * *")), Effect.forkScoped)
+  }),
+)
+"#,
+        );
+        let [repeat] = facts.cron_repeats.as_slice() else {
+            panic!("{:?}", facts.cron_repeats)
+        };
+        assert_eq!(repeat.driver.as_deref(), Some("Effect.repeat"));
+        assert!(repeat.forked);
+        assert_eq!(repeat.layer.as_deref(), Some("NightlyLive"));
+        assert_eq!(repeat.schedule, "Schedule.cron(\"0 3 * * *\")");
+        let [cursor] = facts.cursors.as_slice() else {
+            panic!("{:?}", facts.cursors)
+        };
+        assert_eq!(cursor.kind, CursorKind::GetAndSetNow);
+        assert_eq!(cursor.reference, "lastRun");
+        assert_eq!(cursor.binding.as_deref(), Some("since"));
+        assert!(cursor.passed_on);
+    }
+
+    #[test]
+    fn a_last_run_time_that_is_only_logged_is_not_passed_on() {
+        let facts = extract(
+            r#"
+import { Effect, Ref, Clock } from "effect"
+const tick = (lastRun: Ref.Ref<number>) => Effect.gen(function* () {
+  const previous = yield* Ref.getAndSet(lastRun, Date.now())
+  yield* Effect.logInfo("previous run", previous)
+  const last = yield* Ref.get(lastRun)
+  yield* Effect.log(`last run at ${last}`)
+})
+"#,
+        );
+        let kinds: Vec<(CursorKind, bool)> = facts.cursors.iter().map(|c| (c.kind, c.passed_on)).collect();
+        assert_eq!(kinds, [(CursorKind::GetAndSetNow, false), (CursorKind::Get, false)]);
+        assert_eq!(facts.clock_reads.len(), 1, "Date.now()");
+    }
+
+    #[test]
+    fn sql_templates_and_literals() {
+        let facts = extract(
+            r#"
+const claim = (now: number) => sql`UPDATE jobs_leases SET lease_until = ${now + 60_000} WHERE lease_until < ${now}`
+const text = "SELECT name FROM jobs_leases WHERE name = 'a\'b'"
+const label = "Update your settings"
+const fragment = sql`AND holder = ${runId}`
+"#,
+        );
+        let origins: Vec<SqlOrigin> = facts.sql.iter().map(|s| s.origin).collect();
+        assert_eq!(
+            origins,
+            [SqlOrigin::TaggedTemplate, SqlOrigin::Literal, SqlOrigin::TaggedTemplate]
+        );
+        assert_eq!(
+            facts.sql[0].text,
+            "UPDATE jobs_leases SET lease_until = $1 WHERE lease_until < $2"
+        );
+        assert_eq!(facts.sql[0].holes, ["now + 60_000", "now"]);
+        assert_eq!(facts.sql[0].statements()[0].kind, StatementKind::Update);
+        assert_eq!(facts.sql[1].text, "SELECT name FROM jobs_leases WHERE name = 'a'b'");
+        assert!(facts.sql[2].statements().is_empty(), "a fragment does not parse");
+        assert!(
+            facts.notes.is_empty(),
+            "a fragment is not a lease write: {:?}",
+            facts.notes
+        );
+    }
+}

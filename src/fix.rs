@@ -1,0 +1,280 @@
+//! Applying fixes: edits by byte span, applied in rounds (overlapping edits wait for the next
+//! round, after the file is re-analysed), checked to re-parse without new errors, and written
+//! atomically (a temporary file in the same directory, then a rename).
+
+use std::io::Write;
+use std::path::Path;
+
+use crate::facts::Language;
+use crate::rules::{Edit, Fix, FixSafety};
+
+/// Which fixes to apply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Applicability {
+    Safe,
+    /// Safe and unsafe (`--unsafe-fixes`).
+    All,
+}
+
+impl Applicability {
+    pub fn allows(self, safety: FixSafety) -> bool {
+        match safety {
+            FixSafety::Safe => true,
+            FixSafety::Unsafe => self == Applicability::All,
+            FixSafety::None => false,
+        }
+    }
+}
+
+/// Applies as many of `fixes` (all edits of one file) as do not overlap, in span order.
+/// A fix is applied whole or not at all. Returns the new text and how many fixes applied.
+pub fn apply(text: &[u8], fixes: &[&Fix]) -> (Vec<u8>, usize) {
+    let mut chosen: Vec<&Edit> = Vec::new();
+    let mut applied = 0;
+    let mut ordered: Vec<&Fix> = fixes.to_vec();
+    ordered.sort_by_key(|f| f.edits.iter().map(|e| e.span.start).min().unwrap_or(0));
+    for fix in ordered {
+        let fits = fix.edits.iter().all(|edit| {
+            edit.span.end as usize <= text.len()
+                && edit.span.start <= edit.span.end
+                && !chosen.iter().any(|other| overlaps(edit, other))
+        });
+        if fits {
+            chosen.extend(fix.edits.iter());
+            applied += 1;
+        }
+    }
+    chosen.sort_by_key(|e| (e.span.start, e.span.end));
+    let mut out = Vec::with_capacity(text.len() + 64);
+    let mut at = 0usize;
+    for edit in chosen {
+        out.extend_from_slice(&text[at..edit.span.start as usize]);
+        out.extend_from_slice(edit.replacement.as_bytes());
+        at = edit.span.end as usize;
+    }
+    out.extend_from_slice(&text[at..]);
+    (out, applied)
+}
+
+/// Two edits conflict when their ranges intersect, or both insert at the same point.
+fn overlaps(a: &Edit, b: &Edit) -> bool {
+    let (a0, a1, b0, b1) = (a.span.start, a.span.end, b.span.start, b.span.end);
+    (a0 < b1 && b0 < a1) || (a0 == b0 && (a0 == a1 || b0 == b1))
+}
+
+/// Whether `fixed` parses with no more syntax errors than `original`.
+pub fn still_parses(language: Language, original: &[u8], fixed: &[u8]) -> bool {
+    let errors = |text: &[u8]| crate::extract::parse_recovering(language, text).map(|tree| error_count(&tree));
+    match (errors(original), errors(fixed)) {
+        (Some(before), Some(after)) => after <= before,
+        _ => false,
+    }
+}
+
+fn error_count(tree: &tree_sitter::Tree) -> usize {
+    let mut count = 0;
+    let mut cursor = tree.walk();
+    'walk: loop {
+        let node = cursor.node();
+        if node.is_error() || node.is_missing() {
+            count += 1;
+        } else if node.has_error() && cursor.goto_first_child() {
+            continue;
+        }
+        while !cursor.goto_next_sibling() {
+            if !cursor.goto_parent() {
+                break 'walk;
+            }
+        }
+    }
+    count
+}
+
+/// Replaces `path` with `content` atomically: a reader sees the old file or the new one,
+/// never half of it. The original permissions are kept.
+pub fn write_atomically(path: &Path, content: &[u8]) -> std::io::Result<()> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
+    let temporary = dir.join(format!(".{name}.retrylint-{}.tmp", std::process::id()));
+    let result = (|| {
+        let mut file = std::fs::File::create(&temporary)?;
+        file.write_all(content)?;
+        file.sync_all()?;
+        if let Ok(metadata) = std::fs::metadata(path) {
+            std::fs::set_permissions(&temporary, metadata.permissions())?;
+        }
+        std::fs::rename(&temporary, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    result
+}
+
+/// What `--fix` / `--diff` would change: each file's text before and after.
+pub struct FixReport {
+    pub files: Vec<FixedFile>,
+    /// Fixes applied over all rounds.
+    pub applied: usize,
+    pub notes: Vec<crate::facts::Note>,
+}
+
+pub struct FixedFile {
+    pub path: std::path::PathBuf,
+    pub absolute: std::path::PathBuf,
+    pub original: Vec<u8>,
+    pub fixed: Vec<u8>,
+}
+
+/// Rounds of analysis and fixing, in memory, until no fix applies (at most ten rounds): an
+/// edit that overlapped another waits for the next round, on the re-analysed text. A file whose
+/// fixed text would not parse as well as the original is left untouched, with a note.
+pub fn fix_project(
+    config: &dyn Fn() -> Result<crate::config::Config, miette::Report>,
+    options: &crate::check::CheckOptions,
+    applicability: Applicability,
+) -> Result<FixReport, miette::Report> {
+    use std::collections::HashMap;
+    let mut overlay: HashMap<std::path::PathBuf, Vec<u8>> = HashMap::new();
+    let mut originals: Vec<(std::path::PathBuf, std::path::PathBuf, Language, Vec<u8>)> = Vec::new();
+    let mut applied = 0;
+    for _round in 0..10 {
+        let mut round_options = crate::check::CheckOptions::new(options.paths.clone());
+        round_options.prefilter = options.prefilter;
+        round_options.select = options.select.clone();
+        round_options.ignore = options.ignore.clone();
+        round_options.overlay = overlay.clone();
+        let outcome = crate::check::run(config()?, &round_options)?;
+        let mut by_file: HashMap<crate::project::FileId, Vec<&Fix>> = HashMap::new();
+        for d in &outcome.diagnostics {
+            let Some(fix) = &d.fix else { continue };
+            // A fix edits the file of its finding only; anything else is left to the user.
+            if applicability.allows(fix.safety) && fix.edits.iter().all(|e| e.file == d.file) {
+                by_file.entry(d.file).or_default().push(fix);
+            }
+        }
+        let mut progressed = false;
+        for (file, fixes) in by_file {
+            let Some(text) = outcome.project.text(file) else {
+                continue;
+            };
+            let (fixed, count) = apply(&text, &fixes);
+            if count == 0 || fixed == text {
+                continue;
+            }
+            let source = &outcome.project.sources[file];
+            if !originals.iter().any(|(_, absolute, _, _)| *absolute == source.absolute) {
+                originals.push((
+                    source.path.clone(),
+                    source.absolute.clone(),
+                    source.language,
+                    text.clone(),
+                ));
+            }
+            overlay.insert(source.absolute.clone(), fixed);
+            applied += count;
+            progressed = true;
+        }
+        if !progressed {
+            break;
+        }
+    }
+    let mut files = Vec::new();
+    let mut notes = Vec::new();
+    for (path, absolute, language, original) in originals {
+        let Some(fixed) = overlay.remove(&absolute) else {
+            continue;
+        };
+        if fixed == original {
+            continue;
+        }
+        if !still_parses(language, &original, &fixed) {
+            notes.push(crate::facts::Note {
+                path,
+                line: None,
+                message: "not fixed: the fixed file would not parse, so it is left as it is".into(),
+            });
+            continue;
+        }
+        files.push(FixedFile {
+            path,
+            absolute,
+            original,
+            fixed,
+        });
+    }
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(FixReport { files, applied, notes })
+}
+
+/// A unified diff of one fixed file, with `a/` and `b/` paths as `git diff` prints them.
+pub fn unified_diff(file: &FixedFile) -> String {
+    let before = String::from_utf8_lossy(&file.original);
+    let after = String::from_utf8_lossy(&file.fixed);
+    let path = file.path.to_string_lossy().replace('\\', "/");
+    similar::TextDiff::from_lines(before.as_ref(), after.as_ref())
+        .unified_diff()
+        .context_radius(3)
+        .header(&format!("a/{path}"), &format!("b/{path}"))
+        .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::facts::Span;
+    use crate::project::FileId;
+
+    fn fix(start: u32, end: u32, replacement: &str) -> Fix {
+        Fix {
+            safety: FixSafety::Safe,
+            title: String::new(),
+            edits: vec![Edit {
+                file: 0 as FileId,
+                span: Span { start, end },
+                replacement: replacement.into(),
+            }],
+        }
+    }
+
+    #[test]
+    fn applies_non_overlapping_fixes_and_defers_the_rest() {
+        let text = b"let a = 1; let b = 2;";
+        let (one, two, clash) = (fix(8, 9, "10"), fix(19, 20, "20"), fix(8, 9, "11"));
+        let (out, applied) = apply(text, &[&two, &one, &clash]);
+        assert_eq!(String::from_utf8(out).unwrap(), "let a = 10; let b = 20;");
+        assert_eq!(applied, 2);
+    }
+
+    #[test]
+    fn a_fix_that_breaks_parsing_is_detected() {
+        let original = b"export const a = f(1)\n";
+        assert!(still_parses(
+            Language::TypeScript,
+            original,
+            b"export const a = f(1).pipe(g)\n"
+        ));
+        assert!(!still_parses(
+            Language::TypeScript,
+            original,
+            b"export const a = f(1.pipe(g)\n"
+        ));
+    }
+
+    #[test]
+    fn writes_atomically() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.ts");
+        std::fs::write(&path, "old").unwrap();
+        write_atomically(&path, b"new").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "no temporary file left behind"
+        );
+    }
+}

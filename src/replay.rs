@@ -1,0 +1,230 @@
+//! What a retry replays, and under whom: the unit-level questions of decisions 1–3.
+//! Reads unit facts (see `facts::Unit`) with the configured vocabulary.
+
+use crate::config::Vocabulary;
+use crate::facts::{ContainerKind, Expr, FileFacts, OpKind, RetrySite, Span, SqlClass, Unit, UnitOp};
+use crate::project::{FileId, Project};
+
+/// How deep calls to same-file units are followed.
+const MAX_CALL_DEPTH: usize = 4;
+
+/// What a retry's policy retries, by the names it uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// The contention policy (with the contention predicate, or none).
+    Contention,
+    /// The transient policy, or any policy filtered on connection loss.
+    Transient,
+    Other,
+}
+
+/// The last name of a member path: `Retry.transient` → `transient`.
+fn last_name(expr: &Expr) -> Option<&str> {
+    match expr {
+        Expr::Ident(name, _) => Some(name),
+        Expr::Member(_, name, _) => Some(name),
+        Expr::Local { value, .. } => last_name(value),
+        _ => None,
+    }
+}
+
+fn mentions(expr: Option<&Expr>, names: &[String]) -> bool {
+    let Some(expr) = expr else { return false };
+    let mut found = false;
+    expr.walk(&mut |e| {
+        if let Some(name) = last_name(e) {
+            found |= names.iter().any(|n| n == name);
+        }
+        // An inline predicate written against the error's tag.
+        if let Expr::Str(s, _) = e {
+            found |= names.iter().any(|n| n == s);
+        }
+    });
+    found
+}
+
+pub fn role(site: &RetrySite, vocabulary: &Vocabulary) -> Role {
+    let options = site.options();
+    let predicate = options.and_then(|o| o.property("while").or_else(|| o.property("until")));
+    let schedule = site.schedule();
+    let transient_schedule = schedule
+        .and_then(last_name)
+        .is_some_and(|n| vocabulary.transient_policies.iter().any(|p| p == n));
+    let transient_predicate = mentions(predicate, &vocabulary.transient_predicates)
+        || predicate.is_some_and(|p| {
+            let mut connection = false;
+            p.walk(&mut |e| {
+                if let Expr::Str(s, _) | Expr::Member(_, s, _) = e {
+                    connection |= s.contains("Connection");
+                }
+            });
+            connection
+        });
+    if transient_schedule || transient_predicate {
+        return Role::Transient;
+    }
+    let contention_schedule = schedule
+        .and_then(last_name)
+        .is_some_and(|n| vocabulary.contention_policies.iter().any(|p| p == n));
+    let contention_predicate = mentions(predicate, &vocabulary.contention_predicates);
+    if (contention_schedule && (predicate.is_none() || contention_predicate))
+        || (contention_predicate && schedule.is_some())
+    {
+        Role::Contention
+    } else {
+        Role::Other
+    }
+}
+
+/// A step of a unit that makes a replay unsafe, in the user's words.
+#[derive(Debug, Clone)]
+pub struct Finding {
+    pub span: Span,
+    pub what: String,
+}
+
+/// The first operation of `unit` (following same-file calls) that appends: replaying it can
+/// apply it twice.
+pub fn appends(facts: &FileFacts, unit: &Unit, vocabulary: &Vocabulary) -> Option<Finding> {
+    appends_at(facts, unit, vocabulary, 0)
+}
+
+fn appends_at(facts: &FileFacts, unit: &Unit, vocabulary: &Vocabulary, depth: usize) -> Option<Finding> {
+    for op in &unit.ops {
+        // A call to a unit of this file is judged by what that unit does, not by its name.
+        let callee = same_file_unit(facts, op);
+        if callee.is_none() {
+            if let Some(what) = appending(op, vocabulary) {
+                return Some(Finding { span: op.span, what });
+            }
+        }
+        if depth < MAX_CALL_DEPTH {
+            if let Some(callee) = callee {
+                if let Some(found) = appends_at(facts, callee, vocabulary, depth + 1) {
+                    // Point at the call in this unit; name what the callee does.
+                    return Some(Finding {
+                        span: op.span,
+                        what: format!("{} (through `{}`)", found.what, callee.name.as_deref().unwrap_or("?")),
+                    });
+                }
+            }
+        }
+    }
+    None
+}
+
+fn appending(op: &UnitOp, vocabulary: &Vocabulary) -> Option<String> {
+    match &op.kind {
+        OpKind::Call {
+            receiver,
+            method,
+            client_id,
+        } => {
+            let called = match receiver {
+                Some(r) => format!("{r}.{method}"),
+                None => method.clone(),
+            };
+            if vocabulary.append_calls.iter().any(|v| v == method) {
+                return Some(format!("`{called}` appends"));
+            }
+            let creates = vocabulary.create_calls.iter().any(|prefix| {
+                method
+                    .strip_prefix(prefix.as_str())
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with(char::is_uppercase))
+            });
+            // Only a create whose argument the analysis can see without a client id.
+            (creates && *client_id == Some(false)).then(|| format!("`{called}` creates a row without a client id"))
+        }
+        OpKind::Sql(SqlClass::Insert) => Some("an `INSERT` without `ON CONFLICT` appends a row".into()),
+        OpKind::Http {
+            method,
+            idempotency_key: false,
+        } if method == "post" || method == "patch" => Some(format!(
+            "a `{}` request without an `Idempotency-Key` header",
+            method.to_uppercase()
+        )),
+        _ => None,
+    }
+}
+
+/// The same-file unit an operation calls, by name.
+fn same_file_unit<'f>(facts: &'f FileFacts, op: &UnitOp) -> Option<&'f Unit> {
+    let OpKind::Call {
+        receiver: None, method, ..
+    } = &op.kind
+    else {
+        return None;
+    };
+    facts.units.iter().find(|u| u.name.as_deref() == Some(method.as_str()))
+}
+
+/// Receivers whose calls are bookkeeping, not work: logging, tracing, metrics, combinators.
+const NOT_WORK: &[&str] = &[
+    "Effect", "Console", "Metric", "Stream", "Schedule", "Layer", "Option", "Either", "Schema", "Duration", "Clock",
+    "Match", "Array", "Chunk", "Data", "Cause", "Exit",
+];
+
+/// The first step that runs after the unit's transaction commits, when the unit has one.
+pub fn after_commit(unit: &Unit) -> Option<(Span, Finding)> {
+    let transaction = unit.ops.iter().find(|op| op.kind == OpKind::Transaction)?;
+    let end = transaction.span.end;
+    let later = unit.ops.iter().find(|op| {
+        if op.span.start < end {
+            return false;
+        }
+        match &op.kind {
+            OpKind::Call { receiver, method, .. } => {
+                let bookkeeping = receiver.as_deref().is_some_and(|r| {
+                    let root = r.split('.').next().unwrap_or(r);
+                    NOT_WORK.contains(&root) || r.ends_with(".pipe")
+                });
+                let combinator = matches!(
+                    method.as_str(),
+                    "pipe" | "map" | "flatMap" | "tap" | "as" | "asVoid" | "orDie"
+                );
+                !bookkeeping && !combinator && !method.starts_with("log")
+            }
+            OpKind::Sql(class) => *class != SqlClass::Select,
+            OpKind::Http { .. } => true,
+            OpKind::Transaction => true,
+        }
+    })?;
+    let what = match &later.kind {
+        OpKind::Call {
+            receiver: Some(r),
+            method,
+            ..
+        } => format!("`{r}.{method}`"),
+        OpKind::Call { method, .. } => format!("`{method}`"),
+        OpKind::Sql(_) => "an SQL statement".into(),
+        OpKind::Http { method, .. } => format!("a `{}` request", method.to_uppercase()),
+        OpKind::Transaction => "a second transaction".into(),
+    };
+    Some((transaction.span, Finding { span: later.span, what }))
+}
+
+/// Why code at a retry site runs under a durable retrier, if it does.
+pub fn durable_retrier(project: &Project, file: FileId, site: &RetrySite) -> Option<String> {
+    let vocabulary = &project.config.vocabulary;
+    let registration = site.containers.iter().rev().find(|c| {
+        c.kind == ContainerKind::Registration
+            && c.name
+                .rsplit('.')
+                .next()
+                .is_some_and(|m| vocabulary.durable_registrations.iter().any(|r| r == m))
+    });
+    if let Some(registration) = registration {
+        return Some(format!("a handler registered with `{}`", registration.name));
+    }
+    let workers_queue = site
+        .containers
+        .iter()
+        .any(|c| c.kind == ContainerKind::Function && c.name == "queue");
+    if workers_queue {
+        return Some("a Workers `queue` handler".into());
+    }
+    if project.config.is_durable_path(&project.sources[file].absolute) {
+        return Some(format!("{} (a subscriber or consumer)", project.path(file).display()));
+    }
+    None
+}

@@ -1,0 +1,187 @@
+//! `lease-release-unguarded`: a lease release (clearing `lease_until` or the holder) whose
+//! `WHERE` does not name the holder, so a run that outlived its lease frees another's.
+
+use super::lease_without_slot::{is_holder_column, is_lease_table, target_comparison, LEASE_COLUMN};
+use super::{snippet, Context, Diagnostic, FixSafety, Rule, Severity};
+use crate::sql::{CmpOp, Operand, SqlOrigin, Statement, StatementKind};
+
+pub const RULE: Rule = Rule {
+    name: "lease-release-unguarded",
+    summary: "a lease release whose WHERE does not name the holder",
+    decision: "5",
+    default_severity: Severity::Error,
+    fix: FixSafety::None,
+    doc: include_str!("../../rules/lease-release-unguarded.md"),
+    check,
+};
+
+/// An `UPDATE` that clears the lease (`lease_until = NULL`) or its holder, and sets no new lease.
+fn is_release(statement: &Statement) -> bool {
+    if statement.kind != StatementKind::Update {
+        return false;
+    }
+    let clears = |a: &&crate::sql::Assignment| a.column == LEASE_COLUMN || is_holder_column(&a.column);
+    let mut cleared = statement.assignments.iter().filter(clears);
+    let any_cleared = cleared.clone().any(|a| a.value == Operand::Null);
+    let takes = cleared.any(|a| a.column == LEASE_COLUMN && a.value != Operand::Null);
+    any_cleared && !takes
+}
+
+/// `holder = $run` as an `AND` term of the condition.
+fn names_holder(statement: &Statement) -> bool {
+    statement.filter.as_ref().is_some_and(|filter| {
+        filter.conjuncts().into_iter().any(|term| {
+            target_comparison(statement, term, is_holder_column)
+                .is_some_and(|(_, op, value)| op == CmpOp::Eq && !value.eq_ignore_ascii_case("null"))
+        })
+    })
+}
+
+fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
+    for sql in &ctx.facts.sql {
+        for statement in sql.statements() {
+            if !is_release(statement) || !is_lease_table(ctx, statement) || names_holder(statement) {
+                continue;
+            }
+            let holder = statement
+                .assignments
+                .iter()
+                .map(|a| a.column.as_str())
+                .find(|c| is_holder_column(c))
+                .unwrap_or("holder");
+            let template =
+                matches!(sql.origin, SqlOrigin::TaggedTemplate | SqlOrigin::Literal) && !sql.holes.is_empty();
+            let run_id = if template {
+                "${runId}".to_string()
+            } else {
+                next_placeholder(&statement.text)
+            };
+            let (message, span, help) = match &statement.filter {
+                Some(filter) => (
+                    format!(
+                        "lease release `WHERE {}` does not check `{holder}`: a run that outlived its lease clears the lease another replica now holds",
+                        snippet(&filter.text, 80)
+                    ),
+                    filter.span,
+                    format!(
+                        "release only the lease this run took: `WHERE {} AND {holder} = {run_id}`",
+                        snippet(&filter.text, 80)
+                    ),
+                ),
+                None => (
+                    format!(
+                        "lease release `{}` has no WHERE: it clears every job's lease, including those other replicas hold",
+                        snippet(&statement.text, 60)
+                    ),
+                    statement.span,
+                    format!("release only this job's lease, taken by this run: `WHERE name = … AND {holder} = {run_id}`"),
+                ),
+            };
+            out.push(Diagnostic::new(&RULE, ctx, span, message).with_help(help));
+        }
+    }
+}
+
+/// The parameter after the text's last: `$3` after `$1, $2`, `?` in SQLite style.
+fn next_placeholder(text: &str) -> String {
+    let highest = text
+        .match_indices('$')
+        .filter_map(|(i, _)| {
+            let digits: String = text[i + 1..].chars().take_while(char::is_ascii_digit).collect();
+            digits.parse::<usize>().ok()
+        })
+        .max();
+    match highest {
+        Some(n) => format!("${}", n + 1),
+        None if text.contains('?') => "?".to_string(),
+        None => "$1".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::facts::Span;
+    use crate::sql::SqlSource;
+
+    fn statement(text: &str) -> Statement {
+        let mut source = SqlSource::new();
+        source.push_str(text, 0);
+        source.finish(Span::new(0, text.len()), SqlOrigin::SqlFile).statements()[0].clone()
+    }
+
+    #[test]
+    fn releases_and_their_guard() {
+        let unguarded = statement("UPDATE jobs_leases SET lease_until = NULL, holder = NULL WHERE name = $1");
+        assert!(is_release(&unguarded) && !names_holder(&unguarded));
+        let guarded = statement("UPDATE jobs_leases SET lease_until = NULL WHERE name = $1 AND holder = $2");
+        assert!(is_release(&guarded) && names_holder(&guarded));
+        let either =
+            statement("UPDATE jobs_leases SET holder = NULL WHERE name = $1 AND (holder = $2 OR lease_until < $3)");
+        assert!(
+            is_release(&either) && !names_holder(&either),
+            "an alternative is not a guard"
+        );
+        let claim = statement("UPDATE jobs_leases SET lease_until = $1, holder = $2 WHERE name = $3");
+        assert!(!is_release(&claim));
+    }
+
+    /// Runs the rule on one `.sql` file under `config`.
+    fn findings(config: &str, sql: &str) -> Vec<String> {
+        use crate::config::Config;
+        use crate::discover::SourceFile;
+        use crate::facts::Language;
+        use std::path::{Path, PathBuf};
+        let root = PathBuf::from("/project");
+        let config = Config::parse(config, Path::new("retrylint.toml"), root.clone()).expect("valid config");
+        let path = PathBuf::from("locks.sql");
+        let facts = crate::extract::extract_file(&path, Language::Sql, sql.as_bytes());
+        let source = SourceFile {
+            path,
+            absolute: root.join("locks.sql"),
+            language: Language::Sql,
+        };
+        let project = crate::project::Project::from_memory(config, vec![(source, facts)]);
+        let ctx = Context {
+            project: &project,
+            file: 0,
+            facts: project.facts(0),
+        };
+        let mut out = Vec::new();
+        check(&ctx, &mut out);
+        out.into_iter().map(|d| d.message).collect()
+    }
+
+    #[test]
+    fn lease_tables_are_configurable() {
+        let release = "UPDATE scheduler_locks SET owner = NULL WHERE job = $1;";
+        assert!(findings("", release).is_empty(), "not a lease table by default");
+        let found = findings("lease-tables = [\"jobs_leases\", \"ops.scheduler_locks\"]", release);
+        assert_eq!(
+            found,
+            ["lease release `WHERE job = $1` does not check `owner`: a run that outlived its lease clears the lease another replica now holds"]
+        );
+        // Any table with a `lease_until` column is one, configured or not.
+        assert_eq!(
+            findings("", "UPDATE locks SET lease_until = NULL WHERE job = $1;").len(),
+            1
+        );
+        let error = crate::config::Config::parse(
+            "lease-tables = [\"jobs leases\"]",
+            std::path::Path::new("retrylint.toml"),
+            "/project".into(),
+        )
+        .expect_err("a table name with a space is rejected");
+        assert!(
+            error.to_string().contains("invalid lease table `jobs leases`"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn the_run_id_parameter_follows_the_text() {
+        assert_eq!(next_placeholder("WHERE name = $1 AND x = $2"), "$3");
+        assert_eq!(next_placeholder("WHERE name = ?"), "?");
+        assert_eq!(next_placeholder("WHERE name = 'a'"), "$1");
+    }
+}

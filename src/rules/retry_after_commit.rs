@@ -1,0 +1,42 @@
+//! `retry-after-commit`: a retry that wraps more than the atomic unit.
+
+use super::{Context, Diagnostic, FixSafety, Rule, Severity};
+use crate::replay::after_commit;
+
+pub const RULE: Rule = Rule {
+    name: "retry-after-commit",
+    summary: "a retry wrapping more than the transaction: steps after the commit get replayed",
+    decision: "1",
+    default_severity: Severity::Error,
+    fix: FixSafety::None,
+    doc: include_str!("../../rules/retry-after-commit.md"),
+    check,
+};
+
+fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
+    for site in &ctx.facts.retry_sites {
+        let Some(unit) = &site.target else { continue };
+        let Some((transaction, later)) = after_commit(unit) else {
+            continue;
+        };
+        let unit_name = unit
+            .name
+            .as_deref()
+            .map(|n| format!("`{n}`"))
+            .unwrap_or_else(|| "this effect".into());
+        out.push(
+            Diagnostic::new(
+                &RULE,
+                ctx,
+                site.callee_span,
+                format!(
+                    "the retry wraps more than {unit_name}'s transaction: when {} fails after the commit, the committed transaction runs again",
+                    later.what
+                ),
+            )
+            .with_label(ctx.file, transaction, "the transaction commits here")
+            .with_label(ctx.file, later.span, "this runs after the commit")
+            .with_help("give the transactional part its own `Effect.fn` and retry that; what runs after the commit is not replayed with it"),
+        );
+    }
+}

@@ -1,0 +1,135 @@
+//! `since-last-run-cursor`: recurring work that is not keyed by its slot — an in-memory "since
+//! the last run" cursor, a cron repeat outside `Jobs.make`, a job whose `run` ignores its
+//! slot, a wall-clock read inside a job.
+
+use std::sync::OnceLock;
+
+use globset::GlobSet;
+
+use super::{Context, Diagnostic, FixSafety, Rule, Severity};
+use crate::facts::{CursorKind, SlotUse};
+
+pub const RULE: Rule = Rule {
+    name: "since-last-run-cursor",
+    summary: "recurring work driven by an in-memory \"since the last run\" cursor, a cron repeat outside `Jobs.make`, a job that ignores its slot",
+    decision: "4",
+    default_severity: Severity::Error,
+    fix: FixSafety::None,
+    doc: include_str!("../../rules/since-last-run-cursor.md"),
+    check,
+};
+
+/// The jobs runtime (`Jobs.layer`, the loop, the Worker registration) repeats on cron by design.
+const JOBS_RUNTIME: &[&str] = &["**/infra/jobs/**", "**/infra/jobs.ts", "**/infra/jobs.mts"];
+
+const JOB_HELP: &str = "define it once in its slice as `Jobs.make({ name, cron, exclusive, timeout, run: (slot) => … })`, processing what is due as of the slot (`WHERE due_at <= ${slot}`)";
+
+fn in_jobs_runtime(ctx: &Context) -> bool {
+    static GLOBS: OnceLock<GlobSet> = OnceLock::new();
+    let globs = GLOBS.get_or_init(|| {
+        let mut builder = globset::GlobSetBuilder::new();
+        for glob in JOBS_RUNTIME {
+            builder.add(globset::Glob::new(glob).expect("static globs"));
+        }
+        builder.build().expect("static globs")
+    });
+    let absolute = &ctx.project.sources[ctx.file].absolute;
+    globs.is_match(ctx.project.config.relative(absolute))
+}
+
+fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
+    let facts = ctx.facts;
+    // An in-memory cursor: the last run's time read from a `Ref` and passed on as a bound.
+    for read in facts.cursors.iter().filter(|c| c.passed_on) {
+        let stored_now = match read.kind {
+            CursorKind::GetAndSetNow => Some(None),
+            CursorKind::Get => facts
+                .cursors
+                .iter()
+                .find(|w| w.kind == CursorKind::SetNow && w.reference == read.reference)
+                .map(|w| Some(w.span)),
+            CursorKind::SetNow => None,
+        };
+        let Some(set_at) = stored_now else { continue };
+        let value = read
+            .binding
+            .as_deref()
+            .map_or("the last run's time".to_string(), |b| format!("`{b}`"));
+        let mut diagnostic = Diagnostic::new(
+            &RULE,
+            ctx,
+            read.span,
+            format!(
+                "in-memory \"since the last run\" cursor: {value} comes from `{}`, which a restart resets and every replica keeps for itself, so work is skipped or done twice",
+                read.reference
+            ),
+        )
+        .with_help(JOB_HELP);
+        if let Some(span) = set_at {
+            diagnostic = diagnostic.with_label(ctx.file, span, "the current time is stored here");
+        }
+        out.push(diagnostic);
+    }
+
+    // A cron repeat outside the jobs runtime.
+    if !in_jobs_runtime(ctx) {
+        for repeat in &facts.cron_repeats {
+            let what = match &repeat.driver {
+                Some(driver) => format!("`{driver}({})`", repeat.schedule),
+                None => format!("`{}`", repeat.schedule),
+            };
+            let message = match &repeat.layer {
+                Some(layer) => format!(
+                    "cron repeat {what} is buried in layer `{layer}`: it runs on every replica, never on the Worker profile, and a missed fire is lost"
+                ),
+                None => format!(
+                    "cron repeat {what} outside a job: it runs on every replica that starts it, never on the Worker profile, and a missed fire is lost"
+                ),
+            };
+            out.push(Diagnostic::new(&RULE, ctx, repeat.span, message).with_help(JOB_HELP));
+        }
+    }
+
+    for job in &facts.jobs {
+        let name = job.display_name();
+        let Some(run) = &job.run else { continue };
+        if let SlotUse::Ignored { param } = &run.slot {
+            let what = match param {
+                Some(param) => format!("never reads its slot `{param}`"),
+                None => "ignores its slot".to_string(),
+            };
+            out.push(
+                Diagnostic::new(
+                    &RULE,
+                    ctx,
+                    run.span,
+                    format!(
+                        "{name} {what}: a late or retried fire processes what is due now, not what was due at its slot"
+                    ),
+                )
+                .with_help(
+                    "take the slot and process what is due as of it, e.g. `run: (slot) => trials.closeDueAt(slot)`",
+                ),
+            );
+        }
+        let Some(body) = run.body else { continue };
+        for read in facts
+            .clock_reads
+            .iter()
+            .filter(|r| r.span.start >= body.start && r.span.end <= body.end)
+        {
+            out.push(
+                Diagnostic::new(
+                    &RULE,
+                    ctx,
+                    read.span,
+                    format!(
+                        "`{}` in {name} reads the wall clock: a late or retried fire sees a later time than its slot",
+                        read.call
+                    ),
+                )
+                .with_help("use the slot for what is due (`WHERE due_at <= ${slot}`), and `Clock` where the current time is needed"),
+            );
+        }
+    }
+}

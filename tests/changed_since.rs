@@ -1,0 +1,191 @@
+//! `--changed-since REV`: the whole project is analysed, only findings on lines added or changed
+//! since REV (and in untracked files) are reported; git trouble exits 2.
+
+mod common;
+#[path = "support/git.rs"]
+mod git;
+
+use common::{check, check_json, findings};
+use git::Repo;
+
+const RETRY: &str = r#"import { Schedule } from "effect"
+export const transient = Schedule.exponential("100 millis").pipe(Schedule.jittered)
+"#;
+
+/// Two retries with inline policies (lines 3 and 4) and one that names the retry module's.
+const BASE: &str = r#"import { Effect, Schedule } from "effect"
+import { transient } from "../infra/retry.js"
+export const a = Effect.succeed(1).pipe(Effect.retry(Schedule.recurs(3)))
+export const b = Effect.succeed(2).pipe(Effect.retry(Schedule.recurs(4)))
+export const c = Effect.succeed(3).pipe(Effect.retry(transient))
+"#;
+
+/// Line 4 changed, line 6 added, line 3 untouched.
+const CHANGED: &str = r#"import { Effect, Schedule } from "effect"
+import { transient } from "../infra/retry.js"
+export const a = Effect.succeed(1).pipe(Effect.retry(Schedule.recurs(3)))
+export const b = Effect.succeed(2).pipe(Effect.retry(Schedule.recurs(5)))
+export const c = Effect.succeed(3).pipe(Effect.retry(transient))
+export const d = Effect.succeed(4).pipe(Effect.retry(local))
+"#;
+
+/// A policy outside the retry module, used by the new line 6 above: resolving it needs this
+/// unchanged file, so the finding on line 6 proves the whole project was analysed.
+const LOCAL: &str = r#"import { Schedule } from "effect"
+export const local = Schedule.spaced("1 second")
+"#;
+
+/// stderr without whitespace and miette's frame, so that its line wrapping does not matter;
+/// compare with [`squeeze`]d text.
+fn stderr(output: &std::process::Output) -> String {
+    squeeze(&String::from_utf8_lossy(&output.stderr).replace(['│', '×'], ""))
+}
+
+fn squeeze(text: &str) -> String {
+    text.split_whitespace().collect()
+}
+
+fn rules_only() -> Vec<&'static str> {
+    vec!["--select", "inline-schedule"]
+}
+
+fn repo_with_a_change() -> (Repo, String) {
+    let repo = Repo::new();
+    repo.write("src/infra/retry.ts", RETRY);
+    repo.write("src/features/a.ts", BASE);
+    repo.write("src/features/local.ts", LOCAL);
+    repo.write("src/features/old.ts", BASE);
+    let base = repo.commit("base");
+    repo.write(
+        "src/features/a.ts",
+        &CHANGED.replace("export const d", "import { local } from \"./local.js\"\nexport const d"),
+    );
+    repo.commit("change");
+    (repo, base)
+}
+
+#[test]
+fn only_findings_on_changed_lines_are_reported() {
+    let (repo, base) = repo_with_a_change();
+    let mut args = vec![".", "--changed-since", &base];
+    args.extend(rules_only());
+    let (code, report) = check_json(repo.root(), &args);
+    let found: Vec<(String, u64)> = findings(&report).into_iter().map(|f| (f.0, f.1)).collect();
+    // Line 3 (unchanged) and old.ts are not reported; line 4 (changed) and line 7 (added, its
+    // policy resolved through the unchanged local.ts) are.
+    assert_eq!(
+        found,
+        [
+            ("src/features/a.ts".to_string(), 4),
+            ("src/features/a.ts".to_string(), 7)
+        ],
+        "{report:#}"
+    );
+    assert_eq!(code, 1);
+    assert_eq!(
+        report["summary"]["errors"], 2,
+        "the summary counts the reported findings"
+    );
+
+    // Without the flag, everything.
+    let (_, all) = check_json(repo.root(), &[".", "--select", "inline-schedule"]);
+    assert_eq!(findings(&all).len(), 5, "{all:#}");
+}
+
+#[test]
+fn uncommitted_edits_and_untracked_files_count_as_changed() {
+    let (repo, _) = repo_with_a_change();
+    repo.write("src/features/new.ts", BASE);
+    let mut staged = BASE.to_string();
+    staged.push_str("export const e = Effect.succeed(5).pipe(Effect.retry(Schedule.recurs(6)))\n");
+    repo.write("src/features/old.ts", &staged);
+    let mut args = vec![".", "--changed-since", "HEAD"];
+    args.extend(rules_only());
+    let (_, report) = check_json(repo.root(), &args);
+    let found: Vec<(String, u64)> = findings(&report).into_iter().map(|f| (f.0, f.1)).collect();
+    assert_eq!(
+        found,
+        [
+            ("src/features/new.ts".to_string(), 3),
+            ("src/features/new.ts".to_string(), 4),
+            ("src/features/old.ts".to_string(), 6),
+        ]
+    );
+}
+
+#[test]
+fn nothing_changed_exits_0_even_with_old_findings() {
+    let (repo, _) = repo_with_a_change();
+    let output = check(repo.root(), &[".", "--changed-since", "HEAD"]);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(String::from_utf8_lossy(&output.stdout).contains("no findings"));
+}
+
+#[test]
+fn git_runs_where_the_checked_path_is() {
+    // The current directory is outside the repository; the checked path is inside it.
+    let (repo, base) = repo_with_a_change();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let path = repo.join("src/features");
+    let mut args = vec![path.to_str().unwrap(), "--changed-since", &base];
+    args.extend(rules_only());
+    let (code, report) = check_json(elsewhere.path(), &args);
+    assert_eq!(code, 1);
+    let lines: Vec<u64> = findings(&report).into_iter().map(|f| f.1).collect();
+    assert_eq!(lines, [4, 7]);
+    // A file as the checked path: git runs in its directory.
+    let file = repo.join("src/features/a.ts");
+    let (_, report) = check_json(elsewhere.path(), &[file.to_str().unwrap(), "--changed-since", &base]);
+    assert!(findings(&report).iter().all(|f| f.1 == 4 || f.1 == 7), "{report:#}");
+}
+
+#[test]
+fn a_bad_revision_exits_2() {
+    let (repo, _) = repo_with_a_change();
+    for rev in ["no-such-branch", "0123456789012345678901234567890123456789"] {
+        let output = check(repo.root(), &[".", "--changed-since", rev]);
+        let stderr = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains(&squeeze(&format!("unknown revision `{rev}` for --changed-since"))),
+            "{stderr}"
+        );
+        assert!(stderr.contains("gitfetch"), "the help says how to fetch it: {stderr}");
+    }
+    let output = check(repo.root(), &[".", "--changed-since", "--cached"]);
+    assert_eq!(output.status.code(), Some(2));
+}
+
+#[test]
+fn outside_a_git_repository_exits_2() {
+    let dir = common::project(&[("src/a.ts", BASE)]);
+    let output = check(dir.path(), &[".", "--changed-since", "HEAD"]);
+    let stderr = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&squeeze("cannot list the lines changed since `HEAD`")),
+        "{stderr}"
+    );
+    assert!(stderr.contains(&squeeze("inside a git work tree")), "{stderr}");
+}
+
+#[test]
+fn renamed_files_report_only_their_edited_lines() {
+    let (repo, _) = repo_with_a_change();
+    let head = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    repo.git(&["mv", "src/features/old.ts", "src/features/moved.ts"]);
+    let mut moved = BASE.to_string();
+    moved.push_str("export const e = Effect.succeed(5).pipe(Effect.retry(Schedule.recurs(6)))\n");
+    repo.write("src/features/moved.ts", &moved);
+    repo.commit("move");
+    let mut args = vec![".", "--changed-since", &head];
+    args.extend(rules_only());
+    let (_, report) = check_json(repo.root(), &args);
+    let found: Vec<(String, u64)> = findings(&report).into_iter().map(|f| (f.0, f.1)).collect();
+    assert_eq!(found, [("src/features/moved.ts".to_string(), 6)]);
+}
