@@ -1,9 +1,10 @@
 //! Benchmark baseline (bench/run.sh): discovers files as `retrylint check` does, then reads and
-//! parses every one of them with the same tree-sitter grammars on a rayon pool, and nothing else.
+//! parses every one of them with the same tree-sitter grammars on a rayon pool, and nothing else
+//! (`.sql` files, which retrylint scans as text, are read but not parsed).
 //!
 //! `cargo run --release --example parse_only -- DIR... [--read-only]`
-//! `--read-only` reads every file without parsing it. Prints one line:
-//! `files=N bytes=N parsed=N error_trees=N`.
+//! `--read-only` reads every file without parsing it; `--list` prints the discovered paths.
+//! Prints one line: `files=N bytes=N parsed=N error_trees=N`.
 
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -16,16 +17,17 @@ use retrylint::facts::Language;
 const MAX_FILE_SIZE: u64 = 1_048_576;
 
 fn main() {
-    let mut read_only = false;
+    let (mut read_only, mut list) = (false, false);
     let mut dirs = Vec::new();
     for arg in std::env::args().skip(1) {
         match arg.as_str() {
             "--read-only" => read_only = true,
+            "--list" => list = true,
             _ => dirs.push(PathBuf::from(arg)),
         }
     }
     if dirs.is_empty() {
-        eprintln!("usage: parse_only DIR... [--read-only]");
+        eprintln!("usage: parse_only DIR... [--read-only] [--list]");
         std::process::exit(2);
     }
 
@@ -61,6 +63,11 @@ fn main() {
     }
     let mut files = found.into_inner().unwrap();
     files.sort_by(|a, b| a.0.cmp(&b.0));
+    if list {
+        for (path, _) in &files {
+            println!("{}", path.display());
+        }
+    }
 
     // (bytes, parsed, trees with errors) per file, summed.
     let (bytes, parsed, error_trees) = files

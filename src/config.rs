@@ -14,7 +14,13 @@ use crate::rules::{self, Severity};
 pub const CONFIG_FILE: &str = "retrylint.toml";
 
 /// Defaults that fit the layout the policy describes.
-const DEFAULT_RETRY_MODULES: &[&str] = &["**/infra/retry.ts", "**/infra/retry/index.ts"];
+/// Rust: the crate's `retry` module (`src/retry.rs` or `src/retry/mod.rs`, at any depth).
+const DEFAULT_RETRY_MODULES: &[&str] = &[
+    "**/infra/retry.ts",
+    "**/infra/retry/index.ts",
+    "**/retry.rs",
+    "**/retry/mod.rs",
+];
 const DEFAULT_REPOSITORIES: &[&str] = &[
     "**/repositories/**",
     "**/repository/**",
@@ -22,6 +28,9 @@ const DEFAULT_REPOSITORIES: &[&str] = &[
     "**/*Repo.ts",
     "**/*.repository.ts",
     "**/*.repo.ts",
+    "**/repository.rs",
+    "**/*_repository.rs",
+    "**/*_repo.rs",
 ];
 const DEFAULT_MAX_FILE_SIZE: u64 = 1024 * 1024;
 const DEFAULT_DURABLE_PATHS: &[&str] = &["**/subscribers/**", "**/consumers/**"];

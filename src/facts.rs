@@ -227,6 +227,8 @@ pub enum RetryKind {
     StreamRetry,
     /// `HttpClient.retryTransient`
     HttpRetryTransient,
+    /// A Rust retry (backon, tokio-retry, backoff, reqwest-retry); [`RetrySite::rust`] says which.
+    Rust,
 }
 
 impl RetryKind {
@@ -236,6 +238,7 @@ impl RetryKind {
             RetryKind::EffectRetryOrElse => "Effect.retryOrElse",
             RetryKind::StreamRetry => "Stream.retry",
             RetryKind::HttpRetryTransient => "HttpClient.retryTransient",
+            RetryKind::Rust => "retry",
         }
     }
 }
@@ -256,6 +259,10 @@ pub enum ContainerKind {
     Layer,
     /// `Effect.fn("span name")`
     EffectFn,
+    /// A Rust `impl` block: its self type, and (pushed before it) the trait it implements.
+    Impl,
+    /// A Rust `mod name { … }`.
+    Module,
     /// A call that registers a handler, named by its callee: `Outbox.subscribe`, `queue.consumer`.
     Registration,
 }
@@ -276,6 +283,8 @@ pub struct RetrySite {
     /// `Effect.fn` it is a pipeable of, the receiver of `.pipe(…)`, the first argument of
     /// `pipe(…)` or of data-first `Effect.retry(effect, …)`.
     pub target: Option<Unit>,
+    /// The Rust part of a Rust retry site: library, builder chain, predicate.
+    pub rust: Option<RustRetry>,
 }
 
 /// What a unit of work does, in source order: enough to tell whether replaying it can apply
@@ -357,6 +366,14 @@ impl RetrySite {
     pub fn times(&self) -> Option<&Expr> {
         self.options()?.property("times")
     }
+
+    /// The callee as messages name it: `Effect.retry`, or for Rust `.retry`, `Retry::spawn`, ….
+    pub fn callee(&self) -> &str {
+        match &self.rust {
+            Some(rust) => &rust.callee,
+            None => self.kind.callee(),
+        }
+    }
 }
 
 /// Something the analysis could not look at, said to the user rather than silently missed.
@@ -400,6 +417,10 @@ pub struct FileFacts {
     /// `Date.now()` / `new Date()`.
     pub clock_reads: Vec<ClockRead>,
     pub notes: Vec<Note>,
+    /// Rust: every `fn` without parameters, `const` and `static` whose value is a retry
+    /// builder or strategy (top level and inline `mod`s). The retry module's `pub` ones are
+    /// its named policies.
+    pub rust_policies: Vec<RustPolicy>,
 }
 
 impl FileFacts {
@@ -424,6 +445,7 @@ impl FileFacts {
             cursors: Vec::new(),
             clock_reads: Vec::new(),
             notes: Vec::new(),
+            rust_policies: Vec::new(),
         }
     }
 
@@ -609,4 +631,213 @@ impl FileFacts {
             (self.effect_module(&local) == Some(module)).then_some(import.local.as_str())
         })
     }
+}
+
+// ------------------------------------------------------------------ Rust retry libraries
+
+/// The Rust retry library a site calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RustLib {
+    /// `backon`: `.retry(builder)` on a closure or future, `.when(…)` filters.
+    Backon,
+    /// `tokio-retry`: `Retry::spawn(strategy, action)`, `RetryIf::spawn(…, condition)`.
+    TokioRetry,
+    /// `backoff`: `backoff::retry(policy, op)`, `backoff::future::retry(policy, op)`.
+    Backoff,
+    /// `reqwest-retry`: `RetryTransientMiddleware::new_with_policy(policy)`.
+    ReqwestRetry,
+}
+
+/// The Rust part of a retry site.
+#[derive(Debug, Clone)]
+pub struct RustRetry {
+    pub lib: RustLib,
+    /// The callee as written for messages: `.retry`, `Retry::spawn`, `backoff::future::retry`.
+    pub callee: String,
+    /// The policy argument as written at the site.
+    pub arg: Span,
+    /// What the argument evaluates to (through a local `let`); `None` when it is not a
+    /// builder the extractor can follow (a parameter, a field, a macro).
+    pub policy: Option<RustChain>,
+    /// The policy argument names a local `let` binding: its name and where it is defined.
+    pub local: Option<(String, Span)>,
+    /// Whether the retry filters errors: backon `.when(…)`, `RetryIf`, a backoff operation
+    /// that returns `backoff::Error::permanent`, reqwest-retry's transient classification.
+    /// `None` when the extractor cannot see (an operation passed by name).
+    pub has_predicate: Option<bool>,
+}
+
+/// A builder expression: a base (a library constructor with its defaults, or a named
+/// policy) and the builder methods applied to it, in order.
+#[derive(Debug, Clone)]
+pub struct RustChain {
+    pub base: RustBase,
+    pub ops: Vec<RustOp>,
+    pub span: Span,
+    /// The source text, whitespace collapsed, for messages.
+    pub text: String,
+}
+
+#[derive(Debug, Clone)]
+pub enum RustBase {
+    /// `ExponentialBuilder::default()`, `ExponentialBackoff::from_millis(10)`, a `backoff`
+    /// struct literal: the library's defaults. `ctor` is how messages name it. `via` names
+    /// the same-file helper that built it, when the site called one.
+    New {
+        ctor: String,
+        state: RustBackoff,
+        via: Option<String>,
+    },
+    /// A reference to a named policy: a `fn` called without arguments, a `const`, a `static`.
+    Named(RustPath),
+    Unknown,
+}
+
+/// A Rust path as written, with `use` declarations applied: it starts with `crate`, `self`
+/// (this module, or a child of it), `super`, or an external crate's name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RustPath {
+    pub segments: Vec<String>,
+    /// The inline `mod`s of this file the path is written in.
+    pub module: Vec<String>,
+    pub span: Span,
+}
+
+impl RustPath {
+    /// `retry::transient`, for messages.
+    pub fn render(&self) -> String {
+        let skip = usize::from(self.segments.first().is_some_and(|s| s == "self" || s == "crate"));
+        self.segments[skip..].join("::")
+    }
+}
+
+/// One builder method call (`.with_max_times(3)`) or struct field (`=max_elapsed_time`).
+#[derive(Debug, Clone)]
+pub struct RustOp {
+    pub method: String,
+    pub args: Vec<RustArg>,
+    pub span: Span,
+}
+
+/// An argument value, as far as the extractor can evaluate it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RustArg {
+    Num(f64),
+    /// A `Duration`, in milliseconds.
+    Ms(f64),
+    Some(Box<RustArg>),
+    None,
+    Bool(bool),
+    /// A path such as `Jitter::Full` or `jitter` (`use` declarations applied).
+    Path(Vec<String>),
+    Unknown,
+}
+
+/// The configuration a Rust retry library's builder holds: what its methods change, and
+/// what the schedule model runs (`schedule::rust`). Durations are milliseconds.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RustBackoff {
+    /// backon's `ExponentialBuilder`, `ConstantBuilder` (`min_delay` is its delay) and
+    /// `FibonacciBuilder`.
+    Backon {
+        shape: BackonShape,
+        jitter: bool,
+        factor: f64,
+        min_delay: f64,
+        max_delay: Option<f64>,
+        max_times: Option<u64>,
+        total_delay: Option<f64>,
+    },
+    /// tokio-retry's strategies (iterators of delays), with `.map(jitter)` and `.take(n)`.
+    TokioRetry {
+        shape: TokioShape,
+        factor: f64,
+        max_delay: Option<f64>,
+        jitter: bool,
+        take: Option<u64>,
+    },
+    /// backoff's `ExponentialBackoff` (struct or `ExponentialBackoffBuilder`), `Constant`,
+    /// `Zero`, `Stop`.
+    Backoff {
+        shape: BackoffShape,
+        initial: f64,
+        randomization: f64,
+        multiplier: f64,
+        max_interval: f64,
+        max_elapsed: Option<f64>,
+    },
+    /// reqwest-retry's (retry-policies') `ExponentialBackoff`: `builder()` until one of the
+    /// `build_with_*` methods makes it a policy.
+    Reqwest {
+        min: f64,
+        max: f64,
+        jitter: ReqwestJitter,
+        base: f64,
+        max_retries: Option<u64>,
+        total: Option<f64>,
+        built: bool,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BackonShape {
+    Exponential,
+    Constant,
+    Fibonacci,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum TokioShape {
+    /// `ExponentialBackoff::from_millis(base)`: `base^n` milliseconds (times `factor`).
+    Exponential {
+        base: f64,
+    },
+    Fibonacci {
+        base: f64,
+    },
+    Fixed {
+        ms: f64,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum BackoffShape {
+    Exponential,
+    Constant(f64),
+    Zero,
+    Stop,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReqwestJitter {
+    None,
+    Full,
+    Bounded,
+}
+
+impl RustBackoff {
+    pub fn lib(&self) -> RustLib {
+        match self {
+            RustBackoff::Backon { .. } => RustLib::Backon,
+            RustBackoff::TokioRetry { .. } => RustLib::TokioRetry,
+            RustBackoff::Backoff { .. } => RustLib::Backoff,
+            RustBackoff::Reqwest { .. } => RustLib::ReqwestRetry,
+        }
+    }
+}
+
+/// A Rust item whose value is a retry builder: `pub fn transient() -> ExponentialBuilder {…}`,
+/// `pub const CONTENTION: ExponentialBuilder = …;`.
+#[derive(Debug, Clone)]
+pub struct RustPolicy {
+    pub name: String,
+    /// The inline `mod`s of the file it is declared in.
+    pub module: Vec<String>,
+    /// Declared with a visibility (`pub`, `pub(crate)`).
+    pub public: bool,
+    /// The item's name.
+    pub name_span: Span,
+    /// The whole item.
+    pub item: Span,
+    pub value: RustChain,
 }

@@ -13,6 +13,7 @@ pub mod facts;
 pub mod fingerprint;
 pub mod fix;
 pub mod jobs;
+pub mod lsp;
 pub mod policy;
 pub mod project;
 pub mod render;

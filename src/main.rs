@@ -39,6 +39,12 @@ enum Command {
     },
     /// List every retry policy: where it is defined, attempts, gap cap, jitter, delays, totals.
     Policies(PoliciesArgs),
+    /// Run the language server on stdin/stdout (for editors).
+    Lsp {
+        /// Accepted for clients that pass it; stdio is the only transport.
+        #[arg(long, hide = true)]
+        stdio: bool,
+    },
     /// Evaluate schedule expressions read as JSON lines (for differential tests).
     #[command(hide = true)]
     ScheduleEval,
@@ -136,6 +142,7 @@ fn main() -> ExitCode {
         Command::Rule { name } => show_rule(&name),
         Command::ScheduleEval => schedule_eval(),
         Command::Policies(args) => list_policies(args),
+        Command::Lsp { .. } => retrylint::lsp::run_stdio(),
     };
     match result {
         Ok(code) => code,

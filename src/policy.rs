@@ -3,9 +3,11 @@
 //! itself. A site that names a retry-module policy unchanged is not a policy of its own: its
 //! findings belong to the export it names.
 
-use crate::facts::{Export, Expr, RetryKind, Span};
+use crate::facts::{Export, Expr, Language, RetryKind, RustLib, Span};
 use crate::project::{FileId, Project, Resolved};
 use crate::schedule::{self, Problem, Sched, Summary};
+
+pub mod rust;
 
 #[derive(Debug, Clone)]
 pub enum Origin {
@@ -26,9 +28,23 @@ pub struct Policy {
     pub text: String,
     pub summary: Summary,
     pub problems: Vec<Problem>,
+    /// A Rust policy's library and fix point; `None` for TypeScript.
+    pub rust: Option<RustInfo>,
+}
+
+/// What the rules need to know about a Rust policy beyond its summary.
+#[derive(Debug, Clone)]
+pub struct RustInfo {
+    /// The library whose builder it is (for help texts), when known.
+    pub lib: Option<RustLib>,
+    /// Where `.with_jitter()` can be appended (a backon builder, not yet `.build()`).
+    pub jitter_fix: Option<u32>,
 }
 
 pub fn collect(project: &Project, file: FileId) -> Vec<Policy> {
+    if project.facts(file).language == Language::Rust {
+        return rust::collect(project, file);
+    }
     let version = project.effect_major(file);
     let facts = project.facts(file);
     let mut out = Vec::new();
@@ -59,6 +75,7 @@ pub fn collect(project: &Project, file: FileId) -> Vec<Policy> {
                 text: binding.value.render(),
                 summary: schedule::summarize(&sched),
                 problems,
+                rust: None,
             });
         }
         return out;
@@ -89,6 +106,7 @@ pub fn collect(project: &Project, file: FileId) -> Vec<Policy> {
                 .unwrap_or_else(|| "()".into()),
             summary: schedule::summarize(&sched),
             problems,
+            rust: None,
         });
     }
     out
@@ -143,6 +161,12 @@ pub fn rows(project: &Project) -> Vec<PolicyRow> {
     let mut uses: HashMap<(FileId, Span), usize> = HashMap::new();
     for &file in &files {
         for site in &project.facts(file).retry_sites {
+            if site.rust.is_some() {
+                if let Some(named) = rust::named_policy(project, file, site) {
+                    *uses.entry(named).or_default() += 1;
+                }
+                continue;
+            }
             let Some(schedule) = site.schedule() else { continue };
             if let Resolved::Value { file: target, span, .. } = project.resolve_path(file, schedule) {
                 *uses.entry((target, span)).or_default() += 1;

@@ -1,5 +1,6 @@
 //! Parse + extract: one file in, [`FileFacts`] out. The tree is dropped before returning.
 
+mod rust;
 mod sql_text;
 mod typescript;
 mod units;
@@ -16,13 +17,20 @@ use crate::facts::{FileFacts, Language, Note};
 /// What the prefilter looks for. A TypeScript file can hold a retry site, a job or a cron
 /// repeat only if it imports Effect *and* names one of them; lease SQL needs neither.
 const EFFECT_IMPORT: &[&str] = &["from \"effect", "from 'effect", "from \"@effect/", "from '@effect/"];
-const EFFECT_TOKENS: &[&str] = &["retry", "cron", "Jobs", "Ref.get"];
+const EFFECT_TOKENS: &[&str] = &["retry", "cron", "Jobs"];
+/// An in-memory cursor needs both: a `Ref` and a clock read to store in it.
+const CURSOR_REF_TOKENS: &[&str] = &["Ref."];
+const CURSOR_CLOCK_TOKENS: &[&str] = &["currentTimeMillis", "Date.now", "new Date", "DateTime.now"];
 const ANY_FILE_TOKENS: &[&str] = &["lease_until", "jobs_leases", "last_slot", "Jobs.make"];
 const RUST_TOKENS: &[&str] = &[
     "retry",
     "Retry",
     "backoff",
     "Backoff",
+    "backon",
+    "ExponentialBuilder",
+    "ConstantBuilder",
+    "FibonacciBuilder",
     "lease_until",
     "jobs_leases",
     "last_slot",
@@ -46,23 +54,33 @@ pub fn is_relevant(language: Language, text: &[u8]) -> bool {
             .get_or_init(|| AhoCorasick::new(RUST_TOKENS).expect("static patterns"))
             .is_match(text);
     }
-    let matcher = TS.get_or_init(|| {
-        let patterns = EFFECT_IMPORT.iter().chain(EFFECT_TOKENS).chain(ANY_FILE_TOKENS);
-        AhoCorasick::new(patterns).expect("static patterns")
-    });
-    let (mut imports_effect, mut names_fact) = (false, false);
+    let groups: [&[&str]; 5] = [
+        EFFECT_IMPORT,
+        EFFECT_TOKENS,
+        CURSOR_REF_TOKENS,
+        CURSOR_CLOCK_TOKENS,
+        ANY_FILE_TOKENS,
+    ];
+    let matcher = TS.get_or_init(|| AhoCorasick::new(groups.iter().flat_map(|g| g.iter())).expect("static patterns"));
+    let group_of = |id: usize| {
+        let mut end = 0;
+        groups.iter().position(|g| {
+            end += g.len();
+            id < end
+        })
+    };
+    let (mut imports_effect, mut names_fact, mut has_ref, mut has_clock) = (false, false, false, false);
     // Overlapping: `Jobs` must not hide `Jobs.make`, which needs no Effect import.
     for found in matcher.find_overlapping_iter(text) {
-        let id = found.pattern().as_usize();
-        if id < EFFECT_IMPORT.len() {
+        match group_of(found.pattern().as_usize()) {
             // Documentation examples (`* import { Effect } from "effect"`) import nothing.
-            imports_effect |= !in_comment_line(text, found.start());
-        } else if id < EFFECT_IMPORT.len() + EFFECT_TOKENS.len() {
-            names_fact = true;
-        } else {
-            return true;
+            Some(0) => imports_effect |= !in_comment_line(text, found.start()),
+            Some(1) => names_fact = true,
+            Some(2) => has_ref = true,
+            Some(3) => has_clock = true,
+            _ => return true,
         }
-        if imports_effect && names_fact {
+        if imports_effect && (names_fact || (has_ref && has_clock)) {
             return true;
         }
     }
@@ -130,10 +148,12 @@ pub fn extract_file(path: &Path, language: Language, text: &[u8]) -> FileFacts {
     match language {
         Language::TypeScript | Language::Tsx => typescript::extract(&mut facts, text),
         Language::Rust => {
-            // Rust retry libraries come with their own extractor; until then the file is
-            // read for its SQL string literals.
+            // SQL string literals (leases), then the retry libraries' sites and policies.
             match parse(language, text) {
-                Some(tree) => sql_text::rust_strings(&mut facts, text, &tree),
+                Some(tree) => {
+                    sql_text::rust_strings(&mut facts, text, &tree);
+                    rust::extract(&mut facts, text, &tree);
+                }
                 None => facts.notes.push(Note {
                     path: path.to_path_buf(),
                     line: None,

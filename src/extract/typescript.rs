@@ -940,6 +940,7 @@ impl<'t> Extractor<'t, '_> {
             policy,
             containers: self.containers.clone(),
             target,
+            rust: None,
         });
     }
 

@@ -24,6 +24,10 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
         return;
     }
     for site in &ctx.facts.retry_sites {
+        if let Some(rust) = &site.rust {
+            check_rust(ctx, rust, out);
+            continue;
+        }
         let Some(policy) = &site.policy else { continue };
         if let Some(times) = bare_times(site.options(), site.schedule(), site.times()) {
             out.push(
@@ -86,6 +90,59 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
         diagnostic.fix = fix;
         out.push(diagnostic);
     }
+}
+
+const RUST_HELP: &str =
+    "name the policy in the retry module (src/retry.rs) and reference it here, e.g. `.retry(retry::transient())`";
+
+/// A Rust site: a builder constructed here, bound to a local `let`, built by a function
+/// outside the retry module, or a retry-module policy changed with more builder methods.
+/// A plain reference to a retry-module policy (`retry::transient()`) is named; a builder
+/// the extractor cannot follow (a parameter, an unresolved path) is unknown, so silent.
+fn check_rust(ctx: &Context, rust: &crate::facts::RustRetry, out: &mut Vec<Diagnostic>) {
+    let Some(chain) = &rust.policy else { return };
+    let Some(mut found) = crate::policy::rust::built(ctx.project, ctx.file, chain, 0) else {
+        return;
+    };
+    if let Some((name, def)) = &rust.local {
+        found.via.insert(0, (ctx.file, name.clone(), *def));
+    }
+    let how = match &found.changed {
+        Some(methods) => format!("`{}` changed with `{methods}`", found.builder),
+        None => format!("`{}`", found.builder),
+    };
+    let diagnostic = match found.via.first() {
+        None if found.changed.is_some() => Diagnostic::new(
+            &RULE,
+            ctx,
+            rust.arg,
+            format!("retry policy {how} at the call site: copies of a policy drift from the team's budget"),
+        ),
+        None => Diagnostic::new(
+            &RULE,
+            ctx,
+            rust.arg,
+            format!("retry policy built inline with {how}: copies of a policy drift from the team's budget"),
+        ),
+        Some((file, name, span)) if *file == ctx.file => Diagnostic::new(
+            &RULE,
+            ctx,
+            rust.arg,
+            format!("retry policy `{name}` is built with {how} here instead of in the retry module"),
+        )
+        .with_label(*file, *span, format!("`{name}` is defined here")),
+        Some((file, name, span)) => Diagnostic::new(
+            &RULE,
+            ctx,
+            rust.arg,
+            format!(
+                "retry policy `{name}` is defined in {}, outside the retry module",
+                ctx.project.path(*file).display()
+            ),
+        )
+        .with_label(*file, *span, format!("`{name}` is built with {how} here")),
+    };
+    out.push(diagnostic.with_help(RUST_HELP));
 }
 
 /// `{ times: n }` with no schedule: an unnamed policy.

@@ -25,6 +25,11 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
             (None, true) => "a repository module".to_string(),
             (None, false) => continue,
         };
+        let help = if site.rust.is_some() {
+            "remove the retry here and retry the use case's atomic unit (the function that owns the transaction) with a named policy from the retry module"
+        } else {
+            "remove the retry here and retry the use case's atomic unit (its `Effect.fn`) with a named policy"
+        };
         out.push(
             Diagnostic::new(
                 &RULE,
@@ -32,16 +37,23 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
                 site.callee_span,
                 format!(
                     "`{}` inside {place}: a repository cannot know whether it runs in a transaction, and a statement retried inside an aborted transaction fails again",
-                    site.kind.callee()
+                    site.callee()
                 ),
             )
-            .with_help("remove the retry here and retry the use case's atomic unit (its `Effect.fn`) with a named policy"),
+            .with_help(help),
         );
     }
 }
 
-/// `UserRepository`, `UserRepo`, `UserRepositoryLive`, `makeUserRepository`, `userRepository`.
+/// `UserRepository`, `UserRepo`, `UserRepositoryLive`, `makeUserRepository`, `userRepository`;
+/// a Rust `mod repository` / `mod repositories` / `mod order_repository`.
 fn is_repository(container: &Container) -> bool {
+    if container.kind == ContainerKind::Module {
+        let name = container.name.as_str();
+        return matches!(name, "repository" | "repositories" | "repo" | "repos")
+            || name.ends_with("_repository")
+            || name.ends_with("_repo");
+    }
     let names: Vec<&str> = match container.kind {
         // `Effect.fn("UserRepository.activate")`: span names lead with the service.
         ContainerKind::EffectFn => container.name.split('.').collect(),
@@ -90,5 +102,14 @@ mod tests {
             ContainerKind::EffectFn,
             "UserRepository.activate"
         )));
+        for name in ["PgOrderRepository", "OrderRepo", "Repository"] {
+            assert!(is_repository(&named(ContainerKind::Impl, name)), "{name}");
+        }
+        for name in ["repository", "repositories", "order_repository"] {
+            assert!(is_repository(&named(ContainerKind::Module, name)), "{name}");
+        }
+        for name in ["repository_url", "retry"] {
+            assert!(!is_repository(&named(ContainerKind::Module, name)), "{name}");
+        }
     }
 }

@@ -1,7 +1,7 @@
 //! `retry-without-predicate`: a retry that replays every failure.
 
 use super::{Context, Diagnostic, Edit, Fix, FixSafety, Rule, Severity};
-use crate::facts::{Expr, RetryKind, RetrySite, Span};
+use crate::facts::{Expr, RetryKind, RetrySite, RustLib, RustRetry, Span};
 use crate::replay::{role, Role};
 
 pub const RULE: Rule = Rule {
@@ -20,6 +20,10 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
         return;
     }
     for site in &ctx.facts.retry_sites {
+        if let Some(rust) = &site.rust {
+            check_rust(ctx, site, rust, out);
+            continue;
+        }
         // `retryTransient` filters transient errors itself; `Stream.retry` takes no predicate.
         if matches!(site.kind, RetryKind::HttpRetryTransient | RetryKind::StreamRetry) {
             continue;
@@ -53,6 +57,30 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
         }
         out.push(diagnostic);
     }
+}
+
+/// A Rust retry whose predicate is known to be missing. Unlike an Effect schedule, a Rust
+/// builder never filters errors, so the builder being unknown does not matter here.
+fn check_rust(ctx: &Context, site: &RetrySite, rust: &RustRetry, out: &mut Vec<Diagnostic>) {
+    if rust.has_predicate != Some(false) {
+        return;
+    }
+    let (message, help) = match rust.lib {
+        RustLib::Backon => (
+            format!("`{}` without `.when(…)` replays every error: domain errors, timeouts and auth failures are retried too", rust.callee),
+            "say what is safe to retry: `.when(retry::is_contention)` (any atomic unit) or `.when(retry::is_connection_lost)` (idempotent units only)",
+        ),
+        RustLib::TokioRetry => (
+            format!("`{}` replays every error: domain errors, timeouts and auth failures are retried too", rust.callee),
+            "use `RetryIf::spawn(strategy, action, retry::is_contention)` so only what is safe to replay is retried",
+        ),
+        RustLib::Backoff => (
+            format!("`{}` with an operation that never returns `backoff::Error::permanent`: `?` makes every error transient, so domain errors, timeouts and auth failures are retried too", rust.callee),
+            "return `backoff::Error::permanent(e)` for every error that is not safe to retry, e.g. `.map_err(retry::classify)`",
+        ),
+        RustLib::ReqwestRetry => return,
+    };
+    out.push(Diagnostic::new(&RULE, ctx, site.callee_span, message).with_help(help));
 }
 
 fn has_predicate(ctx: &Context, site: &RetrySite) -> bool {

@@ -73,7 +73,14 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
 
     // A cron repeat outside the jobs runtime.
     if !in_jobs_runtime(ctx) {
-        for repeat in &facts.cron_repeats {
+        // A cron schedule that is only a value (built, passed to a function the analysis cannot
+        // see) is not a repeat: report it only when something repeats with it, forks it or
+        // sits it in a layer.
+        let repeats = facts
+            .cron_repeats
+            .iter()
+            .filter(|r| r.driver.is_some() || r.layer.is_some() || r.forked);
+        for repeat in repeats {
             let what = match &repeat.driver {
                 Some(driver) => format!("`{driver}({})`", repeat.schedule),
                 None => format!("`{}`", repeat.schedule),

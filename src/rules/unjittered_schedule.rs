@@ -1,7 +1,7 @@
 //! `unjittered-schedule`: a retry policy without jitter.
 
 use super::{policy_name, Context, Diagnostic, Edit, Fix, FixSafety, Rule, Severity};
-use crate::facts::Span;
+use crate::facts::{RustLib, Span};
 use crate::schedule::{Gap, Jitter};
 
 pub const RULE: Rule = Rule {
@@ -32,7 +32,31 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
                 policy_name(policy)
             ),
         )
-        .with_help("pipe the schedule through `Schedule.jittered` (each delay is drawn from 0.8× to 1.2×)");
+        .with_help(match policy.rust.as_ref().map(|r| r.lib) {
+            None => "pipe the schedule through `Schedule.jittered` (each delay is drawn from 0.8× to 1.2×)",
+            Some(Some(RustLib::Backon)) => {
+                "add `.with_jitter()` to the builder (each delay gets a random 0–100 % more)"
+            }
+            Some(Some(RustLib::TokioRetry)) => {
+                "add `.map(jitter)` to the strategy (`tokio_retry::strategy::jitter` scales each delay by a random 0–1)"
+            }
+            Some(Some(RustLib::Backoff)) => {
+                "keep a `randomization_factor` above 0 (the default 0.5 draws each delay from 0.5× to 1.5×)"
+            }
+            Some(_) => "use `.jitter(Jitter::Full)` or `.jitter(Jitter::Bounded)` on the builder",
+        });
+        // backon: append `.with_jitter()` to the builder.
+        if let Some(at) = policy.rust.as_ref().and_then(|r| r.jitter_fix) {
+            diagnostic.fix = Some(Fix {
+                safety: FixSafety::Unsafe,
+                title: "add `.with_jitter()` to the builder".into(),
+                edits: vec![Edit {
+                    file: ctx.file,
+                    span: Span { start: at, end: at },
+                    replacement: ".with_jitter()".into(),
+                }],
+            });
+        }
         // The fix appends `.pipe(Schedule.jittered)`, using the file's own name for Schedule.
         if let (Some(schedule), Some(module)) = (policy.schedule, ctx.facts.effect_module_local("Schedule")) {
             diagnostic.fix = Some(Fix {

@@ -11,6 +11,7 @@
 //! `Unknown`, and the rules stay silent on unknown.
 
 pub mod eval;
+pub mod rust;
 pub mod sim;
 
 pub use eval::{evaluate_policy, evaluate_policy_expr, evaluate_schedule, parse_duration, Evaluator, Problem};
@@ -110,6 +111,12 @@ pub enum Sched {
     Jittered {
         inner: Box<Sched>,
         min: f64,
+        max: f64,
+    },
+    /// Additive jitter: a random share of `max` added to each delay (backon's Fibonacci
+    /// builder adds `min_delay × rand[0, 1)`).
+    JitteredAdd {
+        inner: Box<Sched>,
         max: f64,
     },
     /// Replace the delay by `f(metadata)` (v4 `modifyDelay`, v3 `modifyDelay`/`delayed`).

@@ -228,6 +228,7 @@ impl State {
             Sched::Times(inner, _)
             | Sched::While(inner, _)
             | Sched::Jittered { inner, .. }
+            | Sched::JitteredAdd { inner, .. }
             | Sched::ModifyDelay(inner, _)
             | Sched::AddDelay(inner, _) => State::Wrap(Box::new(State::new(inner))),
             Sched::Exponential { .. } | Sched::Linear(_) | Sched::Recurs(_) | Sched::FromDelays(_) => State::Counter(0),
@@ -398,6 +399,13 @@ impl State {
                 },
                 other => other,
             },
+            (Sched::JitteredAdd { inner, max }, State::Wrap(state)) => match state.step(inner, meta, random) {
+                Step::Next { delay, output } => Step::Next {
+                    delay: delay.map(|d| d + max * random),
+                    output,
+                },
+                other => other,
+            },
             (Sched::ModifyDelay(inner, callback), State::Wrap(state)) => match state.step(inner, meta, random) {
                 Step::Next { delay, output } => Step::Next {
                     delay: apply(callback, meta, delay, output),
@@ -492,7 +500,10 @@ fn cap(sched: &Sched) -> Cap {
             finite @ Cap::Finite(_) => finite,
             _ => Cap::Unknown,
         },
-        Sched::Jittered { inner, .. } | Sched::ModifyDelay(inner, _) | Sched::AddDelay(inner, _) => cap(inner),
+        Sched::Jittered { inner, .. }
+        | Sched::JitteredAdd { inner, .. }
+        | Sched::ModifyDelay(inner, _)
+        | Sched::AddDelay(inner, _) => cap(inner),
         Sched::Unknown => Cap::Unknown,
     }
 }
@@ -556,7 +567,10 @@ fn growth(sched: &Sched) -> Gap {
             }
         }
         Sched::Concat(a, b) => larger(growth(a), growth(b)),
-        Sched::Times(inner, _) | Sched::While(inner, _) | Sched::Jittered { inner, .. } => growth(inner),
+        Sched::Times(inner, _)
+        | Sched::While(inner, _)
+        | Sched::Jittered { inner, .. }
+        | Sched::JitteredAdd { inner, .. } => growth(inner),
         Sched::ModifyDelay(inner, callback) => match bound_of(callback, growth(inner)) {
             Some(bound) if bound.is_finite() => Gap::Capped(bound),
             Some(_) => Gap::Growing,
@@ -630,6 +644,13 @@ fn effective_jitter(sched: &Sched, nominal: &Run) -> Jitter {
 fn jitter(sched: &Sched) -> Jitter {
     match sched {
         Sched::Jittered { .. } => Jitter::Yes,
+        Sched::JitteredAdd { inner, max } => {
+            if *max > 0.0 {
+                Jitter::Yes
+            } else {
+                jitter(inner)
+            }
+        }
         Sched::Unknown => Jitter::Unknown,
         Sched::Max(children) | Sched::Min(children) => {
             children.iter().map(jitter).fold(Jitter::No, |a, b| match (a, b) {
@@ -658,6 +679,7 @@ fn has_predicate(sched: &Sched) -> bool {
         Sched::Concat(a, b) => has_predicate(a) || has_predicate(b),
         Sched::Times(inner, _)
         | Sched::Jittered { inner, .. }
+        | Sched::JitteredAdd { inner, .. }
         | Sched::ModifyDelay(inner, _)
         | Sched::AddDelay(inner, _) => has_predicate(inner),
         _ => false,
@@ -672,6 +694,7 @@ fn has_time_limit(sched: &Sched) -> bool {
         Sched::Times(inner, _)
         | Sched::While(inner, _)
         | Sched::Jittered { inner, .. }
+        | Sched::JitteredAdd { inner, .. }
         | Sched::ModifyDelay(inner, _)
         | Sched::AddDelay(inner, _) => has_time_limit(inner),
         _ => false,

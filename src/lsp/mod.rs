@@ -1,0 +1,852 @@
+//! `retrylint lsp`: a language server over stdio.
+//!
+//! Every change re-runs the whole check of the workspace it belongs to, with the open buffers
+//! as the overlay (`CheckOptions::overlay`), and publishes diagnostics for every file whose set
+//! changed, clearing those that became clean: a change to the retry module re-checks the files
+//! that use it without any dependency tracking. Changes are coalesced for [`DEBOUNCE`]; a
+//! request (a code action, a hover) first brings the analysis up to date.
+//!
+//! A buffer whose parse has more errors than its last good version (the user is mid-edit) is
+//! analysed as that last good version: its facts, its findings and what other files resolve
+//! through it stay as they were until it parses again.
+//!
+//! Robustness: a frame that is not JSON gets a `ParseError` (id `null`), JSON that is no
+//! message an `InvalidRequest`, an unknown request `MethodNotFound`, bad parameters
+//! `InvalidParams`; unknown notifications are ignored, and a panic in a handler becomes an
+//! `InternalError` response.
+
+mod features;
+mod text;
+mod transport;
+
+use std::collections::{HashMap, HashSet};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use lsp_server::{ErrorCode, Message, Notification, Request, RequestId, Response};
+use lsp_types::notification::Notification as _;
+use lsp_types::request::Request as _;
+use lsp_types::{notification, request, Url};
+use lsp_types::{
+    CodeActionKind, CodeActionOptions, CodeActionProviderCapability, DiagnosticSeverity, HoverProviderCapability,
+    InitializeParams, InitializeResult, MessageType, NumberOrString, OneOf, PublishDiagnosticsParams, SaveOptions,
+    ServerCapabilities, ServerInfo, ShowMessageParams, TextDocumentSyncCapability, TextDocumentSyncKind,
+    TextDocumentSyncOptions, TextDocumentSyncSaveOptions, WorkspaceFoldersServerCapabilities,
+    WorkspaceServerCapabilities,
+};
+use miette::Report;
+use serde_json::Value;
+
+use crate::check::{self, CheckOptions, Outcome};
+use crate::config::{Config, CONFIG_FILE};
+use crate::facts::Language;
+use crate::project::FileId;
+use crate::rules::Severity;
+
+use text::LineIndex;
+use transport::{Incoming, Output};
+
+/// How long changes are coalesced before the workspace is checked again.
+const DEBOUNCE: Duration = Duration::from_millis(50);
+
+/// Serves the protocol on stdin/stdout until `exit` (or the end of input).
+pub fn run_stdio() -> Result<ExitCode, Report> {
+    let clean = serve(std::io::stdin(), std::io::stdout());
+    Ok(if clean { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// Serves the protocol on any pair of streams. Returns whether the client shut the server
+/// down properly (`shutdown`, then `exit`).
+pub fn serve<R: std::io::Read + Send + 'static, W: Write>(input: R, output: W) -> bool {
+    let incoming = transport::spawn_reader(input);
+    let mut server = Server::new(Output::new(output));
+    server.main_loop(incoming)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Uninitialized,
+    Running,
+    ShuttingDown,
+}
+
+/// An open buffer.
+struct Document {
+    text: String,
+    /// Canonical path (the key of the analysis); the plain path when the file is not on disk.
+    path: Option<PathBuf>,
+    language: Option<Language>,
+    errors: usize,
+    /// The last version whose parse had no more errors than the one before: what is analysed.
+    good_text: String,
+    good_errors: usize,
+}
+
+impl Document {
+    fn new(text: String, path: Option<PathBuf>, language: Option<Language>) -> Document {
+        let errors = language.map_or(0, |l| text::parse_errors(l, &text));
+        Document {
+            good_text: text.clone(),
+            good_errors: errors,
+            text,
+            path,
+            language,
+            errors,
+        }
+    }
+
+    fn update(&mut self, text: String) {
+        self.errors = self.language.map_or(0, |l| text::parse_errors(l, &text));
+        self.text = text;
+        if self.errors <= self.good_errors {
+            self.good_text.clone_from(&self.text);
+            self.good_errors = self.errors;
+        }
+    }
+
+    /// Whether the analysis sees this buffer as it is now.
+    fn is_current(&self) -> bool {
+        self.good_text == self.text
+    }
+}
+
+/// Where a workspace's config comes from: the last good one is kept when the file breaks.
+enum ConfigSource {
+    Defaults(PathBuf),
+    File { path: PathBuf, root: PathBuf, text: String },
+}
+
+impl ConfigSource {
+    fn build(&self) -> Result<Config, Report> {
+        match self {
+            ConfigSource::Defaults(root) => Ok(Config::defaults(root.clone())),
+            ConfigSource::File { path, root, text } => Config::parse(text, path, root.clone()),
+        }
+    }
+}
+
+/// A broken config: where, its text, and the report.
+struct ConfigError {
+    path: PathBuf,
+    text: String,
+    report: Report,
+}
+
+/// Finds and reads the config for `start` as `retrylint check` does: `retrylint.toml` from
+/// `start` upwards, else the defaults rooted at `start`.
+fn find_config(start: &Path) -> Result<ConfigSource, Box<ConfigError>> {
+    match Config::discover(start) {
+        Some(path) => {
+            let text = std::fs::read_to_string(&path).map_err(|e| {
+                Box::new(ConfigError {
+                    report: miette::miette!("cannot read config {}: {e}", path.display()),
+                    path: path.clone(),
+                    text: String::new(),
+                })
+            })?;
+            let root = path
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_else(|| PathBuf::from("/"));
+            match Config::parse(&text, &path, root.clone()) {
+                Ok(_) => Ok(ConfigSource::File { path, root, text }),
+                Err(report) => Err(Box::new(ConfigError { path, text, report })),
+            }
+        }
+        None => {
+            let root = if start.is_dir() {
+                start.to_path_buf()
+            } else {
+                start
+                    .parent()
+                    .map(Path::to_path_buf)
+                    .unwrap_or_else(|| start.to_path_buf())
+            };
+            Ok(ConfigSource::Defaults(root))
+        }
+    }
+}
+
+/// One analysed root: a workspace folder, or the project around a file opened outside them.
+struct Workspace {
+    root: PathBuf,
+    paths: Vec<PathBuf>,
+    /// The buffer this workspace was made for, when it is not a workspace folder.
+    lone: Option<Url>,
+    config: ConfigSource,
+    dirty: bool,
+    analysis: Option<features::Analysis>,
+    /// What the last check found, per document.
+    diagnostics: HashMap<Url, Vec<lsp_types::Diagnostic>>,
+}
+
+impl Workspace {
+    fn contains(&self, path: &Path) -> bool {
+        path.starts_with(&self.root) || self.paths.iter().any(|p| p == path)
+    }
+}
+
+struct Server<W: Write> {
+    out: Output<W>,
+    phase: Phase,
+    workspaces: Vec<Workspace>,
+    docs: HashMap<Url, Document>,
+    /// What the client was last sent, per document.
+    published: HashMap<Url, Vec<lsp_types::Diagnostic>>,
+    /// Documents to publish even when unchanged (just opened).
+    force_publish: HashSet<Url>,
+    /// Errors of config files, shown on the file itself.
+    config_diagnostics: HashMap<Url, Vec<lsp_types::Diagnostic>>,
+    /// When the oldest unchecked change came in.
+    dirty_since: Option<Instant>,
+    watch_files: bool,
+    next_request: i32,
+}
+
+impl<W: Write> Server<W> {
+    fn new(out: Output<W>) -> Server<W> {
+        Server {
+            out,
+            phase: Phase::Uninitialized,
+            workspaces: Vec::new(),
+            docs: HashMap::new(),
+            published: HashMap::new(),
+            force_publish: HashSet::new(),
+            config_diagnostics: HashMap::new(),
+            dirty_since: None,
+            watch_files: false,
+            next_request: 0,
+        }
+    }
+
+    fn main_loop(&mut self, incoming: Receiver<Incoming>) -> bool {
+        loop {
+            let next = match self.dirty_since {
+                Some(since) => {
+                    let wait = (since + DEBOUNCE).saturating_duration_since(Instant::now());
+                    match incoming.recv_timeout(wait) {
+                        Ok(next) => next,
+                        Err(RecvTimeoutError::Timeout) => {
+                            self.guarded_flush();
+                            continue;
+                        }
+                        Err(RecvTimeoutError::Disconnected) => return false,
+                    }
+                }
+                None => match incoming.recv() {
+                    Ok(next) => next,
+                    Err(_) => return false,
+                },
+            };
+            match next {
+                Incoming::Invalid { id, code, message } => {
+                    self.log(&format!("bad message: {message}"));
+                    let _ = self.out.send_error(id, code, &message);
+                }
+                Incoming::Ignored(message) => self.log(&format!("ignored message: {message}")),
+                Incoming::Message(Message::Request(request)) => self.on_request(request),
+                Incoming::Message(Message::Response(_)) => {}
+                Incoming::Message(Message::Notification(notification)) => {
+                    if notification.method == notification::Exit::METHOD {
+                        return self.phase == Phase::ShuttingDown;
+                    }
+                    self.on_notification(notification);
+                }
+            }
+        }
+    }
+
+    fn send(&mut self, message: impl Into<Message>) {
+        // A client that went away is noticed by the reader (end of input).
+        let _ = self.out.send(message.into());
+    }
+
+    fn notify<N: lsp_types::notification::Notification>(&mut self, params: N::Params) {
+        self.send(Notification::new(N::METHOD.to_string(), params));
+    }
+
+    fn log(&mut self, message: &str) {
+        if self.phase != Phase::Uninitialized {
+            self.notify::<notification::LogMessage>(lsp_types::LogMessageParams {
+                typ: MessageType::LOG,
+                message: format!("retrylint: {message}"),
+            });
+        }
+    }
+
+    fn show(&mut self, typ: MessageType, message: String) {
+        self.notify::<notification::ShowMessage>(ShowMessageParams { typ, message });
+    }
+
+    fn on_request(&mut self, request: Request) {
+        let id = request.id.clone();
+        match self.phase {
+            Phase::Uninitialized if request.method != request::Initialize::METHOD => {
+                return self.send(Response::new_err(
+                    id,
+                    ErrorCode::ServerNotInitialized as i32,
+                    "the server is not initialized yet".into(),
+                ));
+            }
+            Phase::Running | Phase::ShuttingDown if request.method == request::Initialize::METHOD => {
+                return self.send(Response::new_err(
+                    id,
+                    ErrorCode::InvalidRequest as i32,
+                    "the server is already initialized".into(),
+                ));
+            }
+            Phase::ShuttingDown => {
+                return self.send(Response::new_err(
+                    id,
+                    ErrorCode::InvalidRequest as i32,
+                    "the server is shutting down".into(),
+                ));
+            }
+            _ => {}
+        }
+        let method = request.method.clone();
+        // Every answer sees the buffers as they are now.
+        if self.phase == Phase::Running {
+            self.guarded_flush();
+        }
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.dispatch(request)));
+        let response = match outcome {
+            Ok(Ok(result)) => Response::new_ok(id, result),
+            Ok(Err((code, message))) => Response::new_err(id, code as i32, message),
+            Err(_) => {
+                self.log(&format!("internal error while answering {method}; please report it"));
+                Response::new_err(
+                    id,
+                    ErrorCode::InternalError as i32,
+                    format!("retrylint failed while answering {method} (internal error)"),
+                )
+            }
+        };
+        self.send(response);
+    }
+
+    fn dispatch(&mut self, request: Request) -> Result<Value, (ErrorCode, String)> {
+        fn params<P: serde::de::DeserializeOwned>(request: Request) -> Result<P, (ErrorCode, String)> {
+            serde_json::from_value(request.params).map_err(|e| {
+                (
+                    ErrorCode::InvalidParams,
+                    format!("invalid params for {}: {e}", request.method),
+                )
+            })
+        }
+        let json =
+            |value: Result<Value, serde_json::Error>| value.map_err(|e| (ErrorCode::InternalError, e.to_string()));
+        match request.method.as_str() {
+            request::Initialize::METHOD => {
+                let params: InitializeParams = params(request)?;
+                json(serde_json::to_value(self.initialize(params)))
+            }
+            request::Shutdown::METHOD => {
+                self.phase = Phase::ShuttingDown;
+                Ok(Value::Null)
+            }
+            request::HoverRequest::METHOD => {
+                let params: lsp_types::HoverParams = params(request)?;
+                json(serde_json::to_value(self.hover(params)))
+            }
+            request::CodeActionRequest::METHOD => {
+                let params: lsp_types::CodeActionParams = params(request)?;
+                json(serde_json::to_value(self.code_actions(params)))
+            }
+            method => Err((ErrorCode::MethodNotFound, format!("unknown method `{method}`"))),
+        }
+    }
+
+    fn on_notification(&mut self, notification: Notification) {
+        if self.phase == Phase::Uninitialized {
+            // Before `initialize`, notifications other than `exit` are dropped.
+            return;
+        }
+        let method = notification.method.clone();
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.handle_notification(notification)));
+        match outcome {
+            Ok(Ok(())) => {}
+            Ok(Err(message)) => self.log(&message),
+            Err(_) => self.log(&format!("internal error while handling {method}; please report it")),
+        }
+    }
+
+    fn handle_notification(&mut self, notification: Notification) -> Result<(), String> {
+        fn params<P: serde::de::DeserializeOwned>(notification: Notification) -> Result<P, String> {
+            serde_json::from_value(notification.params)
+                .map_err(|e| format!("invalid params for {}: {e}", notification.method))
+        }
+        match notification.method.as_str() {
+            notification::Initialized::METHOD => {
+                self.register_watchers();
+                self.workspaces.iter_mut().for_each(|w| w.dirty = true);
+                self.flush();
+            }
+            notification::DidOpenTextDocument::METHOD => {
+                let params: lsp_types::DidOpenTextDocumentParams = params(notification)?;
+                self.did_open(params.text_document.uri, params.text_document.text);
+            }
+            notification::DidChangeTextDocument::METHOD => {
+                let params: lsp_types::DidChangeTextDocumentParams = params(notification)?;
+                let uri = params.text_document.uri;
+                let Some(doc) = self.docs.get_mut(&uri) else {
+                    return Err(format!("didChange for {uri}, which is not open"));
+                };
+                let mut text = std::mem::take(&mut doc.text);
+                text::apply_changes(&mut text, params.content_changes);
+                doc.update(text);
+                let path = doc.path.clone();
+                self.touch(path.as_deref());
+            }
+            notification::DidSaveTextDocument::METHOD => {
+                let params: lsp_types::DidSaveTextDocumentParams = params(notification)?;
+                if is_config(&params.text_document.uri) {
+                    self.reload_configs();
+                }
+            }
+            notification::DidCloseTextDocument::METHOD => {
+                let params: lsp_types::DidCloseTextDocumentParams = params(notification)?;
+                self.did_close(params.text_document.uri);
+            }
+            notification::DidChangeWatchedFiles::METHOD => {
+                let params: lsp_types::DidChangeWatchedFilesParams = params(notification)?;
+                let mut config = false;
+                for change in params.changes {
+                    if is_config(&change.uri) {
+                        config = true;
+                    } else if let Ok(path) = change.uri.to_file_path() {
+                        let path = canonical(&path);
+                        self.touch(Some(&path));
+                    }
+                }
+                if config {
+                    self.reload_configs();
+                }
+            }
+            notification::DidChangeWorkspaceFolders::METHOD => {
+                let params: lsp_types::DidChangeWorkspaceFoldersParams = params(notification)?;
+                for removed in params.event.removed {
+                    if let Ok(path) = removed.uri.to_file_path() {
+                        let root = canonical(&path);
+                        self.workspaces.retain(|w| w.lone.is_some() || w.root != root);
+                    }
+                }
+                for added in params.event.added {
+                    if let Ok(path) = added.uri.to_file_path() {
+                        self.add_folder(canonical(&path));
+                    }
+                }
+                self.dirty_since.get_or_insert_with(Instant::now);
+                if self.workspaces.iter().all(|w| !w.dirty) {
+                    // Only removals: publish what is left (and clear what went away).
+                    self.publish();
+                }
+            }
+            // `$/cancelRequest`, `$/setTrace`, `workspace/didChangeConfiguration`, and any
+            // notification this server does not know: nothing to do.
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn initialize(&mut self, params: InitializeParams) -> InitializeResult {
+        self.watch_files = params
+            .capabilities
+            .workspace
+            .as_ref()
+            .and_then(|w| w.did_change_watched_files.as_ref())
+            .and_then(|w| w.dynamic_registration)
+            .unwrap_or(false);
+        #[allow(deprecated)] // `rootPath` is what old clients send.
+        let roots: Vec<PathBuf> = match (&params.workspace_folders, &params.root_uri, &params.root_path) {
+            (Some(folders), _, _) if !folders.is_empty() => {
+                folders.iter().filter_map(|f| f.uri.to_file_path().ok()).collect()
+            }
+            (_, Some(uri), _) => uri.to_file_path().ok().into_iter().collect(),
+            (_, _, Some(path)) => vec![PathBuf::from(path)],
+            _ => Vec::new(),
+        };
+        self.phase = Phase::Running;
+        for root in roots {
+            self.add_folder(canonical(&root));
+        }
+        InitializeResult {
+            capabilities: ServerCapabilities {
+                text_document_sync: Some(TextDocumentSyncCapability::Options(TextDocumentSyncOptions {
+                    open_close: Some(true),
+                    change: Some(TextDocumentSyncKind::INCREMENTAL),
+                    save: Some(TextDocumentSyncSaveOptions::SaveOptions(SaveOptions {
+                        include_text: Some(false),
+                    })),
+                    ..Default::default()
+                })),
+                hover_provider: Some(HoverProviderCapability::Simple(true)),
+                code_action_provider: Some(CodeActionProviderCapability::Options(CodeActionOptions {
+                    code_action_kinds: Some(vec![CodeActionKind::QUICKFIX]),
+                    resolve_provider: Some(false),
+                    ..Default::default()
+                })),
+                workspace: Some(WorkspaceServerCapabilities {
+                    workspace_folders: Some(WorkspaceFoldersServerCapabilities {
+                        supported: Some(true),
+                        change_notifications: Some(OneOf::Left(true)),
+                    }),
+                    file_operations: None,
+                }),
+                ..Default::default()
+            },
+            server_info: Some(ServerInfo {
+                name: "retrylint".into(),
+                version: Some(env!("CARGO_PKG_VERSION").into()),
+            }),
+        }
+    }
+
+    /// Asks the client to report changes to configs and sources made outside the editor.
+    fn register_watchers(&mut self) {
+        if !self.watch_files {
+            return;
+        }
+        let watchers = [format!("**/{CONFIG_FILE}"), "**/*.{ts,tsx,mts,cts,sql}".to_string()]
+            .into_iter()
+            .map(|glob| lsp_types::FileSystemWatcher {
+                glob_pattern: lsp_types::GlobPattern::String(glob),
+                kind: None,
+            })
+            .collect();
+        let options = lsp_types::DidChangeWatchedFilesRegistrationOptions { watchers };
+        let params = lsp_types::RegistrationParams {
+            registrations: vec![lsp_types::Registration {
+                id: "retrylint-watched-files".into(),
+                method: notification::DidChangeWatchedFiles::METHOD.into(),
+                register_options: serde_json::to_value(options).ok(),
+            }],
+        };
+        self.next_request += 1;
+        let id = RequestId::from(format!("retrylint-{}", self.next_request));
+        self.send(Request::new(id, request::RegisterCapability::METHOD.into(), params));
+    }
+
+    /// Adds a workspace folder; a folder inside another one is covered by it already.
+    fn add_folder(&mut self, root: PathBuf) {
+        if self
+            .workspaces
+            .iter()
+            .any(|w| w.lone.is_none() && root.starts_with(&w.root))
+        {
+            return;
+        }
+        self.workspaces
+            .retain(|w| !(w.lone.is_none() && w.root.starts_with(&root)));
+        let workspace = self.new_workspace(root.clone(), vec![root], None);
+        self.workspaces.push(workspace);
+        self.dirty_since.get_or_insert_with(Instant::now);
+    }
+
+    fn new_workspace(&mut self, root: PathBuf, paths: Vec<PathBuf>, lone: Option<Url>) -> Workspace {
+        let start = paths.first().cloned().unwrap_or_else(|| root.clone());
+        let config = match find_config(&start) {
+            Ok(config) => config,
+            Err(error) => {
+                self.config_failed(&error, "using the defaults");
+                ConfigSource::Defaults(root.clone())
+            }
+        };
+        Workspace {
+            root,
+            paths,
+            lone,
+            config,
+            dirty: true,
+            analysis: None,
+            diagnostics: HashMap::new(),
+        }
+    }
+
+    /// Tells the user about a broken config, and shows its errors on the file itself.
+    fn config_failed(&mut self, error: &ConfigError, fallback: &str) {
+        let handler = miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor());
+        let mut rendered = String::new();
+        let diagnostic: &dyn miette::Diagnostic = error.report.as_ref();
+        if handler.render_report(&mut rendered, diagnostic).is_err() {
+            rendered = error.report.to_string();
+        }
+        self.show(
+            MessageType::ERROR,
+            format!(
+                "retrylint: {} is invalid, {fallback}:\n{rendered}",
+                error.path.display()
+            ),
+        );
+        let Ok(uri) = Url::from_file_path(&error.path) else {
+            return;
+        };
+        let index = LineIndex::new(&error.text);
+        let mut found: Vec<lsp_types::Diagnostic> = diagnostic
+            .labels()
+            .into_iter()
+            .flatten()
+            .map(|label| lsp_types::Diagnostic {
+                range: index.range(label.offset(), label.offset() + label.len()),
+                severity: Some(DiagnosticSeverity::ERROR),
+                code: Some(NumberOrString::String("config".into())),
+                source: Some("retrylint".into()),
+                message: match diagnostic.help() {
+                    Some(help) => format!("{}\nhelp: {help}", error.report),
+                    None => error.report.to_string(),
+                },
+                ..Default::default()
+            })
+            .collect();
+        if found.is_empty() {
+            found.push(lsp_types::Diagnostic {
+                range: index.range(0, 0),
+                severity: Some(DiagnosticSeverity::ERROR),
+                code: Some(NumberOrString::String("config".into())),
+                source: Some("retrylint".into()),
+                message: error.report.to_string(),
+                ..Default::default()
+            });
+        }
+        self.config_diagnostics.insert(uri, found);
+    }
+
+    /// Reads every workspace's config again; a broken one keeps the last good config.
+    fn reload_configs(&mut self) {
+        self.config_diagnostics.clear();
+        for index in 0..self.workspaces.len() {
+            let start = self.workspaces[index].paths.first().cloned();
+            let start = start.unwrap_or_else(|| self.workspaces[index].root.clone());
+            match find_config(&start) {
+                Ok(config) => self.workspaces[index].config = config,
+                Err(error) => self.config_failed(&error, "keeping the last good config"),
+            }
+            self.workspaces[index].dirty = true;
+        }
+        self.dirty_since.get_or_insert_with(Instant::now);
+        if self.workspaces.is_empty() {
+            self.publish();
+        }
+    }
+
+    fn did_open(&mut self, uri: Url, text: String) {
+        let path = uri.to_file_path().ok().map(|p| canonical(&p));
+        let language = path.as_deref().and_then(Language::from_path);
+        self.docs
+            .insert(uri.clone(), Document::new(text, path.clone(), language));
+        self.force_publish.insert(uri.clone());
+        let Some(path) = path else { return };
+        if language.is_none() {
+            return;
+        }
+        if !self.workspaces.iter().any(|w| w.contains(&path)) {
+            // A file outside every folder: the project of its config, or the file alone.
+            let (root, paths) = match Config::discover(&path).and_then(|c| c.parent().map(Path::to_path_buf)) {
+                Some(root) => (root.clone(), vec![root]),
+                // Rooted at the file itself, so that it holds no other buffer.
+                None => (path.clone(), vec![path.clone()]),
+            };
+            let workspace = self.new_workspace(root, paths, Some(uri));
+            self.workspaces.push(workspace);
+        }
+        self.touch(Some(&path));
+    }
+
+    fn did_close(&mut self, uri: Url) {
+        let Some(doc) = self.docs.remove(&uri) else { return };
+        let before = self.workspaces.len();
+        self.workspaces.retain(|w| w.lone.as_ref() != Some(&uri));
+        self.touch(doc.path.as_deref());
+        if self.workspaces.len() != before {
+            self.dirty_since.get_or_insert_with(Instant::now);
+        }
+    }
+
+    /// Marks the workspaces holding `path` for a check.
+    fn touch(&mut self, path: Option<&Path>) {
+        let Some(path) = path else { return };
+        let mut any = false;
+        for workspace in self.workspaces.iter_mut().filter(|w| w.contains(path)) {
+            workspace.dirty = true;
+            any = true;
+        }
+        if any {
+            self.dirty_since.get_or_insert_with(Instant::now);
+        }
+    }
+
+    fn guarded_flush(&mut self) {
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.flush()));
+        if outcome.is_err() {
+            self.dirty_since = None;
+            self.workspaces.iter_mut().for_each(|w| w.dirty = false);
+            self.log("internal error while checking; please report it");
+        }
+    }
+
+    /// Checks every workspace with unchecked changes and publishes what changed.
+    fn flush(&mut self) {
+        let pending = self.dirty_since.take().is_some();
+        if !pending && self.workspaces.iter().all(|w| !w.dirty) {
+            return;
+        }
+        for index in 0..self.workspaces.len() {
+            if self.workspaces[index].dirty {
+                self.check(index);
+            }
+        }
+        self.publish();
+    }
+
+    fn check(&mut self, index: usize) {
+        let started = Instant::now();
+        let workspace = &mut self.workspaces[index];
+        workspace.dirty = false;
+        let config = workspace.config.build().unwrap_or_else(|_| {
+            let dir = if workspace.root.is_dir() {
+                workspace.root.as_path()
+            } else {
+                workspace.root.parent().unwrap_or(&workspace.root)
+            };
+            Config::defaults(dir.to_path_buf())
+        });
+        let mut options = CheckOptions::new(workspace.paths.clone());
+        let mut uris: HashMap<PathBuf, Url> = HashMap::new();
+        for (uri, doc) in &self.docs {
+            let Some(path) = &doc.path else { continue };
+            if workspace.contains(path) {
+                options.overlay.insert(path.clone(), doc.good_text.clone().into_bytes());
+                uris.insert(path.clone(), uri.clone());
+            }
+        }
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check::run(config, &options)));
+        let outcome: Outcome = match result {
+            Ok(Ok(outcome)) => outcome,
+            Ok(Err(report)) => {
+                let message = format!("cannot check {}: {report}", workspace.root.display());
+                self.log(&message);
+                return;
+            }
+            Err(_) => {
+                let message = format!(
+                    "internal error while checking {}; please report it",
+                    workspace.root.display()
+                );
+                self.log(&message);
+                return;
+            }
+        };
+        let analysis = features::Analysis::new(outcome, &uris);
+        workspace.diagnostics = analysis.published();
+        let message = format!(
+            "checked {} ({} files, {} findings) in {} ms",
+            workspace.root.display(),
+            analysis.outcome.files,
+            analysis.outcome.diagnostics.len(),
+            started.elapsed().as_millis()
+        );
+        workspace.analysis = Some(analysis);
+        self.log(&message);
+    }
+
+    /// Sends `publishDiagnostics` for every document whose findings changed since last sent.
+    fn publish(&mut self) {
+        let mut all: HashMap<Url, Vec<lsp_types::Diagnostic>> = HashMap::new();
+        for workspace in &self.workspaces {
+            for (uri, found) in &workspace.diagnostics {
+                all.entry(uri.clone()).or_default().extend(found.iter().cloned());
+            }
+        }
+        for (uri, found) in &self.config_diagnostics {
+            all.entry(uri.clone()).or_default().extend(found.iter().cloned());
+        }
+        let mut uris: Vec<Url> = all
+            .keys()
+            .chain(self.published.keys())
+            .chain(self.force_publish.iter().filter(|u| self.docs.contains_key(*u)))
+            .cloned()
+            .collect::<HashSet<_>>()
+            .into_iter()
+            .collect();
+        uris.sort();
+        for uri in uris {
+            let found = all.remove(&uri).unwrap_or_default();
+            let forced = self.force_publish.contains(&uri) && self.docs.contains_key(&uri);
+            let before = self.published.get(&uri).map_or(&[][..], Vec::as_slice);
+            if before == found.as_slice() && !forced {
+                continue;
+            }
+            if found.is_empty() {
+                self.published.remove(&uri);
+            } else {
+                self.published.insert(uri.clone(), found.clone());
+            }
+            self.notify::<notification::PublishDiagnostics>(PublishDiagnosticsParams {
+                uri,
+                diagnostics: found,
+                version: None,
+            });
+        }
+        self.force_publish.clear();
+    }
+
+    /// The workspace analysing `path`, and the path's file there.
+    fn analysis_of(&self, uri: &Url) -> Option<(&Document, &features::Analysis, FileId)> {
+        let doc = self.docs.get(uri)?;
+        let path = doc.path.as_ref()?;
+        self.workspaces.iter().filter(|w| w.contains(path)).find_map(|w| {
+            let analysis = w.analysis.as_ref()?;
+            let file = analysis.file(path)?;
+            Some((doc, analysis, file))
+        })
+    }
+
+    fn hover(&self, params: lsp_types::HoverParams) -> Option<lsp_types::Hover> {
+        let position = params.text_document_position_params;
+        let (doc, analysis, file) = self.analysis_of(&position.text_document.uri)?;
+        analysis.hover(file, &doc.text, doc.is_current(), position.position)
+    }
+
+    fn code_actions(&self, params: lsp_types::CodeActionParams) -> Vec<lsp_types::CodeActionOrCommand> {
+        if let Some(only) = &params.context.only {
+            let quickfix = CodeActionKind::QUICKFIX;
+            let quickfix = quickfix.as_str();
+            let wanted = only
+                .iter()
+                .any(|k| quickfix == k.as_str() || quickfix.starts_with(&format!("{}.", k.as_str())));
+            if !wanted {
+                return Vec::new();
+            }
+        }
+        let Some((_, analysis, file)) = self.analysis_of(&params.text_document.uri) else {
+            return Vec::new();
+        };
+        // Edits are only offered on files the analysis sees as the editor has them.
+        let current = |path: &Path| {
+            self.docs
+                .values()
+                .filter(|d| d.path.as_deref() == Some(path))
+                .all(Document::is_current)
+        };
+        analysis.code_actions(file, params.range, &current)
+    }
+}
+
+fn canonical(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| crate::discover::normalize(path))
+}
+
+fn is_config(uri: &Url) -> bool {
+    uri.path().rsplit('/').next() == Some(CONFIG_FILE)
+}
+
+fn severity(severity: Severity) -> DiagnosticSeverity {
+    match severity {
+        Severity::Error => DiagnosticSeverity::ERROR,
+        Severity::Warning => DiagnosticSeverity::WARNING,
+        Severity::Off => DiagnosticSeverity::HINT,
+    }
+}

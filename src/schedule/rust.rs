@@ -1,0 +1,722 @@
+//! The Rust retry libraries, modelled from their source: each constructor with its defaults,
+//! what each builder method changes, and the schedule IR ([`Sched`]) the configured builder
+//! runs as. Every default and formula below was read in the crate itself (the version is
+//! named where it matters); `rules/*.md` cite the files.
+//!
+//! The extractor keeps a builder as its configuration ([`RustBackoff`]) plus the methods
+//! applied to it, not as a finished [`Sched`]: a call site may change a named policy from
+//! another file (`retry::transient().with_max_times(5)`), and a method such as backon's
+//! `with_max_delay` changes the middle of the schedule, not its outside. The schedule is
+//! built last, from the final configuration.
+
+use std::rc::Rc;
+
+use super::{BinOp, Callback, Lambda, Sched, Term};
+use crate::facts::{BackoffShape, BackonShape, ReqwestJitter, RustArg, RustBackoff, RustOp, TokioShape};
+
+/// What applying one builder method did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Applied {
+    Ok,
+    /// A method or argument the model does not know: the policy becomes unknown.
+    Unknown,
+    /// The call panics or is rejected by the library at run time (the message says why).
+    Problem(String),
+}
+
+fn num(arg: Option<&RustArg>) -> Option<f64> {
+    match arg? {
+        RustArg::Num(n) if n.is_finite() && *n >= 0.0 => Some(*n),
+        _ => None,
+    }
+}
+
+fn ms(arg: Option<&RustArg>) -> Option<f64> {
+    match arg? {
+        RustArg::Ms(ms) if ms.is_finite() && *ms >= 0.0 => Some(*ms),
+        _ => None,
+    }
+}
+
+/// `Some(duration)` / `None`.
+fn opt_ms(arg: Option<&RustArg>) -> Option<Option<f64>> {
+    match arg? {
+        RustArg::None => Some(None),
+        RustArg::Some(inner) => ms(Some(inner)).map(Some),
+        _ => None,
+    }
+}
+
+fn count(arg: Option<&RustArg>) -> Option<u64> {
+    num(arg).filter(|n| n.fract() == 0.0).map(|n| n as u64)
+}
+
+/// `path` is a constructor call's callee with `use` declarations applied, e.g.
+/// `["backon", "ExponentialBuilder", "default"]`. Returns how messages name the constructor
+/// and the builder with the library's defaults.
+pub fn constructor(path: &[String], args: &[RustArg]) -> Option<(String, RustBackoff)> {
+    let [krate, .., ty, function] = path else { return None };
+    let name = format!("{ty}::{function}");
+    let state = match (krate.as_str(), ty.as_str(), function.as_str()) {
+        // backon 1.6.0 src/backoff/exponential.rs `ExponentialBuilder::new`: jitter false,
+        // factor 2.0, min_delay 1 s, max_delay Some(60 s), max_times Some(3), total_delay None.
+        ("backon", "ExponentialBuilder", "new" | "default") if args.is_empty() => RustBackoff::Backon {
+            shape: BackonShape::Exponential,
+            jitter: false,
+            factor: 2.0,
+            min_delay: 1000.0,
+            max_delay: Some(60_000.0),
+            max_times: Some(3),
+            total_delay: None,
+        },
+        // backon 1.6.0 src/backoff/constant.rs: delay 1 s, max_times Some(3), jitter false.
+        ("backon", "ConstantBuilder", "new" | "default") if args.is_empty() => RustBackoff::Backon {
+            shape: BackonShape::Constant,
+            jitter: false,
+            factor: 1.0,
+            min_delay: 1000.0,
+            max_delay: None,
+            max_times: Some(3),
+            total_delay: None,
+        },
+        // backon 1.6.0 src/backoff/fibonacci.rs: min_delay 1 s, max_delay Some(60 s),
+        // max_times Some(3), jitter false.
+        ("backon", "FibonacciBuilder", "new" | "default") if args.is_empty() => RustBackoff::Backon {
+            shape: BackonShape::Fibonacci,
+            jitter: false,
+            factor: 1.0,
+            min_delay: 1000.0,
+            max_delay: Some(60_000.0),
+            max_times: Some(3),
+            total_delay: None,
+        },
+        // tokio-retry 0.3.2 src/strategy.rs: `from_millis(base)` yields base^1, base^2, …
+        // milliseconds, times `factor` (default 1); no max_delay, never stops.
+        ("tokio_retry", "ExponentialBackoff", "from_millis") => RustBackoff::TokioRetry {
+            shape: TokioShape::Exponential {
+                base: num(args.first())?,
+            },
+            factor: 1.0,
+            max_delay: None,
+            jitter: false,
+            take: None,
+        },
+        ("tokio_retry", "FibonacciBackoff", "from_millis") => RustBackoff::TokioRetry {
+            shape: TokioShape::Fibonacci {
+                base: num(args.first())?,
+            },
+            factor: 1.0,
+            max_delay: None,
+            jitter: false,
+            take: None,
+        },
+        ("tokio_retry", "FixedInterval", "from_millis") => RustBackoff::TokioRetry {
+            shape: TokioShape::Fixed { ms: num(args.first())? },
+            factor: 1.0,
+            max_delay: None,
+            jitter: false,
+            take: None,
+        },
+        ("tokio_retry", "FixedInterval", "new") => RustBackoff::TokioRetry {
+            shape: TokioShape::Fixed { ms: ms(args.first())? },
+            factor: 1.0,
+            max_delay: None,
+            jitter: false,
+            take: None,
+        },
+        ("backoff", "ExponentialBackoff" | "ExponentialBackoffBuilder", "default" | "new") if args.is_empty() => {
+            backoff_default(BackoffShape::Exponential)
+        }
+        ("backoff", "Constant", "new") => backoff_default(BackoffShape::Constant(ms(args.first())?)),
+        // retry-policies 0.5.2 src/policies/exponential_backoff.rs `ExponentialBackoffBuilder`
+        // default: retry bounds 1 s … 30 min, `Jitter::Full`, base 2; no policy until built.
+        ("reqwest_retry" | "retry_policies", "ExponentialBackoff", "builder") if args.is_empty() => {
+            RustBackoff::Reqwest {
+                min: 1000.0,
+                max: 30.0 * 60_000.0,
+                jitter: ReqwestJitter::Full,
+                base: 2.0,
+                max_retries: None,
+                total: None,
+                built: false,
+            }
+        }
+        _ => return None,
+    };
+    Some((name, state))
+}
+
+/// backoff 0.4.0 src/default.rs: initial interval 500 ms, randomization factor 0.5,
+/// multiplier 1.5, max interval 60 s, max elapsed time Some(15 min).
+fn backoff_default(shape: BackoffShape) -> RustBackoff {
+    RustBackoff::Backoff {
+        shape,
+        initial: 500.0,
+        randomization: 0.5,
+        multiplier: 1.5,
+        max_interval: 60_000.0,
+        max_elapsed: Some(900_000.0),
+    }
+}
+
+/// A struct literal of a backoff type: `backoff::ExponentialBackoff { … }`, `Zero {}`.
+/// Fields become `=field` operations on the defaults.
+pub fn struct_literal(path: &[String]) -> Option<(String, RustBackoff)> {
+    let [krate, .., ty] = path else { return None };
+    if krate != "backoff" {
+        return None;
+    }
+    let shape = match ty.as_str() {
+        "ExponentialBackoff" => BackoffShape::Exponential,
+        "Zero" => BackoffShape::Zero,
+        "Stop" => BackoffShape::Stop,
+        _ => return None,
+    };
+    Some((format!("{ty} {{ .. }}"), backoff_default(shape)))
+}
+
+/// Applies one builder method (or struct field) to a builder.
+pub fn apply(state: &mut RustBackoff, op: &RustOp) -> Applied {
+    let arg = |i: usize| op.args.get(i);
+    // Methods that leave the schedule as it is.
+    if matches!(
+        op.method.as_str(),
+        "clone" | "to_owned" | "into" | "with_jitter_seed" | "into_iter" | "with_retry_log_level"
+    ) {
+        return Applied::Ok;
+    }
+    let known = match state {
+        RustBackoff::Backon {
+            shape,
+            jitter,
+            factor,
+            min_delay,
+            max_delay,
+            max_times,
+            total_delay,
+        } => {
+            let exponential = *shape == BackonShape::Exponential;
+            let constant = *shape == BackonShape::Constant;
+            match op.method.as_str() {
+                "with_jitter" => {
+                    *jitter = true;
+                    Some(())
+                }
+                "with_factor" if exponential => num(arg(0)).map(|n| *factor = n),
+                "with_min_delay" if !constant => ms(arg(0)).map(|d| *min_delay = d),
+                "with_delay" if constant => ms(arg(0)).map(|d| *min_delay = d),
+                "with_max_delay" if !constant => ms(arg(0)).map(|d| *max_delay = Some(d)),
+                "without_max_delay" if !constant => {
+                    *max_delay = None;
+                    Some(())
+                }
+                "with_max_times" => count(arg(0)).map(|n| *max_times = Some(n)),
+                "without_max_times" => {
+                    *max_times = None;
+                    Some(())
+                }
+                "with_total_delay" if exponential => opt_ms(arg(0)).map(|d| *total_delay = d),
+                // `build()` turns the builder into its iterator: the same schedule.
+                "build" => Some(()),
+                _ => None,
+            }
+        }
+        RustBackoff::TokioRetry {
+            shape,
+            factor,
+            max_delay,
+            jitter,
+            take,
+        } => {
+            // `factor` and `max_delay` are the strategy's own; after an iterator adapter
+            // (`map`, `take`) they no longer exist.
+            let own = !*jitter && take.is_none() && !matches!(shape, TokioShape::Fixed { .. });
+            match op.method.as_str() {
+                "factor" if own => num(arg(0)).map(|n| *factor = n),
+                "max_delay" if own => ms(arg(0)).map(|d| *max_delay = Some(d)),
+                // `.map(jitter)`: tokio_retry::strategy::jitter, `d * rand::random::<f64>()`.
+                "map" => match arg(0) {
+                    Some(RustArg::Path(path)) if path.last().is_some_and(|p| p == "jitter") => {
+                        *jitter = true;
+                        Some(())
+                    }
+                    _ => None,
+                },
+                "take" => count(arg(0)).map(|n| *take = Some(take.map_or(n, |t| t.min(n)))),
+                _ => None,
+            }
+        }
+        RustBackoff::Backoff {
+            shape,
+            initial,
+            randomization,
+            multiplier,
+            max_interval,
+            max_elapsed,
+        } => {
+            let exponential = *shape == BackoffShape::Exponential;
+            match op.method.as_str() {
+                "with_initial_interval" | "=initial_interval" if exponential => ms(arg(0)).map(|d| *initial = d),
+                "with_randomization_factor" | "=randomization_factor" if exponential => {
+                    num(arg(0)).map(|n| *randomization = n)
+                }
+                "with_multiplier" | "=multiplier" if exponential => num(arg(0)).map(|n| *multiplier = n),
+                "with_max_interval" | "=max_interval" if exponential => ms(arg(0)).map(|d| *max_interval = d),
+                "with_max_elapsed_time" | "=max_elapsed_time" if exponential => {
+                    opt_ms(arg(0)).map(|d| *max_elapsed = d)
+                }
+                // `retry` resets the backoff before its first use: the current interval and
+                // the start time a literal sets are overwritten.
+                "=current_interval" | "=start_time" | "=clock" if exponential => Some(()),
+                "build" => Some(()),
+                _ => None,
+            }
+        }
+        RustBackoff::Reqwest {
+            min,
+            max,
+            jitter,
+            base,
+            max_retries,
+            total,
+            built,
+        } => {
+            let building = !*built;
+            match op.method.as_str() {
+                "retry_bounds" if building => match (ms(arg(0)), ms(arg(1))) {
+                    (Some(lo), Some(hi)) if lo > hi => {
+                        return Applied::Problem(
+                            "`retry_bounds` panics when the minimum interval is larger than the maximum".into(),
+                        )
+                    }
+                    (Some(lo), Some(hi)) => Some((*min, *max) = (lo, hi)),
+                    _ => None,
+                },
+                "jitter" if building => match arg(0) {
+                    Some(RustArg::Path(path)) => match path.last().map(String::as_str) {
+                        Some("None") => {
+                            *jitter = ReqwestJitter::None;
+                            Some(())
+                        }
+                        Some("Full") => {
+                            *jitter = ReqwestJitter::Full;
+                            Some(())
+                        }
+                        Some("Bounded") => {
+                            *jitter = ReqwestJitter::Bounded;
+                            Some(())
+                        }
+                        _ => None,
+                    },
+                    _ => None,
+                },
+                "base" if building => num(arg(0)).map(|n| *base = n),
+                "build_with_max_retries" if building => count(arg(0)).map(|n| {
+                    *max_retries = Some(n);
+                    *built = true;
+                }),
+                "build_with_total_retry_duration" if building => ms(arg(0)).map(|d| {
+                    *total = Some(d);
+                    *built = true;
+                }),
+                "build_with_total_retry_duration_and_max_retries" if building => {
+                    ms(arg(0)).zip(count(arg(1))).map(|(d, n)| {
+                        *total = Some(d);
+                        *max_retries = Some(n);
+                        *built = true;
+                    })
+                }
+                // The retries whose nominal delays fit in the total, computed at build time.
+                "build_with_total_retry_duration_and_limit_retries" if building => ms(arg(0)).map(|d| {
+                    let mut sum = 0.0;
+                    let mut n = 0u64;
+                    loop {
+                        sum += (*min * base.powi(n.min(i32::MAX as u64) as i32)).min(*max);
+                        if sum >= d || n > 10_000 {
+                            break;
+                        }
+                        n += 1;
+                    }
+                    *total = Some(d);
+                    *max_retries = Some(n);
+                    *built = true;
+                }),
+                _ => None,
+            }
+        }
+    };
+    if known.is_some() {
+        Applied::Ok
+    } else {
+        Applied::Unknown
+    }
+}
+
+/// The same builder without its jitter: what `retrylint policies` shows as the nominal
+/// delays. (The simulator reads delays with the jitter at the middle of its range, which is
+/// the nominal delay for Effect's symmetric 0.8–1.2; the Rust libraries' ranges are not
+/// centred on it — backon adds 0–100 %, tokio-retry and reqwest-retry scale by 0–1.)
+pub fn without_jitter(state: &RustBackoff) -> RustBackoff {
+    let mut plain = state.clone();
+    match &mut plain {
+        RustBackoff::Backon { jitter, .. } | RustBackoff::TokioRetry { jitter, .. } => *jitter = false,
+        RustBackoff::Backoff { randomization, .. } => *randomization = 0.0,
+        RustBackoff::Reqwest { jitter, .. } => *jitter = ReqwestJitter::None,
+    }
+    plain
+}
+
+/// The total-time limit a builder stops at (backon's `with_total_delay`, backoff's
+/// `max_elapsed_time`), and the same builder without it.
+pub fn time_limit(state: &RustBackoff) -> Option<(f64, RustBackoff)> {
+    let mut unlimited = state.clone();
+    let limit = match &mut unlimited {
+        RustBackoff::Backon { total_delay, .. } => total_delay.take()?,
+        RustBackoff::Backoff {
+            shape: BackoffShape::Exponential,
+            max_elapsed,
+            ..
+        } => max_elapsed.take()?,
+        _ => return None,
+    };
+    Some((limit, unlimited))
+}
+
+/// `elapsed + duration <= limit`: continue only while the next delay still fits in a total
+/// (backon's `with_total_delay`, backoff's `max_elapsed_time`).
+fn fits_within(limit: f64) -> Callback {
+    Callback::Known(Rc::new(Lambda {
+        params: Vec::new(),
+        body: Term::Bin(
+            BinOp::Le,
+            Box::new(Term::Bin(
+                BinOp::Add,
+                Box::new(Term::Var("elapsed".into())),
+                Box::new(Term::Var("duration".into())),
+            )),
+            Box::new(Term::Num(limit)),
+        ),
+    }))
+}
+
+/// `min(base × factor^n, cap)`, with the first delay uncapped when it is already over the cap
+/// (backon and backoff grow only while below the cap, then clamp).
+fn capped_exponential(base: f64, factor: f64, cap: Option<f64>) -> Sched {
+    let exponential = Sched::Exponential { base, factor };
+    match cap {
+        None => exponential,
+        Some(cap) if base > cap => Sched::Concat(Box::new(Sched::FromDelays(vec![base])), Box::new(Sched::Spaced(cap))),
+        Some(cap) => Sched::Min(vec![exponential, Sched::Spaced(cap)]),
+    }
+}
+
+/// backon's Fibonacci: each delay is the sum of the two before while the current one is
+/// below `max_delay`, then stays — so the last step can overshoot the maximum (1 s … 34 s,
+/// 55 s, 89 s, 89 s, … with the defaults).
+fn backon_fibonacci(min: f64, max: Option<f64>) -> Sched {
+    let Some(max) = max else {
+        return Sched::Fibonacci { base: min };
+    };
+    if min <= 0.0 {
+        return Sched::Spaced(0.0);
+    }
+    let mut delays = vec![min];
+    let (mut current, mut previous) = (min, None::<f64>);
+    while current < max {
+        if delays.len() > 200 {
+            return Sched::Unknown;
+        }
+        if let Some(p) = previous {
+            let next = current + p;
+            previous = Some(current);
+            current = next;
+        } else {
+            previous = Some(current);
+        }
+        delays.push(current);
+    }
+    let last = delays.pop().unwrap_or(min);
+    if delays.is_empty() {
+        Sched::Spaced(last)
+    } else {
+        Sched::Concat(Box::new(Sched::FromDelays(delays)), Box::new(Sched::Spaced(last)))
+    }
+}
+
+/// The schedule a configured builder runs, as the retry loop runs it against an operation
+/// that fails instantly.
+pub fn sched(state: &RustBackoff) -> Sched {
+    match *state {
+        // backon 1.6.0: jitter adds `delay × rand[0, 1)` (exponential, constant) or
+        // `min_delay × rand[0, 1)` (fibonacci); `max_times` counts retries; `total_delay`
+        // stops before a delay that would take the sum of the delays past it.
+        RustBackoff::Backon {
+            shape,
+            jitter,
+            factor,
+            min_delay,
+            max_delay,
+            max_times,
+            total_delay,
+        } => {
+            let mut s = match shape {
+                BackonShape::Exponential => capped_exponential(min_delay, factor, max_delay),
+                BackonShape::Constant => Sched::Spaced(min_delay),
+                BackonShape::Fibonacci => backon_fibonacci(min_delay, max_delay),
+            };
+            if jitter {
+                s = match shape {
+                    BackonShape::Fibonacci => Sched::JitteredAdd {
+                        inner: Box::new(s),
+                        max: min_delay,
+                    },
+                    _ => Sched::Jittered {
+                        inner: Box::new(s),
+                        min: 1.0,
+                        max: 2.0,
+                    },
+                };
+            }
+            if let Some(total) = total_delay {
+                s = Sched::While(Box::new(s), fits_within(total));
+            }
+            match max_times {
+                Some(n) => Sched::Times(Box::new(s), n),
+                None => s,
+            }
+        }
+        // tokio-retry 0.3.2: exponential is base^(n+1) × factor ms, fibonacci base, base, 2×base
+        // … × factor, both clamped to max_delay; `jitter` scales by rand[0, 1); never stops
+        // without `.take(n)`.
+        RustBackoff::TokioRetry {
+            shape,
+            factor,
+            max_delay,
+            jitter,
+            take,
+        } => {
+            let mut s = match shape {
+                TokioShape::Exponential { base } => Sched::Exponential {
+                    base: base * factor,
+                    factor: base,
+                },
+                TokioShape::Fibonacci { base } => Sched::Fibonacci { base: base * factor },
+                TokioShape::Fixed { ms } => Sched::Spaced(ms),
+            };
+            if let Some(cap) = max_delay {
+                s = Sched::Min(vec![s, Sched::Spaced(cap)]);
+            }
+            if jitter {
+                s = Sched::Jittered {
+                    inner: Box::new(s),
+                    min: 0.0,
+                    max: 1.0,
+                };
+            }
+            match take {
+                Some(n) => Sched::Times(Box::new(s), n),
+                None => s,
+            }
+        }
+        // backoff 0.4.0 src/exponential.rs: interval × multiplier up to max_interval, each
+        // delay drawn from interval × [1 − r, 1 + r]; stops when the elapsed time plus the
+        // next delay would pass max_elapsed_time (`None`: never).
+        RustBackoff::Backoff {
+            shape,
+            initial,
+            randomization,
+            multiplier,
+            max_interval,
+            max_elapsed,
+        } => match shape {
+            BackoffShape::Constant(d) => Sched::Spaced(d),
+            BackoffShape::Zero => Sched::Forever,
+            BackoffShape::Stop => Sched::Recurs(0),
+            BackoffShape::Exponential => {
+                let mut s = capped_exponential(initial, multiplier, Some(max_interval));
+                if randomization > 0.0 {
+                    s = Sched::Jittered {
+                        inner: Box::new(s),
+                        min: (1.0 - randomization).max(0.0),
+                        max: 1.0 + randomization,
+                    };
+                }
+                match max_elapsed {
+                    Some(limit) => Sched::While(Box::new(s), fits_within(limit)),
+                    None => s,
+                }
+            }
+        },
+        // retry-policies 0.5.2: min(max, min × base^n); `Jitter::Full` scales by rand[0, 1),
+        // `Bounded` draws from [min/2, delay] (modelled as delay × [0.5, 1]: exact at the
+        // first retry and at the top of the range, which is what totals need); the timed
+        // policy stops once the elapsed time reaches the total.
+        RustBackoff::Reqwest {
+            min,
+            max,
+            jitter,
+            base,
+            max_retries,
+            total,
+            built,
+        } => {
+            if !built {
+                return Sched::Unknown;
+            }
+            let mut s = Sched::Min(vec![
+                Sched::Exponential {
+                    base: min,
+                    factor: base,
+                },
+                Sched::Spaced(max),
+            ]);
+            s = match jitter {
+                ReqwestJitter::None => s,
+                ReqwestJitter::Full => Sched::Jittered {
+                    inner: Box::new(s),
+                    min: 0.0,
+                    max: 1.0,
+                },
+                ReqwestJitter::Bounded => Sched::Jittered {
+                    inner: Box::new(s),
+                    min: 0.5,
+                    max: 1.0,
+                },
+            };
+            if let Some(limit) = total {
+                s = Sched::Max(vec![s, Sched::During { limit, strict: true }]);
+            }
+            match max_retries {
+                Some(n) => Sched::Times(Box::new(s), n),
+                None => s,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::facts::Span;
+    use crate::schedule::{summarize, Attempts, Gap, Jitter};
+
+    fn path(text: &str) -> Vec<String> {
+        text.split("::").map(String::from).collect()
+    }
+
+    fn op(method: &str, args: Vec<RustArg>) -> RustOp {
+        RustOp {
+            method: method.into(),
+            args,
+            span: Span::default(),
+        }
+    }
+
+    fn built(ctor: &str, args: &[RustArg], ops: Vec<RustOp>) -> RustBackoff {
+        let (_, mut state) = constructor(&path(ctor), args).expect("known constructor");
+        for op in &ops {
+            assert_eq!(apply(&mut state, op), Applied::Ok, "{op:?}");
+        }
+        state
+    }
+
+    #[test]
+    fn backon_exponential_defaults() {
+        let s = summarize(&sched(&built("backon::ExponentialBuilder::default", &[], vec![])));
+        assert_eq!(s.attempts, Attempts::Exact(3));
+        assert_eq!(s.delays.as_deref(), Some(&[1000.0, 2000.0, 4000.0][..]));
+        assert_eq!(s.gap, Gap::Capped(60_000.0));
+        assert_eq!(s.jitter, Jitter::No);
+    }
+
+    #[test]
+    fn backon_total_delay_stops_before_the_total() {
+        let state = built(
+            "backon::ExponentialBuilder::default",
+            &[],
+            vec![
+                op("with_factor", vec![RustArg::Num(1.0)]),
+                op("with_total_delay", vec![RustArg::Some(Box::new(RustArg::Ms(3000.0)))]),
+                op("with_max_times", vec![RustArg::Num(5.0)]),
+            ],
+        );
+        // backon's own test: three 1 s delays, then None.
+        let s = summarize(&sched(&state));
+        assert_eq!(s.delays.as_deref(), Some(&[1000.0, 1000.0, 1000.0][..]));
+    }
+
+    #[test]
+    fn backon_fibonacci_overshoots_its_max_delay() {
+        let s = summarize(&sched(&built(
+            "backon::FibonacciBuilder::default",
+            &[],
+            vec![op("without_max_times", vec![])],
+        )));
+        assert_eq!(s.gap, Gap::Capped(89_000.0));
+        assert_eq!(s.attempts, Attempts::Unbounded);
+        let first: Vec<f64> = s.delays.unwrap().into_iter().take(12).collect();
+        assert_eq!(
+            first,
+            [1.0, 1.0, 2.0, 3.0, 5.0, 8.0, 13.0, 21.0, 34.0, 55.0, 89.0, 89.0].map(|x| x * 1000.0)
+        );
+    }
+
+    #[test]
+    fn tokio_retry_exponential_is_a_power_of_its_base() {
+        let s = summarize(&sched(&built(
+            "tokio_retry::ExponentialBackoff::from_millis",
+            &[RustArg::Num(10.0)],
+            vec![op("take", vec![RustArg::Num(3.0)])],
+        )));
+        assert_eq!(s.delays.as_deref(), Some(&[10.0, 100.0, 1000.0][..]));
+        let s = summarize(&sched(&built(
+            "tokio_retry::ExponentialBackoff::from_millis",
+            &[RustArg::Num(2.0)],
+            vec![
+                op("factor", vec![RustArg::Num(1000.0)]),
+                op("max_delay", vec![RustArg::Ms(4000.0)]),
+                op("take", vec![RustArg::Num(4.0)]),
+            ],
+        )));
+        assert_eq!(s.delays.as_deref(), Some(&[2000.0, 4000.0, 4000.0, 4000.0][..]));
+    }
+
+    #[test]
+    fn backoff_defaults_stop_after_fifteen_minutes() {
+        let s = summarize(&sched(&built("backoff::ExponentialBackoff::default", &[], vec![])));
+        assert!(matches!(s.attempts, Attempts::AtMost(_)), "{:?}", s.attempts);
+        assert_eq!(s.gap, Gap::Capped(60_000.0));
+        assert_eq!(s.jitter, Jitter::Yes);
+        let worst = s.worst_total_ms.unwrap();
+        assert!(worst <= 900_000.0 && worst > 800_000.0, "{worst}");
+        let unbounded = built(
+            "backoff::ExponentialBackoff::default",
+            &[],
+            vec![op("=max_elapsed_time", vec![RustArg::None])],
+        );
+        assert_eq!(summarize(&sched(&unbounded)).attempts, Attempts::Unbounded);
+    }
+
+    #[test]
+    fn reqwest_retry_needs_a_build() {
+        let (_, mut state) = constructor(&path("reqwest_retry::policies::ExponentialBackoff::builder"), &[]).unwrap();
+        assert!(matches!(sched(&state), Sched::Unknown));
+        assert_eq!(
+            apply(&mut state, &op("build_with_max_retries", vec![RustArg::Num(3.0)])),
+            Applied::Ok
+        );
+        let s = summarize(&sched(&state));
+        assert_eq!(s.attempts, Attempts::Exact(3));
+        assert_eq!(s.worst_total_ms, Some(7000.0));
+        let mut bad = constructor(&path("retry_policies::ExponentialBackoff::builder"), &[])
+            .unwrap()
+            .1;
+        assert!(matches!(
+            apply(
+                &mut bad,
+                &op("retry_bounds", vec![RustArg::Ms(3000.0), RustArg::Ms(2000.0)])
+            ),
+            Applied::Problem(_)
+        ));
+    }
+}
