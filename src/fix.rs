@@ -64,30 +64,11 @@ fn overlaps(a: &Edit, b: &Edit) -> bool {
 
 /// Whether `fixed` parses with no more syntax errors than `original`.
 pub fn still_parses(language: Language, original: &[u8], fixed: &[u8]) -> bool {
-    let errors = |text: &[u8]| crate::extract::parse_recovering(language, text).map(|tree| error_count(&tree));
+    let errors = |text: &[u8]| crate::extract::parse_error_count(language, text);
     match (errors(original), errors(fixed)) {
         (Some(before), Some(after)) => after <= before,
         _ => false,
     }
-}
-
-fn error_count(tree: &tree_sitter::Tree) -> usize {
-    let mut count = 0;
-    let mut cursor = tree.walk();
-    'walk: loop {
-        let node = cursor.node();
-        if node.is_error() || node.is_missing() {
-            count += 1;
-        } else if node.has_error() && cursor.goto_first_child() {
-            continue;
-        }
-        while !cursor.goto_next_sibling() {
-            if !cursor.goto_parent() {
-                break 'walk;
-            }
-        }
-    }
-    count
 }
 
 /// Replaces `path` with `content` atomically: a reader sees the old file or the new one,

@@ -125,6 +125,32 @@ pub fn parse(language: Language, text: &[u8]) -> Option<Tree> {
     })
 }
 
+/// How many error and missing nodes a tree holds.
+pub fn count_errors(tree: &Tree) -> usize {
+    let mut count = 0;
+    let mut cursor = tree.walk();
+    'walk: loop {
+        let node = cursor.node();
+        if node.is_error() || node.is_missing() {
+            count += 1;
+        } else if node.has_error() && cursor.goto_first_child() {
+            continue;
+        }
+        while !cursor.goto_next_sibling() {
+            if !cursor.goto_parent() {
+                break 'walk;
+            }
+        }
+    }
+    count
+}
+
+/// Syntax errors left in `text` after the extractor's own recovery; `None` when there is no
+/// tree-sitter grammar for the language (SQL) or the parser gave up.
+pub fn parse_error_count(language: Language, text: &[u8]) -> Option<usize> {
+    parse_recovering(language, text).map(|tree| count_errors(&tree))
+}
+
 /// Parses `text` as the extractor does, with its error recovery (for diagnosis tools).
 pub fn parse_recovering(language: Language, text: &[u8]) -> Option<Tree> {
     match language {
@@ -164,4 +190,24 @@ pub fn extract_file(path: &Path, language: Language, text: &[u8]) -> FileFacts {
         Language::Sql => sql_text::sql_file(&mut facts, text),
     }
     facts
+}
+
+/// One escape sequence of a JavaScript or Rust string literal: `\n`, `\'`, `\u0041`,
+/// `\u{1F600}`, `\x41`; a line continuation yields nothing.
+pub(crate) fn decode_escape(escape: &str) -> Option<char> {
+    let body = escape.strip_prefix('\\')?;
+    let mut chars = body.chars();
+    Some(match chars.next()? {
+        'n' => '\n',
+        't' => '\t',
+        'r' => '\r',
+        '0' => '\0',
+        'b' => '\u{8}',
+        'f' => '\u{c}',
+        'v' => '\u{b}',
+        'x' => char::from_u32(u32::from_str_radix(&body[1..], 16).ok()?)?,
+        'u' => char::from_u32(u32::from_str_radix(body[1..].trim_matches(['{', '}']), 16).ok()?)?,
+        '\n' | '\r' => return None,
+        other => other,
+    })
 }

@@ -111,7 +111,7 @@ fn rust_literal(node: Node, text: &[u8]) -> Option<SqlSource> {
             "string_content" => source.push_str(piece, child.start_byte()),
             "escape_sequence" => {
                 let span = Span::new(child.start_byte(), child.end_byte());
-                if let Some(c) = decode_escape(piece) {
+                if let Some(c) = crate::extract::decode_escape(piece) {
                     source.push_decoded(c, span);
                 }
             }
@@ -119,22 +119,6 @@ fn rust_literal(node: Node, text: &[u8]) -> Option<SqlSource> {
         }
     }
     Some(source)
-}
-
-/// `\n`, `\"`, `\u{1F600}`, `\x41`; a line continuation (`\` before a newline) is dropped.
-fn decode_escape(escape: &str) -> Option<char> {
-    let body = escape.strip_prefix('\\')?;
-    let mut chars = body.chars();
-    Some(match chars.next()? {
-        'n' => '\n',
-        't' => '\t',
-        'r' => '\r',
-        '0' => '\0',
-        'x' => char::from_u32(u32::from_str_radix(&body[1..], 16).ok()?)?,
-        'u' => char::from_u32(u32::from_str_radix(body[1..].trim_matches(['{', '}']), 16).ok()?)?,
-        '\n' | '\r' => return None,
-        other => other,
-    })
 }
 
 #[cfg(test)]

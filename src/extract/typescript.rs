@@ -2,7 +2,7 @@
 
 use tree_sitter::{Node, Tree};
 
-use super::{parse, units};
+use super::{count_errors, parse, units};
 
 mod jobs;
 use crate::facts::{
@@ -63,25 +63,6 @@ pub(super) fn parse_with_recovery(language: Language, text: &[u8]) -> Option<Tre
     } else {
         Some(tree)
     }
-}
-
-fn count_errors(tree: &Tree) -> usize {
-    let mut count = 0;
-    let mut cursor = tree.walk();
-    'outer: loop {
-        let node = cursor.node();
-        if node.is_error() || node.is_missing() {
-            count += 1;
-        } else if node.has_error() && cursor.goto_first_child() {
-            continue;
-        }
-        while !cursor.goto_next_sibling() {
-            if !cursor.goto_parent() {
-                break 'outer;
-            }
-        }
-    }
-    count
 }
 
 /// Blanks type parameter and argument lists that tree-sitter-typescript 0.23 trips over, all

@@ -136,28 +136,7 @@ pub fn path_at(text: &str, offset: usize) -> Option<(Vec<String>, usize, usize)>
 /// How many error and missing nodes the parser leaves in `text` (after the extractor's own
 /// error recovery); 0 for languages without a tree-sitter grammar.
 pub fn parse_errors(language: Language, text: &str) -> usize {
-    let Some(tree) = crate::extract::parse_recovering(language, text.as_bytes()) else {
-        return 0;
-    };
-    if !tree.root_node().has_error() {
-        return 0;
-    }
-    let mut cursor = tree.walk();
-    let mut count = 0;
-    'walk: loop {
-        let node = cursor.node();
-        if node.is_error() || node.is_missing() {
-            count += 1;
-        } else if node.has_error() && cursor.goto_first_child() {
-            continue;
-        }
-        while !cursor.goto_next_sibling() {
-            if !cursor.goto_parent() {
-                break 'walk;
-            }
-        }
-    }
-    count
+    crate::extract::parse_error_count(language, text.as_bytes()).unwrap_or(0)
 }
 
 #[cfg(test)]

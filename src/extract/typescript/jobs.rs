@@ -486,7 +486,7 @@ impl<'t> Extractor<'t, '_> {
                     .find(|c| c.kind() != "comment")
                     .map_or("", |e| self.text_of(e));
                 source.push_hole(hole, span);
-            } else if let Some(c) = decode_js_escape(self.text_of(child)) {
+            } else if let Some(c) = crate::extract::decode_escape(self.text_of(child)) {
                 source.push_decoded(c, span);
             }
             pos = child.end_byte();
@@ -531,25 +531,6 @@ fn mentions_identifier(node: Node, name: &str, text: &[u8]) -> bool {
             }
         }
     }
-}
-
-/// `\n`, `\'`, `\u0041`, `\u{1F600}`, `\x41`; a line continuation yields nothing.
-fn decode_js_escape(escape: &str) -> Option<char> {
-    let body = escape.strip_prefix('\\')?;
-    let mut chars = body.chars();
-    Some(match chars.next()? {
-        'n' => '\n',
-        't' => '\t',
-        'r' => '\r',
-        '0' => '\0',
-        'b' => '\u{8}',
-        'f' => '\u{c}',
-        'v' => '\u{b}',
-        'x' => char::from_u32(u32::from_str_radix(&body[1..], 16).ok()?)?,
-        'u' => char::from_u32(u32::from_str_radix(body[1..].trim_matches(['{', '}']), 16).ok()?)?,
-        '\n' | '\r' => return None,
-        other => other,
-    })
 }
 
 #[cfg(test)]
