@@ -165,30 +165,13 @@ const NOT_WORK: &[&str] = &[
 ];
 
 /// The first step that runs after the unit's transaction commits, when the unit has one.
-pub fn after_commit(unit: &Unit) -> Option<(Span, Finding)> {
+pub fn after_commit(facts: &FileFacts, unit: &Unit) -> Option<(Span, Finding)> {
     let transaction = unit.ops.iter().find(|op| op.kind == OpKind::Transaction)?;
     let end = transaction.span.end;
-    let later = unit.ops.iter().find(|op| {
-        if op.span.start < end {
-            return false;
-        }
-        match &op.kind {
-            OpKind::Call { receiver, method, .. } => {
-                let bookkeeping = receiver.as_deref().is_some_and(|r| {
-                    let root = r.split('.').next().unwrap_or(r);
-                    NOT_WORK.contains(&root) || r.ends_with(".pipe")
-                });
-                let combinator = matches!(
-                    method.as_str(),
-                    "pipe" | "map" | "flatMap" | "tap" | "as" | "asVoid" | "orDie"
-                );
-                !bookkeeping && !combinator && !method.starts_with("log")
-            }
-            OpKind::Sql(class) => *class != SqlClass::Select,
-            OpKind::Http { .. } => true,
-            OpKind::Transaction => true,
-        }
-    })?;
+    let later = unit
+        .ops
+        .iter()
+        .find(|op| op.span.start >= end && is_work(facts, op, 0))?;
     let what = match &later.kind {
         OpKind::Call {
             receiver: Some(r),
@@ -201,6 +184,35 @@ pub fn after_commit(unit: &Unit) -> Option<(Span, Finding)> {
         OpKind::Transaction => "a second transaction".into(),
     };
     Some((transaction.span, Finding { span: later.span, what }))
+}
+
+/// Whether replaying `op` repeats work: a write, a request, a service call — not logging,
+/// tracing or combinators. A call to a unit of this file is work if that unit does work; a
+/// call the analysis cannot see into is taken as work.
+fn is_work(facts: &FileFacts, op: &UnitOp, depth: usize) -> bool {
+    match &op.kind {
+        OpKind::Call { receiver, method, .. } => {
+            let bookkeeping = receiver.as_deref().is_some_and(|r| {
+                let root = r.split('.').next().unwrap_or(r);
+                NOT_WORK.contains(&root) || r.ends_with(".pipe")
+            });
+            let combinator = matches!(
+                method.as_str(),
+                "pipe" | "map" | "flatMap" | "tap" | "as" | "asVoid" | "orDie"
+            );
+            if bookkeeping || combinator || method.starts_with("log") {
+                return false;
+            }
+            match same_file_unit(facts, op) {
+                Some(callee) if depth < MAX_CALL_DEPTH => {
+                    callee.ops.iter().any(|inner| is_work(facts, inner, depth + 1))
+                }
+                _ => true,
+            }
+        }
+        OpKind::Sql(class) => *class != SqlClass::Select,
+        OpKind::Http { .. } | OpKind::Transaction => true,
+    }
 }
 
 /// Why code at a retry site runs under a durable retrier, if it does.

@@ -16,7 +16,7 @@ pub const RULE: Rule = Rule {
 fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
     for site in &ctx.facts.retry_sites {
         let Some(unit) = &site.target else { continue };
-        let Some((transaction, later)) = after_commit(unit) else {
+        let Some((transaction, later)) = after_commit(ctx.facts, unit) else {
             continue;
         };
         let unit_name = unit
