@@ -25,6 +25,8 @@ pub struct Project {
     /// Effect's major version by directory, from the nearest `package.json`.
     effect_versions: Mutex<HashMap<PathBuf, u8>>,
     retry_modules: OnceLock<Vec<FileId>>,
+    /// The nearest tsconfig.json's path aliases, by directory.
+    tsconfigs: Mutex<HashMap<PathBuf, Option<std::sync::Arc<TsPaths>>>>,
     suppressions: Vec<OnceLock<Vec<crate::suppress::Suppression>>>,
     /// Texts that replace the disk's: editor buffers, fixes being applied.
     overlay: HashMap<PathBuf, Vec<u8>>,
@@ -65,6 +67,7 @@ impl Project {
             policies,
             effect_versions: Mutex::new(HashMap::new()),
             retry_modules: OnceLock::new(),
+            tsconfigs: Mutex::new(HashMap::new()),
             suppressions,
             overlay: HashMap::new(),
         }
@@ -182,13 +185,22 @@ impl Project {
     /// without extension (`./retry`, `./retry.js`), and directory barrels (`./infra` →
     /// `./infra/index.ts`). Package imports are not resolved.
     pub fn resolve_module(&self, from: FileId, specifier: &str) -> Option<FileId> {
-        if !specifier.starts_with('.') {
-            return None;
-        }
         let dir = self.sources[from].absolute.parent()?;
-        let base = normalize(&dir.join(specifier));
+        if specifier.starts_with('.') {
+            return self.find_module(&normalize(&dir.join(specifier)));
+        }
+        // A `paths` alias or `baseUrl` of the nearest tsconfig.json (`@/infra/retry`).
+        let aliases = self.tsconfig_paths(dir)?;
+        aliases
+            .targets(specifier)
+            .into_iter()
+            .find_map(|target| self.find_module(&target))
+    }
+
+    /// The discovered file a module path (without or with an extension) names.
+    fn find_module(&self, base: &Path) -> Option<FileId> {
         let base_str = base.to_str()?;
-        let mut candidates: Vec<PathBuf> = vec![base.clone()];
+        let mut candidates: Vec<PathBuf> = vec![base.to_path_buf()];
         // ESM TypeScript imports name the emitted `.js` file.
         for (js, ts) in [
             (".js", [".ts", ".tsx"]),
@@ -207,6 +219,35 @@ impl Project {
             candidates.push(base.join(index));
         }
         candidates.into_iter().find_map(|c| self.by_absolute.get(&c).copied())
+    }
+
+    /// The `compilerOptions.paths` / `baseUrl` of the tsconfig.json nearest to `dir`, cached
+    /// per directory.
+    fn tsconfig_paths(&self, dir: &Path) -> Option<std::sync::Arc<TsPaths>> {
+        let mut cache = self.tsconfigs.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(found) = cache.get(dir) {
+            return found.clone();
+        }
+        let mut visited = Vec::new();
+        let mut current = Some(dir);
+        let mut found = None;
+        while let Some(d) = current {
+            if let Some(known) = cache.get(d) {
+                found = known.clone();
+                break;
+            }
+            visited.push(d.to_path_buf());
+            let config = d.join("tsconfig.json");
+            if config.is_file() {
+                found = TsPaths::read(&config).map(std::sync::Arc::new);
+                break;
+            }
+            current = d.parent();
+        }
+        for d in visited {
+            cache.insert(d, found.clone());
+        }
+        found
     }
 
     /// What `name`, exported by `file`, is.
@@ -411,6 +452,75 @@ fn extract_isolated(source: &SourceFile, text: &[u8]) -> FileFacts {
         });
         facts
     })
+}
+
+/// A tsconfig's module aliases: `baseUrl` and `paths` (`"@/*": ["src/*"]`). `extends` is not
+/// followed: an alias defined only in a base config is unknown, and unknown is silent.
+#[derive(Debug)]
+struct TsPaths {
+    base: PathBuf,
+    paths: Vec<(String, Vec<String>)>,
+    has_base_url: bool,
+}
+
+impl TsPaths {
+    fn read(path: &Path) -> Option<TsPaths> {
+        let text = std::fs::read_to_string(path).ok()?;
+        let json: serde_json::Value = serde_json::from_str(&strip_json_comments(&text)).ok()?;
+        let options = json.get("compilerOptions")?;
+        let dir = path.parent()?;
+        let base_url = options.get("baseUrl").and_then(|b| b.as_str());
+        let paths: Vec<(String, Vec<String>)> = options
+            .get("paths")
+            .and_then(|p| p.as_object())
+            .map(|map| {
+                map.iter()
+                    .map(|(pattern, targets)| {
+                        let targets = targets
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            .filter_map(|t| t.as_str().map(String::from))
+                            .collect();
+                        (pattern.clone(), targets)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        if base_url.is_none() && paths.is_empty() {
+            return None;
+        }
+        Some(TsPaths {
+            base: normalize(&dir.join(base_url.unwrap_or("."))),
+            paths,
+            has_base_url: base_url.is_some(),
+        })
+    }
+
+    /// The module paths `specifier` may name, most specific alias first.
+    fn targets(&self, specifier: &str) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        for (pattern, targets) in &self.paths {
+            let captured = match pattern.split_once('*') {
+                None => (pattern == specifier).then_some(""),
+                Some((prefix, suffix)) => specifier
+                    .strip_prefix(prefix)
+                    .and_then(|rest| rest.strip_suffix(suffix))
+                    .filter(|_| specifier.len() >= prefix.len() + suffix.len()),
+            };
+            if let Some(captured) = captured {
+                out.extend(
+                    targets
+                        .iter()
+                        .map(|t| normalize(&self.base.join(t.replacen('*', captured, 1)))),
+                );
+            }
+        }
+        if self.has_base_url {
+            out.push(normalize(&self.base.join(specifier)));
+        }
+        out
+    }
 }
 
 /// The major version of the `effect` dependency a `package.json` declares, if any.

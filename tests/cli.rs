@@ -290,3 +290,29 @@ fn policies_lists_named_policies_with_their_summaries() {
         "retry sites naming `Retry.contention` in the fixture"
     );
 }
+
+#[test]
+fn tsconfig_path_aliases_resolve_policies() {
+    let dir = project(&[
+        (
+            "tsconfig.json",
+            "{\n  // comments and trailing commas are fine\n  \"compilerOptions\": { \"baseUrl\": \".\", \"paths\": { \"@app/*\": [\"src/*\"], }, },\n}\n",
+        ),
+        ("src/policies.ts", "import { Schedule } from \"effect\"\nexport const slow = Schedule.spaced(\"1 second\")\n"),
+        (
+            "src/features/a.ts",
+            "import { Effect } from \"effect\"\nimport { slow } from \"@app/policies.js\"\nexport const a = Effect.succeed(1).pipe(Effect.retry({ schedule: slow, while: (e) => e === 1 }))\n",
+        ),
+    ]);
+    let (_, report) = check_json(dir.path(), &[".", "--select", "inline-schedule"]);
+    let messages: Vec<&str> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        messages,
+        ["retry policy `slow` is defined in src/policies.ts, outside the retry module"]
+    );
+}
