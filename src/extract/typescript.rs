@@ -209,7 +209,7 @@ impl<'t> Extractor<'t, '_> {
                 "import_statement" => self.import_statement(item),
                 "export_statement" => self.export_statement(item),
                 _ => {
-                    self.declaration(item, false);
+                    self.declaration(item);
                 }
             }
         }
@@ -277,7 +277,7 @@ impl<'t> Extractor<'t, '_> {
             .child_by_field_name("source")
             .map(|s| string_value(self.text_of(s)));
         if let Some(declaration) = node.child_by_field_name("declaration") {
-            for name in self.declaration(declaration, true) {
+            for name in self.declaration(declaration) {
                 self.facts.exports.push(Export::Local {
                     name: name.clone(),
                     local: name,
@@ -344,7 +344,7 @@ impl<'t> Extractor<'t, '_> {
     }
 
     /// Records the top-level bindings a declaration introduces; returns their names.
-    fn declaration(&mut self, node: Node<'t>, exported: bool) -> Vec<String> {
+    fn declaration(&mut self, node: Node<'t>) -> Vec<String> {
         let mut names = Vec::new();
         match node.kind() {
             "lexical_declaration" | "variable_declaration" => {
@@ -397,7 +397,6 @@ impl<'t> Extractor<'t, '_> {
             }
             _ => {}
         }
-        let _ = exported;
         names
     }
 

@@ -28,7 +28,9 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
             check_rust(ctx, rust, out);
             continue;
         }
-        let Some(policy) = &site.policy else { continue };
+        if site.policy.is_none() {
+            continue;
+        }
         if let Some(times) = bare_times(site.options(), site.schedule(), site.times()) {
             out.push(
                 Diagnostic::new(&RULE, ctx, times.span(), format!("attempt cap `times: {}` set at the call site instead of a named policy", times.render()))
@@ -83,7 +85,6 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
                 format!("`{}` is built with `{builder}` here", binding.name),
             ),
         };
-        let _ = policy;
         let mut diagnostic = diagnostic.with_help(
             "name the policy in the retry module (infra/retry.ts) and reference it here, e.g. `Retry.transient`",
         );
