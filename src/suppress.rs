@@ -46,6 +46,8 @@ pub fn scan(text: &[u8]) -> Vec<Suppression> {
             Some((names, reason)) => (names, Some(reason.trim().trim_end_matches("*/").trim().to_string())),
             None => (rest.trim_end_matches("*/"), None),
         };
+        // A second comment after the names (`// retrylint-ignore x // note`) is not a rule name.
+        let names = names.split("//").next().unwrap_or(names);
         let rules: Vec<String> = names
             .split([',', ' '])
             .map(str::trim)
