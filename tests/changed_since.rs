@@ -6,19 +6,7 @@ mod common;
 mod git;
 
 use common::{check, check_json, findings};
-use git::Repo;
-
-const RETRY: &str = r#"import { Schedule } from "effect"
-export const transient = Schedule.exponential("100 millis").pipe(Schedule.jittered)
-"#;
-
-/// Two retries with inline policies (lines 3 and 4) and one that names the retry module's.
-const BASE: &str = r#"import { Effect, Schedule } from "effect"
-import { transient } from "../infra/retry.js"
-export const a = Effect.succeed(1).pipe(Effect.retry(Schedule.recurs(3)))
-export const b = Effect.succeed(2).pipe(Effect.retry(Schedule.recurs(4)))
-export const c = Effect.succeed(3).pipe(Effect.retry(transient))
-"#;
+use git::{Repo, BASE, RETRY};
 
 /// Line 4 changed, line 6 added, line 3 untouched.
 const CHANGED: &str = r#"import { Effect, Schedule } from "effect"

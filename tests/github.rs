@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use common::{check_json, findings};
-use git::Repo;
+use git::{Repo, BASE, RETRY};
 
 // ---------------------------------------------------------------------------------------------
 // action.yml, read the way the runner reads the parts the test needs.
@@ -141,17 +141,6 @@ fn substitute(text: &str, values: &HashMap<String, String>) -> String {
 
 // ---------------------------------------------------------------------------------------------
 // A pull request, checked out the way actions/checkout does it.
-
-const RETRY: &str = r#"import { Schedule } from "effect"
-export const transient = Schedule.exponential("100 millis").pipe(Schedule.jittered)
-"#;
-
-const BASE: &str = r#"import { Effect, Schedule } from "effect"
-import { transient } from "../infra/retry.js"
-export const a = Effect.succeed(1).pipe(Effect.retry(Schedule.recurs(3)))
-export const b = Effect.succeed(2).pipe(Effect.retry(Schedule.recurs(4)))
-export const c = Effect.succeed(3).pipe(Effect.retry(transient))
-"#;
 
 /// The pull request changes line 4 and adds line 6; line 3 keeps its (old) finding.
 const HEAD: &str = r#"import { Effect, Schedule } from "effect"

@@ -51,6 +51,18 @@ fn count(arg: Option<&RustArg>) -> Option<u64> {
     num(arg).filter(|n| n.fract() == 0.0).map(|n| n as u64)
 }
 
+/// A tokio-retry strategy as constructed: factor 1, no max delay, no jitter, never stops until
+/// `.take(n)` (tokio-retry 0.3.2 src/strategy.rs).
+fn tokio_retry(shape: TokioShape) -> RustBackoff {
+    RustBackoff::TokioRetry {
+        shape,
+        factor: 1.0,
+        max_delay: None,
+        jitter: false,
+        take: None,
+    }
+}
+
 /// `path` is a constructor call's callee with `use` declarations applied, e.g.
 /// `["backon", "ExponentialBuilder", "default"]`. Returns how messages name the constructor
 /// and the builder with the library's defaults.
@@ -92,38 +104,14 @@ pub fn constructor(path: &[String], args: &[RustArg]) -> Option<(String, RustBac
         },
         // tokio-retry 0.3.2 src/strategy.rs: `from_millis(base)` yields base^1, base^2, …
         // milliseconds, times `factor` (default 1); no max_delay, never stops.
-        ("tokio_retry", "ExponentialBackoff", "from_millis") => RustBackoff::TokioRetry {
-            shape: TokioShape::Exponential {
-                base: num(args.first())?,
-            },
-            factor: 1.0,
-            max_delay: None,
-            jitter: false,
-            take: None,
-        },
-        ("tokio_retry", "FibonacciBackoff", "from_millis") => RustBackoff::TokioRetry {
-            shape: TokioShape::Fibonacci {
-                base: num(args.first())?,
-            },
-            factor: 1.0,
-            max_delay: None,
-            jitter: false,
-            take: None,
-        },
-        ("tokio_retry", "FixedInterval", "from_millis") => RustBackoff::TokioRetry {
-            shape: TokioShape::Fixed { ms: num(args.first())? },
-            factor: 1.0,
-            max_delay: None,
-            jitter: false,
-            take: None,
-        },
-        ("tokio_retry", "FixedInterval", "new") => RustBackoff::TokioRetry {
-            shape: TokioShape::Fixed { ms: ms(args.first())? },
-            factor: 1.0,
-            max_delay: None,
-            jitter: false,
-            take: None,
-        },
+        ("tokio_retry", "ExponentialBackoff", "from_millis") => tokio_retry(TokioShape::Exponential {
+            base: num(args.first())?,
+        }),
+        ("tokio_retry", "FibonacciBackoff", "from_millis") => tokio_retry(TokioShape::Fibonacci {
+            base: num(args.first())?,
+        }),
+        ("tokio_retry", "FixedInterval", "from_millis") => tokio_retry(TokioShape::Fixed { ms: num(args.first())? }),
+        ("tokio_retry", "FixedInterval", "new") => tokio_retry(TokioShape::Fixed { ms: ms(args.first())? }),
         ("backoff", "ExponentialBackoff" | "ExponentialBackoffBuilder", "default" | "new") if args.is_empty() => {
             backoff_default(BackoffShape::Exponential)
         }

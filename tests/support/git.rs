@@ -63,3 +63,16 @@ impl Repo {
         self.dir.path()
     }
 }
+
+/// The retry module of the pull-request fixtures (`tests/changed_since.rs`, `tests/github.rs`).
+pub const RETRY: &str = r#"import { Schedule } from "effect"
+export const transient = Schedule.exponential("100 millis").pipe(Schedule.jittered)
+"#;
+
+/// The base version of a feature: inline policies on lines 3 and 4, a named one on line 5.
+pub const BASE: &str = r#"import { Effect, Schedule } from "effect"
+import { transient } from "../infra/retry.js"
+export const a = Effect.succeed(1).pipe(Effect.retry(Schedule.recurs(3)))
+export const b = Effect.succeed(2).pipe(Effect.retry(Schedule.recurs(4)))
+export const c = Effect.succeed(3).pipe(Effect.retry(transient))
+"#;
