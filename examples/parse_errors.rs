@@ -3,7 +3,7 @@
 //! `--raw` parses without recovery, to measure what recovery buys.
 
 use retrylint::extract::{parse, parse_recovering};
-use retrylint::facts::Language;
+use retrylint::source::Language;
 
 fn main() {
     let mut args = std::env::args().skip(1);

@@ -11,7 +11,7 @@ use std::sync::Mutex;
 
 use rayon::prelude::*;
 use retrylint::extract::parse;
-use retrylint::facts::Language;
+use retrylint::source::Language;
 
 /// retrylint's default `max-file-size`: larger files are skipped there, so here too.
 const MAX_FILE_SIZE: u64 = 1_048_576;

@@ -1,6 +1,6 @@
 //! Prints a file's tree as tree-sitter sees it: `cargo run --example sexp -- FILE`.
 use retrylint::extract::parse_recovering;
-use retrylint::facts::Language;
+use retrylint::source::Language;
 
 fn main() {
     let path = std::env::args().nth(1).expect("usage: sexp FILE");

@@ -8,8 +8,8 @@ use std::path::Path;
 use miette::{miette, Report};
 use serde::{Deserialize, Serialize};
 
-use crate::project::Project;
-use crate::rules::Diagnostic;
+use crate::diagnostic::Diagnostic;
+use crate::index::Index;
 
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Baseline {
@@ -27,26 +27,26 @@ pub struct Entry {
     pub message: String,
 }
 
-fn entries(project: &Project, diagnostics: &[Diagnostic]) -> Vec<Entry> {
-    crate::fingerprint::fingerprints(project, diagnostics)
+fn entries(index: &Index, diagnostics: &[Diagnostic]) -> Vec<Entry> {
+    crate::fingerprint::fingerprints(index, diagnostics)
         .into_iter()
         .zip(diagnostics)
         .map(|(fingerprint, d)| Entry {
             rule: d.rule.to_string(),
-            path: project.path(d.file).to_string_lossy().replace('\\', "/"),
+            path: index.path(d.file).to_string_lossy().replace('\\', "/"),
             fingerprint: format!("{fingerprint:016x}"),
             message: d.message.clone(),
         })
         .collect()
 }
 
-pub fn write(path: &Path, project: &Project, diagnostics: &[Diagnostic]) -> Result<usize, Report> {
+pub fn write(path: &Path, index: &Index, diagnostics: &[Diagnostic]) -> Result<usize, Report> {
     let baseline = Baseline {
         version: 1,
-        findings: entries(project, diagnostics),
+        findings: entries(index, diagnostics),
     };
     let json = serde_json::to_string_pretty(&baseline).map_err(|e| miette!("cannot write baseline: {e}"))?;
-    crate::fix::write_atomically(path, format!("{json}\n").as_bytes())
+    crate::files::write_atomically(path, format!("{json}\n").as_bytes())
         .map_err(|e| miette!("cannot write baseline {}: {e}", path.display()))?;
     Ok(baseline.findings.len())
 }
@@ -72,8 +72,8 @@ pub fn read(path: &Path) -> Result<Baseline, Report> {
 
 /// Removes the findings the baseline knows (each entry matches one finding) and returns the
 /// entries that matched nothing.
-pub fn filter(baseline: &Baseline, project: &Project, diagnostics: &mut Vec<Diagnostic>) -> Vec<Entry> {
-    let current = entries(project, diagnostics);
+pub fn filter(baseline: &Baseline, index: &Index, diagnostics: &mut Vec<Diagnostic>) -> Vec<Entry> {
+    let current = entries(index, diagnostics);
     let mut remaining: HashMap<(&str, &str, &str), usize> = HashMap::new();
     for entry in &baseline.findings {
         *remaining

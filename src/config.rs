@@ -9,7 +9,7 @@ use miette::{miette, LabeledSpan, NamedSource, Report};
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::rules::{self, Severity};
+use crate::diagnostic::Severity;
 
 pub const CONFIG_FILE: &str = "retrylint.toml";
 
@@ -110,7 +110,7 @@ pub struct Config {
     pub vocabulary: Vocabulary,
     /// Files whose code runs under a durable retrier (outbox subscribers, queue consumers).
     pub durable_paths: GlobSet,
-    severities: HashMap<&'static str, Severity>,
+    severities: HashMap<String, Severity>,
 }
 
 impl Config {
@@ -150,16 +150,18 @@ impl Config {
         None
     }
 
-    pub fn load(path: &Path) -> Result<Config, Report> {
+    /// Reads and validates a config file. `rules` are the names `[rules]` may set.
+    pub fn load(path: &Path, rules: &[&str]) -> Result<Config, Report> {
         let text = std::fs::read_to_string(path).map_err(|e| miette!("cannot read config {}: {e}", path.display()))?;
         let root = std::fs::canonicalize(path)
             .ok()
             .and_then(|p| p.parent().map(Path::to_path_buf))
             .unwrap_or_else(|| PathBuf::from("."));
-        Config::parse(&text, path, root)
+        Config::parse(&text, path, root, rules)
     }
 
-    pub fn parse(text: &str, path: &Path, root: PathBuf) -> Result<Config, Report> {
+    /// Validates a config's text. `rules` are the names `[rules]` may set.
+    pub fn parse(text: &str, path: &Path, root: PathBuf, rules: &[&str]) -> Result<Config, Report> {
         let source = || NamedSource::new(path.display().to_string(), text.to_string());
         let raw: RawConfig = toml::from_str(text).map_err(|e| {
             let labels = e.span().map(|s| vec![LabeledSpan::at(s, "here")]).unwrap_or_default();
@@ -248,7 +250,7 @@ impl Config {
             }
         }
         if let Some(budget) = &raw.budget {
-            config.budget_ms = crate::schedule::parse_duration(budget.get_ref()).ok_or_else(|| {
+            config.budget_ms = crate::schedule::duration::parse(budget.get_ref()).ok_or_else(|| {
                 at(
                     budget.span(),
                     format!("invalid budget `{}`", budget.get_ref()),
@@ -257,32 +259,32 @@ impl Config {
             })?;
         }
         for (name, severity) in raw.rules.iter().flatten() {
-            let Some(rule) = rules::by_name(name.get_ref()) else {
+            let Some(rule) = rules.iter().find(|r| **r == name.get_ref()) else {
                 return Err(at(
                     name.span(),
                     format!("unknown rule `{}`", name.get_ref()),
-                    &format!("known rules: {}", rules::names().join(", ")),
+                    &format!("known rules: {}", rules.join(", ")),
                 ));
             };
             let Some(parsed) = Severity::parse(severity.get_ref()) else {
                 return Err(at(
                     severity.span(),
-                    format!("invalid severity `{}` for `{}`", severity.get_ref(), rule.name),
+                    format!("invalid severity `{}` for `{rule}`", severity.get_ref()),
                     "use \"error\", \"warn\" or \"off\"",
                 ));
             };
-            config.severities.insert(rule.name, parsed);
+            config.severities.insert(rule.to_string(), parsed);
         }
         Ok(config)
     }
 
-    /// The severity a rule runs at: configured, or the rule's default.
-    pub fn severity(&self, rule: &rules::Rule) -> Severity {
-        self.severities.get(rule.name).copied().unwrap_or(rule.default_severity)
+    /// The severity a rule runs at: configured, or its default.
+    pub fn severity(&self, rule: &str, default: Severity) -> Severity {
+        self.severities.get(rule).copied().unwrap_or(default)
     }
 
-    pub fn set_severity(&mut self, rule: &'static str, severity: Severity) {
-        self.severities.insert(rule, severity);
+    pub fn set_severity(&mut self, rule: &str, severity: Severity) {
+        self.severities.insert(rule.to_string(), severity);
     }
 
     /// The path as globs see it: relative to the config root. `absolute` is canonical.
@@ -318,4 +320,36 @@ fn globs_of(patterns: &[&str]) -> GlobSet {
         builder.add(Glob::new(pattern).expect("default globs are valid"));
     }
     builder.build().expect("default globs are valid")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn invalid_lease_tables_point_at_the_line() {
+        let error = Config::parse(
+            "lease-tables = [\"jobs leases\"]",
+            Path::new("retrylint.toml"),
+            "/project".into(),
+            &[],
+        )
+        .expect_err("a table name with a space is rejected");
+        assert!(
+            error.to_string().contains("invalid lease table `jobs leases`"),
+            "{error}"
+        );
+        let config = Config::parse(
+            "lease-tables = [\"ops.Scheduler_Locks\"]",
+            Path::new("retrylint.toml"),
+            "/project".into(),
+            &[],
+        )
+        .unwrap();
+        assert_eq!(
+            config.lease_tables,
+            ["scheduler_locks"],
+            "matched on the table's own name"
+        );
+    }
 }

@@ -2,22 +2,13 @@
 //! `.gitignore` and `.ignore`, and skips hidden entries; we add `node_modules`, declaration
 //! files, the size limit and the config's include/exclude globs.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Mutex;
 
 use miette::{miette, Report};
 
 use crate::config::Config;
-use crate::facts::{Language, Note};
-
-#[derive(Debug, Clone)]
-pub struct SourceFile {
-    /// The path shown to the user: relative to the current directory where possible.
-    pub path: PathBuf,
-    /// Canonical absolute path: the key for import resolution and globs.
-    pub absolute: PathBuf,
-    pub language: Language,
-}
+use crate::source::{display_path, Language, Note, SourceFile};
 
 #[derive(Debug, Default)]
 pub struct Discovery {
@@ -98,26 +89,4 @@ pub fn discover(paths: &[PathBuf], config: &Config) -> Result<Discovery, Report>
     discovery.files.sort_by(|a, b| a.absolute.cmp(&b.absolute));
     discovery.files.dedup_by(|a, b| a.absolute == b.absolute);
     Ok(discovery)
-}
-
-/// `path` relative to `cwd` when it is inside it, else as given.
-fn display_path(cwd: &Path, path: &Path) -> PathBuf {
-    path.strip_prefix(cwd)
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|_| path.to_path_buf())
-}
-
-/// Lexically normalises `a/b/../c` to `a/c` without touching the file system.
-pub fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
 }

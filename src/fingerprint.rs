@@ -5,36 +5,25 @@
 
 use std::collections::HashMap;
 
-use crate::project::{FileId, Project};
-use crate::rules::Diagnostic;
-
-/// 64-bit FNV-1a: a fingerprint must not change with the Rust version, as `DefaultHasher` may.
-pub fn fnv1a64(bytes: &[u8]) -> u64 {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in bytes {
-        hash ^= u64::from(b);
-        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    hash
-}
+use crate::diagnostic::Diagnostic;
+use crate::index::Index;
+pub use crate::source::fnv1a64;
 
 /// One fingerprint per diagnostic, in order. Diagnostics must be in output order (the
 /// occurrence index counts identical findings from the top of the file).
-pub fn fingerprints(project: &Project, diagnostics: &[Diagnostic]) -> Vec<u64> {
-    let mut texts: HashMap<FileId, Option<Vec<u8>>> = HashMap::new();
+pub fn fingerprints(index: &Index, diagnostics: &[Diagnostic]) -> Vec<u64> {
     let mut occurrences: HashMap<u64, usize> = HashMap::new();
     diagnostics
         .iter()
         .map(|d| {
-            let text = texts.entry(d.file).or_insert_with(|| project.text(d.file));
-            let facts = project.facts(d.file);
-            let path = project.path(d.file).to_string_lossy().replace('\\', "/");
-            let lines = text
-                .as_deref()
-                .and_then(|text| {
+            let path = index.path(d.file).to_string_lossy().replace('\\', "/");
+            let lines = index
+                .text(d.file)
+                .zip(index.loaded(d.file))
+                .and_then(|(text, facts)| {
                     let (first, last) = (facts.line_of(d.span.start), facts.line_of(d.span.end.max(d.span.start)));
-                    let start = *facts.line_starts.get(first)? as usize;
-                    let end = facts.line_starts.get(last + 1).map_or(text.len(), |&s| s as usize);
+                    let start = facts.lines.line_start(first)? as usize;
+                    let end = facts.lines.line_start(last + 1).map_or(text.len(), |s| s as usize);
                     let content = String::from_utf8_lossy(text.get(start..end)?);
                     Some(
                         content

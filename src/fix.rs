@@ -1,12 +1,9 @@
 //! Applying fixes: edits by byte span, applied in rounds (overlapping edits wait for the next
-//! round, after the file is re-analysed), checked to re-parse without new errors, and written
-//! atomically (a temporary file in the same directory, then a rename).
+//! round, after the file is re-analysed) and checked to re-parse without new errors; `files`
+//! writes them.
 
-use std::io::Write;
-use std::path::Path;
-
-use crate::facts::Language;
-use crate::rules::{Edit, Fix, FixSafety};
+use crate::diagnostic::{Edit, Fix, FixSafety};
+use crate::source::Language;
 
 /// Which fixes to apply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,36 +68,12 @@ pub fn still_parses(language: Language, original: &[u8], fixed: &[u8]) -> bool {
     }
 }
 
-/// Replaces `path` with `content` atomically: a reader sees the old file or the new one,
-/// never half of it. The original permissions are kept.
-pub fn write_atomically(path: &Path, content: &[u8]) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
-    let temporary = dir.join(format!(".{name}.retrylint-{}.tmp", std::process::id()));
-    let result = (|| {
-        let mut file = std::fs::File::create(&temporary)?;
-        file.write_all(content)?;
-        file.sync_all()?;
-        if let Ok(metadata) = std::fs::metadata(path) {
-            std::fs::set_permissions(&temporary, metadata.permissions())?;
-        }
-        std::fs::rename(&temporary, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&temporary);
-    }
-    result
-}
-
 /// What `--fix` / `--diff` would change: each file's text before and after.
 pub struct FixReport {
     pub files: Vec<FixedFile>,
     /// Fixes applied over all rounds.
     pub applied: usize,
-    pub notes: Vec<crate::facts::Note>,
+    pub notes: Vec<crate::source::Note>,
 }
 
 pub struct FixedFile {
@@ -119,7 +92,7 @@ pub fn fix_project(
     applicability: Applicability,
 ) -> Result<FixReport, miette::Report> {
     use std::collections::HashMap;
-    let mut overlay: HashMap<std::path::PathBuf, Vec<u8>> = HashMap::new();
+    let mut overlay: HashMap<std::path::PathBuf, std::sync::Arc<[u8]>> = HashMap::new();
     let mut originals: Vec<(std::path::PathBuf, std::path::PathBuf, Language, Vec<u8>)> = Vec::new();
     let mut applied = 0;
     for _round in 0..10 {
@@ -129,7 +102,7 @@ pub fn fix_project(
         round_options.ignore = options.ignore.clone();
         round_options.overlay = overlay.clone();
         let outcome = crate::check::run(config()?, &round_options)?;
-        let mut by_file: HashMap<crate::project::FileId, Vec<&Fix>> = HashMap::new();
+        let mut by_file: HashMap<crate::index::FileId, Vec<&Fix>> = HashMap::new();
         for d in &outcome.diagnostics {
             let Some(fix) = &d.fix else { continue };
             // A fix edits the file of its finding only; anything else is left to the user.
@@ -139,23 +112,23 @@ pub fn fix_project(
         }
         let mut progressed = false;
         for (file, fixes) in by_file {
-            let Some(text) = outcome.project.text(file) else {
+            let Some(text) = outcome.index.text(file) else {
                 continue;
             };
-            let (fixed, count) = apply(&text, &fixes);
+            let (fixed, count) = apply(text, &fixes);
             if count == 0 || fixed == text {
                 continue;
             }
-            let source = &outcome.project.sources[file];
+            let source = &outcome.index.files[file];
             if !originals.iter().any(|(_, absolute, _, _)| *absolute == source.absolute) {
                 originals.push((
                     source.path.clone(),
                     source.absolute.clone(),
                     source.language,
-                    text.clone(),
+                    text.to_vec(),
                 ));
             }
-            overlay.insert(source.absolute.clone(), fixed);
+            overlay.insert(source.absolute.clone(), fixed.into());
             applied += count;
             progressed = true;
         }
@@ -169,11 +142,12 @@ pub fn fix_project(
         let Some(fixed) = overlay.remove(&absolute) else {
             continue;
         };
-        if fixed == original {
+        if *fixed == *original {
             continue;
         }
+        let fixed = fixed.to_vec();
         if !still_parses(language, &original, &fixed) {
-            notes.push(crate::facts::Note {
+            notes.push(crate::source::Note {
                 path,
                 line: None,
                 message: "not fixed: the fixed file would not parse, so it is left as it is".into(),
@@ -206,8 +180,8 @@ pub fn unified_diff(file: &FixedFile) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::facts::Span;
-    use crate::project::FileId;
+    use crate::index::FileId;
+    use crate::source::Span;
 
     fn fix(start: u32, end: u32, replacement: &str) -> Fix {
         Fix {
@@ -243,19 +217,5 @@ mod tests {
             original,
             b"export const a = f(1.pipe(g)\n"
         ));
-    }
-
-    #[test]
-    fn writes_atomically() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("a.ts");
-        std::fs::write(&path, "old").unwrap();
-        write_atomically(&path, b"new").unwrap();
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
-        assert_eq!(
-            std::fs::read_dir(dir.path()).unwrap().count(),
-            1,
-            "no temporary file left behind"
-        );
     }
 }

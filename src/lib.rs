@@ -1,24 +1,32 @@
 //! retrylint: a policy linter for retry and scheduling code.
 //!
-//! The pipeline flows one way: [`discover`] → [`extract`] (parallel, per file, the tree is
-//! dropped there) → [`project`] (cross-file index) → [`rules`] (parallel) → [`render`].
+//! The pipeline flows one way, and so do the modules (a test reads the `use crate::` graph
+//! and fails on a cycle):
+//!
+//! [`discover`] → [`extract`] (parallel, per file; the tree is dropped there) → [`index`]
+//! (cross-file resolution; files a resolution needs are extracted on demand) → [`analysis`]
+//! (policies evaluated in the [`schedule`] model, units, durable retriers) → [`rules`]
+//! (parallel, read-only) → [`check`] (suppressions, baselines, changed lines) → [`render`] |
+//! [`fix`] | [`lsp`].
+//!
+//! Below them: [`source`] (spans, files, the line index), [`diagnostic`] (findings),
+//! [`config`], [`facts`] (what extraction produces),.
 
+pub mod analysis;
 pub mod baseline;
 pub mod changed;
 pub mod check;
 pub mod config;
+pub mod diagnostic;
 pub mod discover;
 pub mod extract;
 pub mod facts;
+pub mod files;
 pub mod fingerprint;
 pub mod fix;
-pub mod jobs;
+pub mod index;
 pub mod lsp;
-pub mod policy;
-pub mod project;
 pub mod render;
-pub mod replay;
 pub mod rules;
 pub mod schedule;
-pub mod sql;
-pub mod suppress;
+pub mod source;

@@ -175,12 +175,12 @@ fn load_config(args: &CheckArgs) -> Result<Config, Report> {
 /// `--config FILE`, else `retrylint.toml` from the first path upwards, else the defaults.
 fn find_config(explicit: Option<&std::path::Path>, no_config: bool, paths: &[PathBuf]) -> Result<Config, Report> {
     if let Some(path) = explicit {
-        return Config::load(path);
+        return Config::load(path, &rules::names());
     }
     let first = paths.first().cloned().unwrap_or_else(|| PathBuf::from("."));
     if !no_config {
         if let Some(found) = Config::discover(&first) {
-            return Config::load(&found);
+            return Config::load(&found, &rules::names());
         }
     }
     let root = std::fs::canonicalize(&first)
@@ -241,7 +241,7 @@ fn run_check(args: CheckArgs) -> Result<ExitCode, Report> {
             });
         }
         for file in &report.files {
-            fix::write_atomically(&file.absolute, &file.fixed)
+            retrylint::files::write_atomically(&file.absolute, &file.fixed)
                 .map_err(|e| miette!("cannot write {}: {e}", file.path.display()))?;
         }
         if !report.files.is_empty() {
@@ -262,7 +262,7 @@ fn run_check(args: CheckArgs) -> Result<ExitCode, Report> {
     // After fixes, the config is read again: a fix never edits it, but the files it names changed.
     let outcome = check::run(if args.fix { load_config(&args)? } else { config }, &options)?;
     if let Some(path) = &args.write_baseline {
-        let count = baseline::write(path, &outcome.project, &outcome.diagnostics)?;
+        let count = baseline::write(path, &outcome.index, &outcome.diagnostics)?;
         eprintln!(
             "wrote {count} finding{} to {}",
             if count == 1 { "" } else { "s" },
@@ -367,7 +367,8 @@ fn show_rule(name: &str) -> Result<ExitCode, Report> {
 /// Reads `{"id", "version", "expr"}` lines and prints the model's summary of each: the
 /// differential test compares these with what Effect itself does.
 fn schedule_eval() -> Result<ExitCode, Report> {
-    use retrylint::schedule::{evaluate_text, Attempts, Jitter};
+    use retrylint::analysis::effect::evaluate_text;
+    use retrylint::schedule::{Attempts, Jitter};
     use std::io::BufRead;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
@@ -408,10 +409,10 @@ fn schedule_eval() -> Result<ExitCode, Report> {
 
 fn list_policies(args: PoliciesArgs) -> Result<ExitCode, Report> {
     let config = find_config(args.config.as_deref(), args.no_config, &args.paths)?;
-    let (project, _, _) = check::load_project(config, &args.paths, true)?;
-    let rows = retrylint::policy::rows(&project);
+    let (index, analysis) = check::load_paths(config, &args.paths, &[retrylint::extract::Trigger::Retries])?;
+    let rows = retrylint::analysis::rows(&index, &analysis);
     match args.format {
-        PoliciesFormat::Table => print!("{}", retrylint::policy::table(&rows)),
+        PoliciesFormat::Table => print!("{}", retrylint::analysis::table(&rows)),
         PoliciesFormat::Json => println!(
             "{}",
             serde_json::to_string_pretty(&rows).map_err(|e| miette!("cannot write JSON: {e}"))?

@@ -15,8 +15,8 @@ use codespan_reporting::term::{self, termcolor::WriteColor, Config as TermConfig
 use serde::Serialize;
 
 use crate::check::Outcome;
-use crate::project::FileId;
-use crate::rules::{Diagnostic, FixSafety, Severity};
+use crate::diagnostic::{Diagnostic, FixSafety, Severity};
+use crate::index::FileId;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -65,14 +65,14 @@ pub(crate) fn percent_encode_path(path: &str) -> String {
     out
 }
 
-/// The text of every file a finding or a fix points into, read once. A file that changed
-/// or vanished since it was analysed is missing, and positions fall back to bytes.
-pub(crate) struct Texts {
-    texts: HashMap<FileId, String>,
+/// The text of every file a finding or a fix points into, as the analysis read it (never
+/// a second read of the file: what is shown is what was analysed).
+pub(crate) struct Texts<'o> {
+    texts: HashMap<FileId, &'o str>,
 }
 
-impl Texts {
-    pub(crate) fn read(outcome: &Outcome) -> Texts {
+impl<'o> Texts<'o> {
+    pub(crate) fn read(outcome: &'o Outcome) -> Texts<'o> {
         let mut texts = HashMap::new();
         let files = outcome.diagnostics.iter().flat_map(|d| {
             std::iter::once(d.file)
@@ -80,23 +80,21 @@ impl Texts {
                 .chain(d.fix.iter().flat_map(|f| f.edits.iter().map(|e| e.file)))
         });
         for file in files {
-            if texts.contains_key(&file) {
-                continue;
-            }
-            if let Ok(text) = std::fs::read_to_string(&outcome.project.sources[file].absolute) {
-                // A file whose lines no longer match what was analysed is not trusted.
-                let lines = memchr::memchr_iter(b'\n', text.as_bytes()).count() + 1;
-                if lines == outcome.project.facts(file).line_starts.len() {
-                    texts.insert(file, text);
-                }
+            if let Some(text) = text_of(outcome, file) {
+                texts.insert(file, text);
             }
         }
         Texts { texts }
     }
 
-    pub(crate) fn get(&self, file: FileId) -> Option<&str> {
-        self.texts.get(&file).map(String::as_str)
+    pub(crate) fn get(&self, file: FileId) -> Option<&'o str> {
+        self.texts.get(&file).copied()
     }
+}
+
+/// A file's text as analysed, when it was parsed and is UTF-8.
+pub(crate) fn text_of(outcome: &Outcome, file: FileId) -> Option<&str> {
+    std::str::from_utf8(outcome.index.text(file)?).ok()
 }
 
 /// How columns and offsets are counted.
@@ -127,8 +125,15 @@ pub(crate) struct Region {
     pub end_column: usize,
 }
 
-pub(crate) fn region(outcome: &Outcome, texts: &Texts, file: FileId, span: crate::facts::Span, unit: Unit) -> Region {
-    let facts = outcome.project.facts(file);
+pub(crate) fn region(outcome: &Outcome, texts: &Texts, file: FileId, span: crate::source::Span, unit: Unit) -> Region {
+    let Some(facts) = outcome.index.loaded(file) else {
+        return Region {
+            line: 1,
+            column: 1,
+            end_line: 1,
+            end_column: 1,
+        };
+    };
     let column = |offset: u32| -> (usize, usize) {
         let (line, byte_column) = facts.position(offset);
         let line_start = offset as usize - (byte_column - 1);
@@ -156,7 +161,14 @@ struct Position {
 }
 
 fn position(outcome: &Outcome, d: &Diagnostic) -> Position {
-    let facts = outcome.project.facts(d.file);
+    let Some(facts) = outcome.index.loaded(d.file) else {
+        return Position {
+            line: 1,
+            column: 1,
+            end_line: 1,
+            end_column: 1,
+        };
+    };
     let (line, column) = facts.position(d.span.start);
     let (end_line, end_column) = facts.position(d.span.end);
     Position {
@@ -173,7 +185,7 @@ pub fn short(out: &mut dyn Write, outcome: &Outcome) -> io::Result<()> {
         writeln!(
             out,
             "{}:{}:{}: {}[{}]: {}",
-            outcome.project.path(d.file).display(),
+            outcome.index.path(d.file).display(),
             p.line,
             p.column,
             d.severity,
@@ -214,8 +226,8 @@ pub fn human(out: &mut dyn WriteColor, outcome: &Outcome) -> io::Result<()> {
         if let Some(id) = ids.get(&file) {
             return Some(*id);
         }
-        let text = std::fs::read_to_string(&outcome.project.sources[file].absolute).ok()?;
-        let id = files.add(outcome.project.path(file).display().to_string(), text);
+        let text = text_of(outcome, file)?.to_string();
+        let id = files.add(outcome.index.path(file).display().to_string(), text);
         ids.insert(file, id);
         Some(id)
     };
@@ -223,12 +235,12 @@ pub fn human(out: &mut dyn WriteColor, outcome: &Outcome) -> io::Result<()> {
     let styles = Styles::default();
     for d in &outcome.diagnostics {
         let Some(primary) = file_id(d.file, &mut files) else {
-            // The file changed or vanished since it was read: fall back to one line.
+            // No text to show (not UTF-8): one line.
             let p = position(outcome, d);
             writeln!(
                 out,
                 "{}:{}:{}: {}[{}]: {}",
-                outcome.project.path(d.file).display(),
+                outcome.index.path(d.file).display(),
                 p.line,
                 p.column,
                 d.severity,
@@ -323,7 +335,7 @@ struct JsonSummary {
 }
 
 pub fn json(out: &mut dyn Write, outcome: &Outcome) -> io::Result<()> {
-    let path = |file: FileId| outcome.project.path(file).display().to_string();
+    let path = |file: FileId| outcome.index.path(file).display().to_string();
     let diagnostics = outcome
         .diagnostics
         .iter()

@@ -57,20 +57,31 @@ fn assert_fixture(name: &str, extra: &[&str]) {
     assert_eq!(code, 1, "error findings exit 1");
 }
 
-#[test]
-fn effect_app_reports_exactly_the_expected_findings() {
-    assert_fixture("effect-app", &[]);
+/// Every project under `fixtures/`, so a new fixture is checked without being listed here.
+fn fixtures() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(common::repo_root().join("fixtures"))
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().unwrap().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert!(names.len() >= 3, "{names:?}");
+    names
 }
 
 #[test]
-fn effect_app_findings_do_not_depend_on_the_prefilter() {
-    assert_fixture("effect-app", &["--no-prefilter"]);
+fn every_fixture_reports_exactly_its_expected_findings() {
+    for name in fixtures() {
+        assert_fixture(&name, &[]);
+    }
 }
 
 #[test]
-fn rust_service_reports_exactly_the_expected_findings() {
-    assert_fixture("rust-service", &[]);
-    assert_fixture("rust-service", &["--no-prefilter"]);
+fn findings_do_not_depend_on_the_prefilter() {
+    for name in fixtures() {
+        assert_fixture(&name, &["--no-prefilter"]);
+    }
 }
 
 #[test]

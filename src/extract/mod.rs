@@ -1,98 +1,27 @@
-//! Parse + extract: one file in, [`FileFacts`] out. The tree is dropped before returning.
+//! Parse + extract: one file's text in, [`FileFacts`] out. The tree is dropped before the
+//! function returns; nothing here knows where the file is or what the configuration says
+//! (the prefilter excepted), so facts can be cached by the file's content.
 
+mod prefilter;
 mod rust;
+pub mod sql;
 mod sql_text;
+mod suppressions;
 mod typescript;
 mod units;
 
 use std::cell::RefCell;
-use std::path::Path;
-use std::sync::OnceLock;
 
-use aho_corasick::AhoCorasick;
 use tree_sitter::{Parser, Tree};
 
-use crate::facts::{FileFacts, Language, Note};
+pub use prefilter::{Prefilter, Trigger};
 
-/// What the prefilter looks for. A TypeScript file can hold a retry site, a job or a cron
-/// repeat only if it imports Effect *and* names one of them; lease SQL needs neither.
-const EFFECT_IMPORT: &[&str] = &["from \"effect", "from 'effect", "from \"@effect/", "from '@effect/"];
-const EFFECT_TOKENS: &[&str] = &["retry", "cron", "Jobs"];
-/// An in-memory cursor needs both: a `Ref` and a clock read to store in it.
-const CURSOR_REF_TOKENS: &[&str] = &["Ref."];
-const CURSOR_CLOCK_TOKENS: &[&str] = &["currentTimeMillis", "Date.now", "new Date", "DateTime.now"];
-const ANY_FILE_TOKENS: &[&str] = &["lease_until", "jobs_leases", "last_slot", "Jobs.make"];
-const RUST_TOKENS: &[&str] = &[
-    "retry",
-    "Retry",
-    "backoff",
-    "Backoff",
-    "backon",
-    "ExponentialBuilder",
-    "ConstantBuilder",
-    "FibonacciBuilder",
-    "lease_until",
-    "jobs_leases",
-    "last_slot",
-];
-/// A `.sql` file matters when it touches a lease.
-const SQL_TOKENS: &[&str] = &["lease_until", "jobs_leases", "last_slot"];
+use crate::facts::FileFacts;
+use crate::source::Language;
 
-/// Cheap byte-level test: can this file hold a fact at all? Files that fail it are parsed
-/// only when the cross-file index needs them (a barrel, the retry module).
-pub fn is_relevant(language: Language, text: &[u8]) -> bool {
-    static TS: OnceLock<AhoCorasick> = OnceLock::new();
-    static RUST: OnceLock<AhoCorasick> = OnceLock::new();
-    static SQL: OnceLock<AhoCorasick> = OnceLock::new();
-    if language == Language::Sql {
-        return SQL
-            .get_or_init(|| AhoCorasick::new(SQL_TOKENS).expect("static patterns"))
-            .is_match(text);
-    }
-    if language == Language::Rust {
-        return RUST
-            .get_or_init(|| AhoCorasick::new(RUST_TOKENS).expect("static patterns"))
-            .is_match(text);
-    }
-    let groups: [&[&str]; 5] = [
-        EFFECT_IMPORT,
-        EFFECT_TOKENS,
-        CURSOR_REF_TOKENS,
-        CURSOR_CLOCK_TOKENS,
-        ANY_FILE_TOKENS,
-    ];
-    let matcher = TS.get_or_init(|| AhoCorasick::new(groups.iter().flat_map(|g| g.iter())).expect("static patterns"));
-    let group_of = |id: usize| {
-        let mut end = 0;
-        groups.iter().position(|g| {
-            end += g.len();
-            id < end
-        })
-    };
-    let (mut imports_effect, mut names_fact, mut has_ref, mut has_clock) = (false, false, false, false);
-    // Overlapping: `Jobs` must not hide `Jobs.make`, which needs no Effect import.
-    for found in matcher.find_overlapping_iter(text) {
-        match group_of(found.pattern().as_usize()) {
-            // Documentation examples (`* import { Effect } from "effect"`) import nothing.
-            Some(0) => imports_effect |= !in_comment_line(text, found.start()),
-            Some(1) => names_fact = true,
-            Some(2) => has_ref = true,
-            Some(3) => has_clock = true,
-            _ => return true,
-        }
-        if imports_effect && (names_fact || (has_ref && has_clock)) {
-            return true;
-        }
-    }
-    false
-}
-
-/// Whether the line holding `offset` starts as a comment line (`//`, `*`, `/*`).
-fn in_comment_line(text: &[u8], offset: usize) -> bool {
-    let line_start = memchr::memrchr(b'\n', &text[..offset]).map_or(0, |i| i + 1);
-    let line = text[line_start..offset].trim_ascii_start();
-    line.starts_with(b"//") || line.starts_with(b"*") || line.starts_with(b"/*")
-}
+/// Bumped whenever extraction changes what it produces: cached facts of another version are
+/// not reused.
+pub const FACTS_VERSION: u32 = 1;
 
 thread_local! {
     // One parser per rayon worker and language: parsers are reused, never shared.
@@ -160,17 +89,32 @@ pub fn parse_recovering(language: Language, text: &[u8]) -> Option<Tree> {
 }
 
 /// Parses `text` and extracts its facts. Never panics on bad input: text that is not UTF-8
-/// becomes a note (the caller has already read the bytes).
-pub fn extract_file(path: &Path, language: Language, text: &[u8]) -> FileFacts {
-    let mut facts = FileFacts::new(path.to_path_buf(), language, text);
+/// becomes a note, and a bug hit while extracting becomes a note naming it.
+pub fn extract_file(language: Language, text: &[u8]) -> FileFacts {
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| extract_unguarded(language, text)));
+    result.unwrap_or_else(|panic| {
+        let reason = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown cause".into());
+        let mut facts = FileFacts::new(language, text);
+        facts.note(
+            None,
+            format!("skipped: internal error while analysing this file ({reason}); please report it"),
+        );
+        facts
+    })
+}
+
+fn extract_unguarded(language: Language, text: &[u8]) -> FileFacts {
+    let mut facts = FileFacts::new(language, text);
+    facts.parsed = true;
     if std::str::from_utf8(text).is_err() {
-        facts.notes.push(Note {
-            path: path.to_path_buf(),
-            line: None,
-            message: "skipped: not valid UTF-8".into(),
-        });
+        facts.note(None, "skipped: not valid UTF-8");
         return facts;
     }
+    facts.suppressions = suppressions::scan(text);
     match language {
         Language::TypeScript | Language::Tsx => typescript::extract(&mut facts, text),
         Language::Rust => {
@@ -180,11 +124,7 @@ pub fn extract_file(path: &Path, language: Language, text: &[u8]) -> FileFacts {
                     sql_text::rust_strings(&mut facts, text, &tree);
                     rust::extract(&mut facts, text, &tree);
                 }
-                None => facts.notes.push(Note {
-                    path: path.to_path_buf(),
-                    line: None,
-                    message: "skipped: the parser gave up on this file".into(),
-                }),
+                None => facts.note(None, "skipped: the parser gave up on this file"),
             }
         }
         Language::Sql => sql_text::sql_file(&mut facts, text),

@@ -7,7 +7,7 @@
 //! glob imports of the library) are applied to every path, so a home-grown `Retry` enum, a
 //! `retry` field or a `.retry()` method of another type is not a retry. A builder chain is
 //! kept as its base (a library constructor, or a path naming a policy) plus the methods
-//! applied to it; `schedule::rust` gives them meaning and `policy::rust` resolves paths across
+//! applied to it; `schedule::rust` gives them meaning and the index resolves paths across
 //! the crate's files.
 
 use std::collections::HashMap;
@@ -15,10 +15,12 @@ use std::collections::HashMap;
 use tree_sitter::{Node, Tree};
 
 use crate::facts::{
-    Container, ContainerKind, Expr, FileFacts, Note, RetryKind, RetrySite, RustArg, RustBase, RustChain, RustLib,
-    RustOp, RustPath, RustPolicy, RustRetry, Span,
+    Container, ContainerKind, FileFacts, PolicyArg, Predicate, Retried, RetrySite, RustBase, RustChain, RustOp,
+    RustPath, RustPolicy, RustPolicyArg,
 };
-use crate::schedule::rust as model;
+use crate::schedule::rust::{self as model, Arg};
+use crate::schedule::Library;
+use crate::source::Span;
 
 /// How deep expressions and helper calls are followed.
 const MAX_DEPTH: usize = 24;
@@ -168,7 +170,7 @@ struct Item<'t> {
 /// A value during evaluation.
 #[derive(Debug, Clone)]
 enum Val {
-    Arg(RustArg),
+    Arg(Arg),
     /// A path that is not a local: a policy when a builder is expected, a plain path
     /// (`Jitter::Full`, `jitter`) when an argument is.
     Path(RustPath, String),
@@ -546,11 +548,11 @@ impl<'t> Rx<'t> {
         }
     }
 
-    fn arg(&self, val: Val) -> RustArg {
+    fn arg(&self, val: Val) -> Arg {
         match val {
             Val::Arg(arg) => arg,
-            Val::Path(path, _) => RustArg::Path(path.segments),
-            Val::Chain(_) | Val::Unknown => RustArg::Unknown,
+            Val::Path(path, _) => Arg::Path(path.segments),
+            Val::Chain(_) | Val::Unknown => Arg::Unknown,
         }
     }
 
@@ -569,9 +571,9 @@ impl<'t> Rx<'t> {
                 None => Val::Unknown,
             },
             "integer_literal" | "float_literal" => {
-                parse_number(self.text_of(node)).map_or(Val::Unknown, |n| Val::Arg(RustArg::Num(n)))
+                parse_number(self.text_of(node)).map_or(Val::Unknown, |n| Val::Arg(Arg::Num(n)))
             }
-            "boolean_literal" => Val::Arg(RustArg::Bool(self.text_of(node) == "true")),
+            "boolean_literal" => Val::Arg(Arg::Bool(self.text_of(node) == "true")),
             "binary_expression" => self.binary(node, module, env, next),
             "block" => match tail(node) {
                 Some(value) => self.eval(value, module, env, next),
@@ -581,7 +583,7 @@ impl<'t> Rx<'t> {
             "scoped_identifier" => {
                 let segments = self.segments(node);
                 match segments.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
-                    [.., "Duration", "ZERO"] => Val::Arg(RustArg::Ms(0.0)),
+                    [.., "Duration", "ZERO"] => Val::Arg(Arg::Ms(0.0)),
                     [.., "Duration", _] => Val::Unknown,
                     _ => self.path(segments, module, node),
                 }
@@ -595,7 +597,7 @@ impl<'t> Rx<'t> {
     fn identifier(&self, node: Node<'t>, module: &[String], env: Option<&HashMap<String, Val>>, depth: usize) -> Val {
         let name = self.text_of(node);
         if name == "None" {
-            return Val::Arg(RustArg::None);
+            return Val::Arg(Arg::None);
         }
         match self.local(node, name) {
             Local::Let { value, .. } => return self.eval(value, module, env, depth),
@@ -628,14 +630,14 @@ impl<'t> Rx<'t> {
         let left = self.arg(self.eval(left, module, env, depth));
         let right = self.arg(self.eval(right, module, env, depth));
         let value = match (self.text_of(op), left, right) {
-            ("+", RustArg::Num(a), RustArg::Num(b)) => RustArg::Num(a + b),
-            ("-", RustArg::Num(a), RustArg::Num(b)) => RustArg::Num(a - b),
-            ("*", RustArg::Num(a), RustArg::Num(b)) => RustArg::Num(a * b),
-            ("/", RustArg::Num(a), RustArg::Num(b)) if b != 0.0 => RustArg::Num(a / b),
-            ("+", RustArg::Ms(a), RustArg::Ms(b)) => RustArg::Ms(a + b),
-            ("-", RustArg::Ms(a), RustArg::Ms(b)) => RustArg::Ms(a - b),
-            ("*", RustArg::Ms(a), RustArg::Num(b)) | ("*", RustArg::Num(b), RustArg::Ms(a)) => RustArg::Ms(a * b),
-            ("/", RustArg::Ms(a), RustArg::Num(b)) if b != 0.0 => RustArg::Ms(a / b),
+            ("+", Arg::Num(a), Arg::Num(b)) => Arg::Num(a + b),
+            ("-", Arg::Num(a), Arg::Num(b)) => Arg::Num(a - b),
+            ("*", Arg::Num(a), Arg::Num(b)) => Arg::Num(a * b),
+            ("/", Arg::Num(a), Arg::Num(b)) if b != 0.0 => Arg::Num(a / b),
+            ("+", Arg::Ms(a), Arg::Ms(b)) => Arg::Ms(a + b),
+            ("-", Arg::Ms(a), Arg::Ms(b)) => Arg::Ms(a - b),
+            ("*", Arg::Ms(a), Arg::Num(b)) | ("*", Arg::Num(b), Arg::Ms(a)) => Arg::Ms(a * b),
+            ("/", Arg::Ms(a), Arg::Num(b)) if b != 0.0 => Arg::Ms(a / b),
             _ => return Val::Unknown,
         };
         Val::Arg(value)
@@ -652,7 +654,7 @@ impl<'t> Rx<'t> {
             return Val::Unknown;
         };
         let args = self.args(node);
-        let eval_args = || -> Vec<RustArg> {
+        let eval_args = || -> Vec<Arg> {
             args.iter()
                 .map(|a| self.arg(self.eval(*a, module, env, depth)))
                 .collect()
@@ -693,11 +695,11 @@ impl<'t> Rx<'t> {
                     let inner = args
                         .first()
                         .map(|a| self.arg(self.eval(*a, module, env, depth)))
-                        .unwrap_or(RustArg::Unknown);
-                    return Val::Arg(RustArg::Some(Box::new(inner)));
+                        .unwrap_or(Arg::Unknown);
+                    return Val::Arg(Arg::Some(Box::new(inner)));
                 }
                 if let [.., "Duration", unit] = names.as_slice() {
-                    return duration(unit, &eval_args()).map_or(Val::Unknown, |ms| Val::Arg(RustArg::Ms(ms)));
+                    return duration(unit, &eval_args()).map_or(Val::Unknown, |ms| Val::Arg(Arg::Ms(ms)));
                 }
                 let path = self.expand(segments.clone());
                 let values = eval_args();
@@ -855,9 +857,9 @@ fn parse_number(text: &str) -> Option<f64> {
 }
 
 /// `Duration::from_millis(50)` and friends, in milliseconds.
-fn duration(unit: &str, args: &[RustArg]) -> Option<f64> {
+fn duration(unit: &str, args: &[Arg]) -> Option<f64> {
     let n = |i: usize| match args.get(i) {
-        Some(RustArg::Num(n)) if n.is_finite() && *n >= 0.0 => Some(*n),
+        Some(Arg::Num(n)) if n.is_finite() && *n >= 0.0 => Some(*n),
         _ => None,
     };
     Some(match unit {
@@ -958,7 +960,7 @@ impl<'t> Walk<'_, 't, '_> {
                     return;
                 }
                 (
-                    RustLib::Backon,
+                    Library::Backon,
                     ".retry".to_string(),
                     span(field),
                     args[0],
@@ -971,7 +973,7 @@ impl<'t> Walk<'_, 't, '_> {
                 let callee = collapse(rx.text_of(function));
                 match names.as_slice() {
                     ["tokio_retry", .., ty @ ("Retry" | "RetryIf"), "spawn" | "start"] if !args.is_empty() => (
-                        RustLib::TokioRetry,
+                        Library::TokioRetry,
                         callee,
                         span(function),
                         args[0],
@@ -981,14 +983,14 @@ impl<'t> Walk<'_, 't, '_> {
                         if args.len() >= 2 =>
                     {
                         let predicate = self.backoff_classifies(args[1]);
-                        (RustLib::Backoff, callee, span(function), args[0], predicate)
+                        (Library::Backoff, callee, span(function), args[0], predicate)
                     }
                     ["reqwest_retry", .., "RetryTransientMiddleware", "new_with_policy" | "new_with_policy_and_strategy"]
                         if !args.is_empty() =>
                     {
                         // The default strategy retries only transient failures (5xx, 408,
                         // 429, timeouts, connection errors); a custom strategy is a predicate.
-                        (RustLib::ReqwestRetry, callee, span(function), args[0], Some(true))
+                        (Library::ReqwestRetry, callee, span(function), args[0], Some(true))
                     }
                     _ => return,
                 }
@@ -997,11 +999,10 @@ impl<'t> Walk<'_, 't, '_> {
         };
         if node.has_error() {
             let (line, column) = self.facts.position(node.start_byte() as u32);
-            self.facts.notes.push(Note {
-                path: self.facts.path.clone(),
-                line: Some(line),
-                message: format!("not analysed: parse error at {line}:{column} in a call of `{callee}`"),
-            });
+            self.facts.note(
+                Some(line),
+                format!("not analysed: parse error at {line}:{column} in a call of `{callee}`"),
+            );
             return;
         }
         // Follow `&b`, `b.clone()`, `(b)` to a local `let`.
@@ -1042,41 +1043,48 @@ impl<'t> Walk<'_, 't, '_> {
         };
         let value = rx.eval(policy_arg, &self.module, None, 0);
         // `job.retry(3)`: a number is not a builder, so this is some other `.retry`.
-        if lib == RustLib::Backon && matches!(value, Val::Arg(_)) {
+        if lib == Library::Backon && matches!(value, Val::Arg(_)) {
             return;
         }
         let chain = rx.chain(value);
         // `job.retry(n)` with `n` unknown: backon retries a closure or a function; a receiver
         // that is a value (a parameter, a `let` of something else) is some other `.retry`.
-        if lib == RustLib::Backon && chain.is_none() {
+        if lib == Library::Backon && chain.is_none() {
             let receiver = function.child_by_field_name("value");
             if !receiver.is_some_and(|r| retryable_receiver(rx, r)) {
                 return;
             }
         }
-        let policy_expr = match &chain {
-            Some(RustChain {
-                base: RustBase::Named(path),
-                ops,
-                ..
-            }) if ops.is_empty() => path_expr(path),
-            _ => Expr::Opaque(span(policy_arg)),
+        let predicate = match (lib, has_predicate) {
+            // The default strategy retries only transient failures.
+            (Library::ReqwestRetry, _) => Predicate::Transient,
+            // What a Rust filter tests is not read yet: it filters, by names unknown.
+            (_, Some(true)) => Predicate::Filter {
+                span: span(node),
+                mentions: Vec::new(),
+                always: false,
+            },
+            (_, Some(false)) => Predicate::None,
+            (_, None) => Predicate::Unknown,
+        };
+        let retried = match lib {
+            Library::ReqwestRetry => Retried::Client,
+            _ => Retried::Operation,
         };
         self.facts.retry_sites.push(RetrySite {
-            kind: RetryKind::Rust,
             span: span(node),
             callee_span,
-            policy: Some(policy_expr),
-            containers: self.containers.clone(),
-            target: None,
-            rust: Some(RustRetry {
-                lib,
-                callee,
+            callee,
+            library: lib,
+            retried,
+            policy: PolicyArg::Rust(RustPolicyArg {
                 arg: span(policy_arg),
-                policy: chain,
+                chain,
                 local,
-                has_predicate,
             }),
+            predicate,
+            containers: self.containers.clone(),
+            unit: None,
         });
     }
 
@@ -1161,14 +1169,13 @@ impl<'t> Walk<'_, 't, '_> {
             return;
         };
         let (line, column) = self.facts.position(node.start_byte() as u32);
-        self.facts.notes.push(Note {
-            path: self.facts.path.clone(),
-            line: Some(line),
-            message: format!(
+        self.facts.note(
+            Some(line),
+            format!(
                 "not analysed: parse error at {line}:{column} in code mentioning `{}`",
                 String::from_utf8_lossy(token)
             ),
-        });
+        );
     }
 }
 
@@ -1213,28 +1220,21 @@ fn backon_when(rx: &Rx, retry_call: Node) -> bool {
     false
 }
 
-/// `retry::transient` as a member expression, so role-based rules read its last name.
-fn path_expr(path: &RustPath) -> Expr {
-    let skip = usize::from(path.segments.first().is_some_and(|s| s == "self" || s == "crate"));
-    let mut segments = path.segments[skip..].iter();
-    let Some(first) = segments.next() else {
-        return Expr::Opaque(path.span);
-    };
-    let mut expr = Expr::Ident(first.clone(), path.span);
-    for segment in segments {
-        expr = Expr::Member(Box::new(expr), segment.clone(), path.span);
-    }
-    expr
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::facts::{Language, RustBackoff};
-    use std::path::PathBuf;
+    use crate::schedule::rust::Backoff;
+    use crate::source::Language;
 
     fn facts(text: &str) -> FileFacts {
-        crate::extract::extract_file(&PathBuf::from("src/jobs.rs"), Language::Rust, text.as_bytes())
+        crate::extract::extract_file(Language::Rust, text.as_bytes())
+    }
+
+    fn rust(site: &RetrySite) -> &RustPolicyArg {
+        match &site.policy {
+            PolicyArg::Rust(arg) => arg,
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
@@ -1244,13 +1244,12 @@ mod tests {
              async fn run() { let r = fetch.retry(ExponentialBuilder::default().with_min_delay(Duration::from_millis(1_00)).with_jitter()).when(|e| e.is_x()).await; }\n",
         );
         assert_eq!(f.retry_sites.len(), 1);
-        let rust = f.retry_sites[0].rust.as_ref().unwrap();
-        assert_eq!(rust.lib, RustLib::Backon);
-        assert_eq!(rust.has_predicate, Some(true));
-        let chain = rust.policy.as_ref().unwrap();
+        assert_eq!(f.retry_sites[0].library, Library::Backon);
+        assert!(matches!(f.retry_sites[0].predicate, Predicate::Filter { .. }));
+        let chain = rust(&f.retry_sites[0]).chain.as_ref().unwrap();
         assert!(matches!(&chain.base, RustBase::New { ctor, .. } if ctor == "ExponentialBuilder::default"));
         assert_eq!(chain.ops.len(), 2);
-        assert_eq!(chain.ops[0].args, vec![RustArg::Ms(100.0)]);
+        assert_eq!(chain.ops[0].args, vec![Arg::Ms(100.0)]);
     }
 
     #[test]
@@ -1285,8 +1284,8 @@ mod tests {
             panic!("{:?}", f.rust_policies[0].value)
         };
         assert_eq!(via.as_deref(), Some("capped"));
-        assert!(matches!(state, RustBackoff::Backon { .. }));
-        assert_eq!(f.rust_policies[0].value.ops[0].args, vec![RustArg::Ms(200.0)]);
+        assert!(matches!(state, Backoff::Backon { .. }));
+        assert_eq!(f.rust_policies[0].value.ops[0].args, vec![Arg::Ms(200.0)]);
     }
 
     #[test]
@@ -1296,13 +1295,13 @@ mod tests {
              async fn f() { let s = ExponentialBackoff::from_millis(10).map(jitter).take(3);\n  Retry::spawn(s.clone(), action).await; }\n",
         );
         assert_eq!(f.retry_sites.len(), 1);
-        let rust = f.retry_sites[0].rust.as_ref().unwrap();
-        assert_eq!(rust.local.as_ref().map(|l| l.0.as_str()), Some("s"));
-        assert_eq!(rust.has_predicate, Some(false));
-        let chain = rust.policy.as_ref().unwrap();
+        let arg = rust(&f.retry_sites[0]);
+        assert_eq!(arg.local.as_ref().map(|l| l.0.as_str()), Some("s"));
+        assert_eq!(f.retry_sites[0].predicate, Predicate::None);
+        let chain = arg.chain.as_ref().unwrap();
         assert_eq!(
             chain.ops[0].args,
-            vec![RustArg::Path(vec![
+            vec![Arg::Path(vec![
                 "tokio_retry".into(),
                 "strategy".into(),
                 "jitter".into()
@@ -1317,11 +1316,16 @@ mod tests {
              backoff::future::retry(backoff::ExponentialBackoff::default(), || async { op().await.map_err(retry::classify) }).await;\n\
              backoff::future::retry(backoff::ExponentialBackoff::default(), || async { op().await.map_err(|e| if e.fatal() { backoff::Error::permanent(e) } else { backoff::Error::transient(e) }) }).await;\n}\n",
         );
-        let predicates: Vec<Option<bool>> = f
+        let predicates: Vec<&str> = f
             .retry_sites
             .iter()
-            .map(|s| s.rust.as_ref().unwrap().has_predicate)
+            .map(|s| match s.predicate {
+                Predicate::None => "none",
+                Predicate::Unknown => "unknown",
+                Predicate::Filter { .. } => "filter",
+                Predicate::Transient => "transient",
+            })
             .collect();
-        assert_eq!(predicates, [Some(false), None, Some(true)]);
+        assert_eq!(predicates, ["none", "unknown", "filter"]);
     }
 }

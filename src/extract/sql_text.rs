@@ -4,8 +4,10 @@
 
 use tree_sitter::{Node, Tree};
 
-use crate::facts::{FileFacts, Note, Span};
-use crate::sql::{looks_like_lease_write, split_statements, SqlOrigin, SqlParse, SqlSource, SqlText};
+use crate::extract::sql::{looks_like_lease_write, split_statements, SqlSource};
+use crate::facts::sql::{SqlOrigin, SqlParse, SqlText};
+use crate::facts::FileFacts;
+use crate::source::Span;
 
 /// Records an SQL text; one that does not parse but looks like it writes a lease becomes a
 /// note, so a lease nobody checked is never a silent miss.
@@ -13,11 +15,10 @@ pub(super) fn push(facts: &mut FileFacts, sql: SqlText) {
     if let SqlParse::Failed(message) = &sql.parse {
         if looks_like_lease_write(&sql.text) {
             let (line, column) = facts.position(sql.span.start);
-            facts.notes.push(Note {
-                path: facts.path.clone(),
-                line: Some(line),
-                message: format!("not analysed: SQL at {line}:{column} writes a lease but does not parse ({message})"),
-            });
+            facts.note(
+                Some(line),
+                format!("not analysed: SQL at {line}:{column} writes a lease but does not parse ({message})"),
+            );
         }
     }
     facts.sql.push(sql);
@@ -63,7 +64,7 @@ pub(super) fn rust_strings(facts: &mut FileFacts, text: &[u8], tree: &Tree) {
             // Most strings are not SQL: decide on the raw text before decoding it.
             let raw = std::str::from_utf8(&text[node.byte_range()]).unwrap_or("");
             let body = raw.trim_start_matches(['r', '#', '"']);
-            if crate::sql::looks_like_sql(body) || in_query_macro(node, text) {
+            if crate::extract::sql::looks_like_sql(body) || in_query_macro(node, text) {
                 if let Some(source) = rust_literal(node, text) {
                     let sql = source.finish(Span::new(node.start_byte(), node.end_byte()), SqlOrigin::Rust);
                     push(facts, sql);
@@ -124,12 +125,11 @@ fn rust_literal(node: Node, text: &[u8]) -> Option<SqlSource> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::facts::Language;
-    use crate::sql::StatementKind;
-    use std::path::PathBuf;
+    use crate::facts::sql::StatementKind;
+    use crate::source::Language;
 
     fn extract(language: Language, text: &str) -> FileFacts {
-        super::super::extract_file(&PathBuf::from("x"), language, text.as_bytes())
+        super::super::extract_file(language, text.as_bytes())
     }
 
     #[test]

@@ -6,9 +6,35 @@ use super::{count_errors, parse, units};
 
 mod jobs;
 use crate::facts::{
-    is_effect_source, Binding, Container, ContainerKind, Export, Expr, FileFacts, Import, ImportKind, Language, Note,
-    Property, RetryKind, RetrySite, Span,
+    is_effect_source, Binding, Container, ContainerKind, Export, Expr, FileFacts, Import, ImportKind, PolicyArg,
+    Predicate, Property, Retried, RetrySite,
 };
+use crate::schedule::Library;
+use crate::source::{Language, Span};
+
+/// Which Effect retry a call is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RetryKind {
+    /// `Effect.retry`
+    EffectRetry,
+    /// `Effect.retryOrElse`
+    EffectRetryOrElse,
+    /// `Stream.retry`
+    StreamRetry,
+    /// `HttpClient.retryTransient`
+    HttpRetryTransient,
+}
+
+impl RetryKind {
+    fn callee(self) -> &'static str {
+        match self {
+            RetryKind::EffectRetry => "Effect.retry",
+            RetryKind::EffectRetryOrElse => "Effect.retryOrElse",
+            RetryKind::StreamRetry => "Stream.retry",
+            RetryKind::HttpRetryTransient => "HttpClient.retryTransient",
+        }
+    }
+}
 
 /// How deep an expression is converted before the rest becomes opaque. Policies are shallow;
 /// this only bounds the work on pathological input.
@@ -19,11 +45,7 @@ const ERROR_REGION_TOKENS: &[&[u8]] = &[b"retry", b"Schedule", b"lease", b"Jobs"
 
 pub(super) fn extract(facts: &mut FileFacts, text: &[u8]) {
     let Some(tree) = parse_with_recovery(facts.language, text) else {
-        facts.notes.push(Note {
-            path: facts.path.clone(),
-            line: None,
-            message: "skipped: the parser gave up on this file".into(),
-        });
+        facts.note(None, "skipped: the parser gave up on this file");
         return;
     };
     let mut extractor = Extractor {
@@ -913,15 +935,70 @@ impl<'t> Extractor<'t, '_> {
                 self.facts.retrying_clients.push(client);
             }
         }
+        let predicate = match (&policy, kind) {
+            (_, RetryKind::HttpRetryTransient) => Predicate::Transient,
+            (None, _) => Predicate::Unknown,
+            (Some(policy), _) => self.predicate(policy),
+        };
+        let retried = match kind {
+            RetryKind::StreamRetry => Retried::Stream,
+            RetryKind::HttpRetryTransient => Retried::Client,
+            RetryKind::EffectRetry | RetryKind::EffectRetryOrElse => Retried::Operation,
+        };
         self.facts.retry_sites.push(RetrySite {
-            kind,
             span: Self::span(node),
             callee_span: Self::span(callee),
-            policy,
+            callee: kind.callee().to_string(),
+            library: Library::Effect,
+            retried,
+            policy: match policy {
+                Some(policy) => PolicyArg::Effect(policy),
+                None if kind == RetryKind::HttpRetryTransient => PolicyArg::Default,
+                None => PolicyArg::Unknown,
+            },
+            predicate,
             containers: self.containers.clone(),
-            target,
-            rust: None,
+            unit: target,
         });
+    }
+
+    /// Which failures an Effect retry replays: its `while`/`until` option, or a bare schedule
+    /// that reads its input (`Schedule.whileInput(isContention)`). A spread of options may
+    /// carry a predicate: unknown.
+    fn predicate(&self, policy: &Expr) -> Predicate {
+        if let Expr::Object(props, _) = policy {
+            if props.iter().any(|p| p.key == "...") {
+                return Predicate::Unknown;
+            }
+            let filter = props
+                .iter()
+                .rev()
+                .find(|p| matches!(p.key.as_str(), "while" | "until"))
+                .map(|p| &p.value);
+            return match filter {
+                Some(filter) => Predicate::Filter {
+                    span: filter.span(),
+                    mentions: filter.mentions(),
+                    always: matches!(filter, Expr::Function { body: Some(body), .. } if matches!(**body, Expr::Bool(true, _))),
+                },
+                None => Predicate::None,
+            };
+        }
+        let mut filtered = false;
+        policy.walk(&mut |e| {
+            if let Some(("Schedule", member)) = self.facts.effect_member(e) {
+                filtered |= member.contains("Input") || member == "check" || member == "checkEffect";
+            }
+        });
+        if filtered {
+            Predicate::Filter {
+                span: policy.span(),
+                mentions: policy.mentions(),
+                always: false,
+            }
+        } else {
+            Predicate::None
+        }
     }
 
     /// Notes an error region when a token the rules care about is among the pieces the
@@ -944,11 +1021,10 @@ impl<'t> Extractor<'t, '_> {
 
     fn note_unanalysed(&mut self, node: Node<'t>, what: &str) {
         let (line, column) = self.facts.position(node.start_byte() as u32);
-        self.facts.notes.push(Note {
-            path: self.facts.path.clone(),
-            line: Some(line),
-            message: format!("not analysed: parse error at {line}:{column} in {what}"),
-        });
+        self.facts.note(
+            Some(line),
+            format!("not analysed: parse error at {line}:{column} in {what}"),
+        );
     }
 }
 

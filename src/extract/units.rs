@@ -4,7 +4,8 @@
 
 use tree_sitter::Node;
 
-use crate::facts::{ClientRequest, OpKind, Span, SqlClass, Unit, UnitOp};
+use crate::facts::{ClientRequest, OpKind, SqlClass, Unit, UnitOp};
+use crate::source::Span;
 
 /// Operations kept per unit: enough for any real unit, bounded for generated code.
 const MAX_OPS: usize = 256;

@@ -11,12 +11,15 @@ use lsp_types::{
 };
 
 use super::text::{self, LineIndex};
+use crate::analysis::Origin;
 use crate::check::Outcome;
-use crate::facts::{Expr, Language, Span};
-use crate::policy::{format_ms, Origin};
-use crate::project::{FileId, Resolved};
-use crate::rules::{self, FixSafety};
+use crate::diagnostic::FixSafety;
+use crate::facts::Expr;
+use crate::index::{FileId, Resolved};
+use crate::rules;
+use crate::schedule::duration::format_ms;
 use crate::schedule::{self, Attempts, Gap, Jitter, Sched, Summary};
+use crate::source::{snippet, Span};
 
 /// The placeholder reason of a suppression added from the editor.
 pub const SUPPRESSION_REASON: &str = "TODO: why this exception holds";
@@ -35,9 +38,9 @@ impl Analysis {
     /// Converts an outcome; `open` maps the canonical paths of open buffers to the URIs the
     /// client uses for them.
     pub fn new(outcome: Outcome, open: &HashMap<PathBuf, Url>) -> Analysis {
-        let project = &outcome.project;
+        let project = &outcome.index;
         let by_path: HashMap<PathBuf, FileId> = project
-            .sources
+            .files
             .iter()
             .enumerate()
             .map(|(id, s)| (s.absolute.clone(), id))
@@ -51,7 +54,7 @@ impl Analysis {
             needed.extend(d.fix.iter().flat_map(|f| f.edits.iter().map(|e| e.file)));
         }
         let by_display: HashMap<&Path, FileId> = project
-            .sources
+            .files
             .iter()
             .enumerate()
             .map(|(id, s)| (s.path.as_path(), id))
@@ -66,7 +69,7 @@ impl Analysis {
             if texts.contains_key(&file) {
                 continue;
             }
-            let absolute = &project.sources[file].absolute;
+            let absolute = &project.files[file].absolute;
             let uri = open
                 .get(absolute)
                 .cloned()
@@ -75,7 +78,7 @@ impl Analysis {
                 uris.insert(file, uri);
             }
             let text = project.text(file).unwrap_or_default();
-            texts.insert(file, String::from_utf8_lossy(&text).into_owned());
+            texts.insert(file, String::from_utf8_lossy(text).into_owned());
         }
 
         let indices: HashMap<FileId, LineIndex> = texts.iter().map(|(f, t)| (*f, LineIndex::new(t))).collect();
@@ -162,8 +165,8 @@ impl Analysis {
         range: Range,
         current: &dyn Fn(&Path) -> bool,
     ) -> Vec<CodeActionOrCommand> {
-        let project = &self.outcome.project;
-        let fresh = |f: FileId| current(&project.sources[f].absolute);
+        let project = &self.outcome.index;
+        let fresh = |f: FileId| current(&project.files[f].absolute);
         let mut actions = Vec::new();
         let mut suppressed: HashSet<(&str, u32)> = HashSet::new();
         for (index, diagnostic) in self.findings.get(&file).into_iter().flatten() {
@@ -226,13 +229,13 @@ impl Analysis {
         offset: usize,
         diagnostic: &lsp_types::Diagnostic,
     ) -> Option<CodeAction> {
-        let project = &self.outcome.project;
+        let project = &self.outcome.index;
         let text = self.texts.get(&file)?;
         let uri = self.uris.get(&file)?;
         let index = LineIndex::new(text);
         let line_start = index.line_start(offset);
         let line = diagnostic.range.start.line as usize;
-        let existing = project.suppressions(file).iter().find(|s| {
+        let existing = project.loaded(file)?.suppressions.iter().find(|s| {
             s.line == Some(line) && line > 0 && index.position(s.span.start as usize).line as usize == line - 1
         });
         let edit = match existing {
@@ -250,10 +253,7 @@ impl Analysis {
                     .chars()
                     .take_while(|c| *c == ' ' || *c == '\t')
                     .collect();
-                let opener = match project.sources[file].language {
-                    Language::Sql => "--",
-                    _ => "//",
-                };
+                let opener = project.files[file].language.line_comment();
                 TextEdit {
                     range: index.range(line_start, line_start),
                     new_text: format!("{indent}{opener} retrylint-ignore {rule} -- {SUPPRESSION_REASON}\n"),
@@ -276,7 +276,8 @@ impl Analysis {
     /// The summary of the retry policy under the cursor: a reference such as
     /// `Retry.transient`, an export of the retry module, or an inline policy at a retry site.
     pub fn hover(&self, file: FileId, text: &str, current: bool, position: Position) -> Option<Hover> {
-        let project = &self.outcome.project;
+        let project = &self.outcome.index;
+        let analysis = &self.outcome.analysis;
         let index = LineIndex::new(text);
         let offset = index.offset(position);
         if let Some((path, start, end)) = text::path_at(text, offset) {
@@ -293,7 +294,7 @@ impl Analysis {
                 value,
             } = project.resolve_path(file, &expr)
             {
-                let export = project.policies(target).iter().find(|p| match &p.origin {
+                let export = analysis.policies(project, target).iter().find(|p| match &p.origin {
                     Origin::Export { binding, .. } => *binding == span,
                     Origin::Site { .. } => false,
                 });
@@ -301,13 +302,17 @@ impl Analysis {
                     Some(policy) => Some(policy.summary.clone()),
                     None if matches!(value, Expr::Function { .. } | Expr::Opaque(_)) => None,
                     None => {
-                        let (sched, _) =
-                            schedule::evaluate_policy_expr(project, target, value, project.effect_major(target));
+                        let (sched, _) = crate::analysis::effect::evaluate_policy_expr(
+                            project,
+                            target,
+                            value,
+                            project.effect_major(target),
+                        );
                         (!matches!(sched, Sched::Unknown)).then(|| schedule::summarize(&sched))
                     }
                 };
                 if let Some(summary) = summary {
-                    let line = project.facts(target).position(span.start).0;
+                    let line = project.loaded(target)?.position(span.start).0;
                     let title = format!("retry policy `{}`", path.join("."));
                     let place = format!("`{}`, defined at {}:{line}", name, self.display(target));
                     return Some(hover(&title, &place, &summary, index.range(start, end)));
@@ -319,13 +324,13 @@ impl Analysis {
             return None;
         }
         let offset = offset as u32;
-        project.policies(file).iter().find_map(|policy| {
-            let Origin::Site { kind } = &policy.origin else {
+        analysis.policies(project, file).iter().find_map(|policy| {
+            let Origin::Site { callee } = &policy.origin else {
                 return None;
             };
             (policy.span.start <= offset && offset <= policy.span.end).then(|| {
-                let title = format!("retry policy of `{}`", kind.callee());
-                let place = format!("`{}`", rules::snippet(&policy.text, 60));
+                let title = format!("retry policy of `{callee}`");
+                let place = format!("`{}`", snippet(&policy.text, 60));
                 hover(
                     &title,
                     &place,
@@ -338,8 +343,8 @@ impl Analysis {
 
     /// A path for people: relative to the project's config root.
     fn display(&self, file: FileId) -> String {
-        let project = &self.outcome.project;
-        let absolute = &project.sources[file].absolute;
+        let project = &self.outcome.index;
+        let absolute = &project.files[file].absolute;
         crate::render::slash_path(project.config.relative(absolute))
     }
 }

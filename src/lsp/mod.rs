@@ -42,9 +42,9 @@ use serde_json::Value;
 
 use crate::check::{self, CheckOptions, Outcome};
 use crate::config::{Config, CONFIG_FILE};
-use crate::facts::Language;
-use crate::project::FileId;
-use crate::rules::Severity;
+use crate::diagnostic::Severity;
+use crate::index::FileId;
+use crate::source::Language;
 
 use text::LineIndex;
 use transport::{Incoming, Output};
@@ -123,7 +123,7 @@ impl ConfigSource {
     fn build(&self) -> Result<Config, Report> {
         match self {
             ConfigSource::Defaults(root) => Ok(Config::defaults(root.clone())),
-            ConfigSource::File { path, root, text } => Config::parse(text, path, root.clone()),
+            ConfigSource::File { path, root, text } => Config::parse(text, path, root.clone(), &crate::rules::names()),
         }
     }
 }
@@ -151,7 +151,7 @@ fn find_config(start: &Path) -> Result<ConfigSource, Box<ConfigError>> {
                 .parent()
                 .map(Path::to_path_buf)
                 .unwrap_or_else(|| PathBuf::from("/"));
-            match Config::parse(&text, &path, root.clone()) {
+            match Config::parse(&text, &path, root.clone(), &crate::rules::names()) {
                 Ok(_) => Ok(ConfigSource::File { path, root, text }),
                 Err(report) => Err(Box::new(ConfigError { path, text, report })),
             }
@@ -718,7 +718,7 @@ impl<W: Write> Server<W> {
         for (uri, doc) in &self.docs {
             let Some(path) = &doc.path else { continue };
             if workspace.contains(path) {
-                options.overlay.insert(path.clone(), doc.good_text.clone().into_bytes());
+                options.overlay.insert(path.clone(), doc.good_text.as_bytes().into());
                 uris.insert(path.clone(), uri.clone());
             }
         }
@@ -836,7 +836,7 @@ impl<W: Write> Server<W> {
 }
 
 fn canonical(path: &Path) -> PathBuf {
-    std::fs::canonicalize(path).unwrap_or_else(|_| crate::discover::normalize(path))
+    std::fs::canonicalize(path).unwrap_or_else(|_| crate::source::normalize(path))
 }
 
 fn is_config(uri: &Url) -> bool {

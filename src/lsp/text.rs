@@ -3,35 +3,28 @@
 
 use lsp_types::{Position, Range, TextDocumentContentChangeEvent};
 
-use crate::facts::Language;
+use crate::source::{Language, LineIndex as Lines, TextUnit};
 
-/// Line starts of a text, for converting between byte offsets and LSP positions.
+/// A text with its line index ([`crate::source::LineIndex`]), for converting between byte
+/// offsets and LSP positions (UTF-16 columns).
 pub struct LineIndex<'t> {
     text: &'t str,
-    starts: Vec<usize>,
+    lines: Lines,
 }
 
 impl<'t> LineIndex<'t> {
     pub fn new(text: &'t str) -> LineIndex<'t> {
-        let mut starts = vec![0];
-        starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1));
-        LineIndex { text, starts }
+        LineIndex {
+            text,
+            lines: Lines::new(text.as_bytes()),
+        }
     }
 
     /// The LSP position of a byte offset (clamped to the text, moved back to a character
     /// boundary).
     pub fn position(&self, offset: usize) -> Position {
-        let mut offset = offset.min(self.text.len());
-        while !self.text.is_char_boundary(offset) {
-            offset -= 1;
-        }
-        let line = match self.starts.binary_search(&offset) {
-            Ok(line) => line,
-            Err(next) => next - 1,
-        };
-        let start = self.starts[line];
-        let character = self.text[start..offset].encode_utf16().count();
-        Position::new(line as u32, character as u32)
+        let p = self.lines.position_in(self.text, offset, TextUnit::Utf16);
+        Position::new(p.line, p.column)
     }
 
     pub fn range(&self, start: usize, end: usize) -> Range {
@@ -41,32 +34,17 @@ impl<'t> LineIndex<'t> {
     /// The byte offset of an LSP position. A line past the end is the end of the text; a
     /// column past the end of its line is the end of the line (before its line break).
     pub fn offset(&self, position: Position) -> usize {
-        let Some(&start) = self.starts.get(position.line as usize) else {
-            return self.text.len();
+        let at = crate::source::Position {
+            line: position.line,
+            column: position.character,
         };
-        let end = self
-            .starts
-            .get(position.line as usize + 1)
-            .map_or(self.text.len(), |next| next - 1);
-        let line = &self.text[start..end];
-        let line = line.strip_suffix('\r').unwrap_or(line);
-        let mut units = 0;
-        for (at, c) in line.char_indices() {
-            if units >= position.character as usize {
-                return start + at;
-            }
-            units += c.len_utf16();
-        }
-        start + line.len()
+        self.lines.offset_in(self.text, at, TextUnit::Utf16)
     }
 
-    /// The start of the line holding `offset`, and the line's indentation.
+    /// The start of the line holding `offset`.
     pub fn line_start(&self, offset: usize) -> usize {
-        let offset = offset.min(self.text.len());
-        match self.starts.binary_search(&offset) {
-            Ok(line) => self.starts[line],
-            Err(next) => self.starts[next - 1],
-        }
+        let offset = offset.min(self.text.len()) as u32;
+        self.lines.line_start(self.lines.line_of(offset)).unwrap_or(0) as usize
     }
 }
 

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use super::{percent_encode_path, region, rule_doc_url, slash_path, Texts, Unit};
 use crate::check::Outcome;
-use crate::project::FileId;
+use crate::index::FileId;
 use crate::rules::Severity;
 
 /// GitHub limits the annotations it shows per step (10 errors and 10 warnings); past that,
@@ -44,7 +44,7 @@ impl GithubEnv {
 
     /// The path GitHub knows a file by: relative to the workspace when inside it, else as shown.
     fn path(&self, outcome: &Outcome, file: FileId) -> String {
-        let source = &outcome.project.sources[file];
+        let source = &outcome.index.files[file];
         if let Some(relative) = self
             .workspace
             .as_ref()

@@ -11,9 +11,9 @@ use serde::Serialize;
 
 use super::{measure, percent_encode_path, region, rule_doc_url, slash_path, Region, Texts, Unit};
 use crate::check::Outcome;
-use crate::facts::Span;
-use crate::project::FileId;
+use crate::index::FileId;
 use crate::rules::{self, FixSafety, Rule, Severity};
+use crate::source::Span;
 
 const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 const INFORMATION_URI: &str = "https://github.com/retrylint/retrylint";
@@ -290,7 +290,7 @@ pub fn sarif(out: &mut dyn Write, outcome: &Outcome) -> io::Result<()> {
         let location = Location {
             id,
             physical_location: PhysicalLocation {
-                artifact_location: artifact(outcome.project.path(file)),
+                artifact_location: artifact(outcome.index.path(file)),
                 region: Some(SarifRegion {
                     start_line: r.line,
                     start_column: Some(r.column),
@@ -303,7 +303,7 @@ pub fn sarif(out: &mut dyn Write, outcome: &Outcome) -> io::Result<()> {
         (location, r)
     };
 
-    let fingerprints = crate::fingerprint::fingerprints(&outcome.project, &outcome.diagnostics);
+    let fingerprints = crate::fingerprint::fingerprints(&outcome.index, &outcome.diagnostics);
     let mut results = Vec::with_capacity(outcome.diagnostics.len());
     for (index_of, d) in outcome.diagnostics.iter().enumerate() {
         let (primary, _) = location(d.file, d.span, None, None);
@@ -349,7 +349,7 @@ pub fn sarif(out: &mut dyn Write, outcome: &Outcome) -> io::Result<()> {
                     artifact_changes: by_file
                         .into_iter()
                         .map(|(file, replacements)| ArtifactChange {
-                            artifact_location: artifact(outcome.project.path(file)),
+                            artifact_location: artifact(outcome.index.path(file)),
                             replacements,
                         })
                         .collect(),

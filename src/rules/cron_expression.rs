@@ -6,10 +6,8 @@
 //! those; month and weekday names (`JAN`–`DEC`, `SUN`–`SAT`) in any case. No seconds, no
 //! `L`/`W`/`#`/`?`, no nicknames (`@daily`), no timezone.
 
-use super::{Context, Diagnostic, FixSafety, Rule, Severity};
-use crate::facts::{Expr, Span};
-use crate::jobs::string_value;
-use crate::project::Resolved;
+use super::{Context, Diagnostic, FixSafety, Rule, Severity, Trigger};
+use crate::facts::string_value;
 
 pub const RULE: Rule = Rule {
     name: "cron-expression",
@@ -17,6 +15,7 @@ pub const RULE: Rule = Rule {
     decision: "4",
     default_severity: Severity::Error,
     fix: FixSafety::None,
+    triggers: &[Trigger::Jobs],
     doc: include_str!("../../rules/cron-expression.md"),
     check,
 };
@@ -195,22 +194,8 @@ fn value(text: &str, field: &Field) -> Result<u32, String> {
     }
 }
 
-/// The cron a job property holds — a string literal, a local constant or an imported one —
-/// and where its text is written when that is elsewhere in this file.
-fn cron_text<'p>(ctx: &Context<'p>, expr: &'p Expr) -> Option<(&'p str, Option<Span>)> {
-    if let Some((text, span)) = string_value(expr) {
-        return Some((text, (span != expr.span()).then_some(span)));
-    }
-    match ctx.project.resolve_path(ctx.file, expr) {
-        Resolved::Value { file, value, .. } => {
-            string_value(value).map(|(text, span)| (text, (file == ctx.file).then_some(span)))
-        }
-        _ => None,
-    }
-}
-
 fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
-    for job in &ctx.facts.jobs {
+    for (job, analysis) in ctx.facts.jobs.iter().zip(ctx.analysis.jobs(ctx.index, ctx.file)) {
         let name = job.display_name();
         if let Some(zone) = &job.timezone {
             let shown = match string_value(zone) {
@@ -218,17 +203,13 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
                 None => format!("`{}`", zone.render()),
             };
             out.push(
-                Diagnostic::new(
-                    &RULE,
-                    ctx,
-                    zone.span(),
+                RULE.report(ctx, zone.span(),
                     format!("{name} names timezone {shown}: job crons run in UTC on both runtime profiles, and Workers cron has no timezone"),
                 )
                 .with_help("drop the timezone and write the cron's time in UTC; a local time that follows daylight saving cannot be one cron"),
             );
         }
-        let Some(cron) = &job.cron else { continue };
-        let Some((text, defined)) = cron_text(ctx, cron) else {
+        let (Some(cron), Some((text, defined))) = (&job.cron, &analysis.cron) else {
             continue;
         };
         let Err(problem) = validate(text) else { continue };
@@ -257,9 +238,9 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
                 "each field is `*`, a number, a range `a-b`, a step `*/n` or a list `a,b`; months and weekdays may be names (JAN, MON)".to_string(),
             ),
         };
-        let mut diagnostic = Diagnostic::new(&RULE, ctx, cron.span(), message).with_help(help);
+        let mut diagnostic = RULE.report(ctx, cron.span(), message).with_help(help);
         if let Some(defined) = defined {
-            diagnostic = diagnostic.with_label(ctx.file, defined, "the cron is written here");
+            diagnostic = diagnostic.with_label(ctx.file, *defined, "the cron is written here");
         }
         out.push(diagnostic);
     }

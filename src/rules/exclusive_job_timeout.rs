@@ -1,10 +1,10 @@
 //! `exclusive-job-timeout`: an exclusive job whose timeout exceeds 15 minutes. Its lease (the
 //! timeout plus 1 minute) would need renewal, a heartbeat the policy defers.
 
-use super::{Context, Diagnostic, FixSafety, Rule, Severity};
+use super::{Context, Diagnostic, FixSafety, Rule, Severity, Trigger};
+use crate::facts::duration_millis;
 use crate::facts::Expr;
-use crate::jobs::duration_millis;
-use crate::policy::format_ms;
+use crate::schedule::duration::format_ms;
 
 pub const RULE: Rule = Rule {
     name: "exclusive-job-timeout",
@@ -12,6 +12,7 @@ pub const RULE: Rule = Rule {
     decision: "5",
     default_severity: Severity::Error,
     fix: FixSafety::None,
+    triggers: &[Trigger::Jobs],
     doc: include_str!("../../rules/exclusive-job-timeout.md"),
     check,
 };
@@ -40,10 +41,7 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
             continue;
         }
         out.push(
-            Diagnostic::new(
-                &RULE,
-                ctx,
-                timeout.span(),
+            RULE.report(ctx, timeout.span(),
                 format!(
                     "exclusive {} has a {} timeout, over the 15-minute limit: a crashed run keeps the job locked for its {} lease, and renewing a shorter lease needs a heartbeat the jobs runtime does not have",
                     job.display_name(),

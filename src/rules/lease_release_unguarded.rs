@@ -1,9 +1,9 @@
 //! `lease-release-unguarded`: a lease release (clearing `lease_until` or the holder) whose
 //! `WHERE` does not name the holder, so a run that outlived its lease frees another's.
 
-use super::lease_without_slot::{is_holder_column, is_lease_table, target_comparison, LEASE_COLUMN};
-use super::{snippet, Context, Diagnostic, FixSafety, Rule, Severity};
-use crate::sql::{CmpOp, Operand, SqlOrigin, Statement, StatementKind};
+use super::{snippet, Context, Diagnostic, FixSafety, Rule, Severity, Trigger};
+use crate::analysis::lease::{is_holder_column, is_lease_table, target_comparison, LEASE_COLUMN};
+use crate::facts::sql::{CmpOp, Operand, SqlOrigin, Statement, StatementKind};
 
 pub const RULE: Rule = Rule {
     name: "lease-release-unguarded",
@@ -11,6 +11,7 @@ pub const RULE: Rule = Rule {
     decision: "5",
     default_severity: Severity::Error,
     fix: FixSafety::None,
+    triggers: &[Trigger::Leases],
     doc: include_str!("../../rules/lease-release-unguarded.md"),
     check,
 };
@@ -20,7 +21,7 @@ fn is_release(statement: &Statement) -> bool {
     if statement.kind != StatementKind::Update {
         return false;
     }
-    let clears = |a: &&crate::sql::Assignment| a.column == LEASE_COLUMN || is_holder_column(&a.column);
+    let clears = |a: &&crate::facts::sql::Assignment| a.column == LEASE_COLUMN || is_holder_column(&a.column);
     let mut cleared = statement.assignments.iter().filter(clears);
     let any_cleared = cleared.clone().any(|a| a.value == Operand::Null);
     let takes = cleared.any(|a| a.column == LEASE_COLUMN && a.value != Operand::Null);
@@ -40,7 +41,7 @@ fn names_holder(statement: &Statement) -> bool {
 fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
     for sql in &ctx.facts.sql {
         for statement in sql.statements() {
-            if !is_release(statement) || !is_lease_table(ctx, statement) || names_holder(statement) {
+            if !is_release(statement) || !is_lease_table(ctx.config(), statement) || names_holder(statement) {
                 continue;
             }
             let holder = statement
@@ -77,7 +78,7 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
                     format!("release only this job's lease, taken by this run: `WHERE name = … AND {holder} = {run_id}`"),
                 ),
             };
-            out.push(Diagnostic::new(&RULE, ctx, span, message).with_help(help));
+            out.push(RULE.report(ctx, span, message).with_help(help));
         }
     }
 }
@@ -101,8 +102,8 @@ fn next_placeholder(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::facts::Span;
-    use crate::sql::SqlSource;
+    use crate::extract::sql::SqlSource;
+    use crate::source::Span;
 
     fn statement(text: &str) -> Statement {
         let mut source = SqlSource::new();
@@ -124,58 +125,6 @@ mod tests {
         );
         let claim = statement("UPDATE jobs_leases SET lease_until = $1, holder = $2 WHERE name = $3");
         assert!(!is_release(&claim));
-    }
-
-    /// Runs the rule on one `.sql` file under `config`.
-    fn findings(config: &str, sql: &str) -> Vec<String> {
-        use crate::config::Config;
-        use crate::discover::SourceFile;
-        use crate::facts::Language;
-        use std::path::{Path, PathBuf};
-        let root = PathBuf::from("/project");
-        let config = Config::parse(config, Path::new("retrylint.toml"), root.clone()).expect("valid config");
-        let path = PathBuf::from("locks.sql");
-        let facts = crate::extract::extract_file(&path, Language::Sql, sql.as_bytes());
-        let source = SourceFile {
-            path,
-            absolute: root.join("locks.sql"),
-            language: Language::Sql,
-        };
-        let project = crate::project::Project::from_memory(config, vec![(source, facts)]);
-        let ctx = Context {
-            project: &project,
-            file: 0,
-            facts: project.facts(0),
-        };
-        let mut out = Vec::new();
-        check(&ctx, &mut out);
-        out.into_iter().map(|d| d.message).collect()
-    }
-
-    #[test]
-    fn lease_tables_are_configurable() {
-        let release = "UPDATE scheduler_locks SET owner = NULL WHERE job = $1;";
-        assert!(findings("", release).is_empty(), "not a lease table by default");
-        let found = findings("lease-tables = [\"jobs_leases\", \"ops.scheduler_locks\"]", release);
-        assert_eq!(
-            found,
-            ["lease release `WHERE job = $1` does not check `owner`: a run that outlived its lease clears the lease another replica now holds"]
-        );
-        // Any table with a `lease_until` column is one, configured or not.
-        assert_eq!(
-            findings("", "UPDATE locks SET lease_until = NULL WHERE job = $1;").len(),
-            1
-        );
-        let error = crate::config::Config::parse(
-            "lease-tables = [\"jobs leases\"]",
-            std::path::Path::new("retrylint.toml"),
-            "/project".into(),
-        )
-        .expect_err("a table name with a space is rejected");
-        assert!(
-            error.to_string().contains("invalid lease table `jobs leases`"),
-            "{error}"
-        );
     }
 
     #[test]

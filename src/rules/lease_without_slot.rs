@@ -2,9 +2,10 @@
 //! guards of the policy's one-statement claim: `last_slot < slot` (a retried or late fire),
 //! `lease_until < now` (overlap) and `lease_until > now + 2 * lease` (a clock that jumped).
 
-use super::{snippet, Context, Diagnostic, FixSafety, Rule, Severity};
+use super::{snippet, Context, Diagnostic, FixSafety, Rule, Severity, Trigger};
+use crate::analysis::lease::{is_holder_column, is_lease_table, target_comparison, LEASE_COLUMN};
+use crate::facts::sql::{CmpOp, Operand, SqlOrigin, Statement, StatementKind};
 use crate::facts::SqlText;
-use crate::sql::{CmpOp, Operand, Pred, PredKind, SqlOrigin, Statement, StatementKind};
 
 pub const RULE: Rule = Rule {
     name: "lease-without-slot",
@@ -12,67 +13,15 @@ pub const RULE: Rule = Rule {
     decision: "5",
     default_severity: Severity::Error,
     fix: FixSafety::None,
+    triggers: &[Trigger::Leases],
     doc: include_str!("../../rules/lease-without-slot.md"),
     check,
 };
 
-/// The column that holds a lease's expiry.
-pub(super) const LEASE_COLUMN: &str = "lease_until";
 const SLOT_COLUMN: &str = "last_slot";
-
-/// A table that holds leases: configured (`lease-tables`), or one the statement gives a
-/// `lease_until` column.
-pub(super) fn is_lease_table(ctx: &Context, statement: &Statement) -> bool {
-    let Some(table) = &statement.table else {
-        return false;
-    };
-    ctx.project.config.lease_tables.iter().any(|t| t == table) || statement.mentions(LEASE_COLUMN)
-}
-
-/// `holder`, `lease_holder`, `owner`, `locked_by`, `run_id`: who holds the lease.
-pub(super) fn is_holder_column(column: &str) -> bool {
-    column.ends_with("holder")
-        || column.ends_with("holder_id")
-        || column.contains("owner")
-        || matches!(column, "locked_by" | "claimed_by" | "run_id" | "worker_id")
-}
 
 fn is_slot_column(column: &str) -> bool {
     column == SLOT_COLUMN || column.contains("slot")
-}
-
-/// A comparison of a column of the target row (not `excluded.*`) with something else:
-/// `(column, op, the other side as printed)`, the column on the left.
-pub(super) fn target_comparison<'p>(
-    statement: &Statement,
-    pred: &'p Pred,
-    column: impl Fn(&str) -> bool,
-) -> Option<(&'p str, CmpOp, &'p str)> {
-    let PredKind::Compare {
-        left,
-        op,
-        right,
-        right_text,
-        left_text,
-    } = &pred.kind
-    else {
-        return None;
-    };
-    let is_target = |operand: &'p Operand| match operand {
-        Operand::Column { qualifier, name } if statement.is_target_row(qualifier.as_deref()) && column(name) => {
-            Some(name.as_str())
-        }
-        _ => None,
-    };
-    // `last_slot < last_slot` compares the row with itself: not a guard.
-    let same = |a: &Operand, b: &Operand| a.column().map(|c| c.1) == b.column().map(|c| c.1) && a.column().is_some();
-    if same(left, right) && left.column().map(|c| c.0) == right.column().map(|c| c.0) {
-        return None;
-    }
-    if let Some(name) = is_target(left) {
-        return Some((name, *op, right_text));
-    }
-    is_target(right).map(|name| (name, op.flipped(), left_text.as_str()))
 }
 
 /// How a statement takes a lease.
@@ -308,7 +257,7 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
     for sql in &ctx.facts.sql {
         for statement in sql.statements() {
             let Some(form) = claim_form(statement) else { continue };
-            if !is_lease_table(ctx, statement) {
+            if !is_lease_table(ctx.config(), statement) {
                 continue;
             }
             let guards = guards(statement, form);
@@ -374,7 +323,7 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
                     help.push_str(more);
                 }
             }
-            out.push(Diagnostic::new(&RULE, ctx, span, message).with_help(help));
+            out.push(RULE.report(ctx, span, message).with_help(help));
         }
     }
 }
@@ -382,8 +331,8 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::facts::Span;
-    use crate::sql::SqlSource;
+    use crate::extract::sql::SqlSource;
+    use crate::source::Span;
 
     fn statement(text: &str) -> Statement {
         let mut source = SqlSource::new();
@@ -463,7 +412,7 @@ mod tests {
             origin: SqlOrigin::SqlFile,
             text: text.into(),
             holes: Vec::new(),
-            parse: crate::sql::SqlParse::Parsed(vec![statement.clone()]),
+            parse: crate::facts::sql::SqlParse::Parsed(vec![statement.clone()]),
         };
         let help = Names::of(&sql, &statement, &guards).canonical_upsert();
         assert!(

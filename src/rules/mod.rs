@@ -19,53 +19,12 @@ mod uncapped_schedule;
 mod unjittered_schedule;
 mod unused_suppression;
 
-use std::fmt;
-
-use crate::facts::{FileFacts, Span};
-use crate::project::{FileId, Project};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Severity {
-    Off,
-    Warning,
-    Error,
-}
-
-impl Severity {
-    pub fn parse(text: &str) -> Option<Severity> {
-        match text {
-            "error" => Some(Severity::Error),
-            "warn" | "warning" => Some(Severity::Warning),
-            "off" => Some(Severity::Off),
-            _ => None,
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Severity::Off => "off",
-            Severity::Warning => "warning",
-            Severity::Error => "error",
-        }
-    }
-}
-
-impl fmt::Display for Severity {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// What a rule's fix may do, with the meaning written down once:
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FixSafety {
-    /// The rule offers no fix; its help line says what to do.
-    None,
-    /// Behaviour-preserving; `--fix` applies it.
-    Safe,
-    /// Changes behaviour (timing, what is retried); needs `--unsafe-fixes`.
-    Unsafe,
-}
+use crate::analysis::{Analysis, Origin, Policy, SiteAnalysis};
+pub use crate::diagnostic::{Diagnostic, Edit, Fix, FixSafety, Label, Severity};
+pub use crate::extract::Trigger;
+use crate::facts::FileFacts;
+use crate::index::{FileId, Index};
+use crate::source::{snippet, Span};
 
 /// One rule: its metadata and its check.
 pub struct Rule {
@@ -76,16 +35,46 @@ pub struct Rule {
     pub decision: &'static str,
     pub default_severity: Severity,
     pub fix: FixSafety,
+    /// What a file must hold for the rule to find anything in it: the prefilter parses only
+    /// files that hold a trigger of an enabled rule.
+    pub triggers: &'static [Trigger],
     /// `rules/<name>.md`.
     pub doc: &'static str,
     pub check: fn(&Context, &mut Vec<Diagnostic>),
 }
 
-/// What a check sees: one file's facts and the whole project.
+/// What a check sees: one file's facts and analysis, and the whole index. Rules only read:
+/// resolution and evaluation happened in `analysis`.
 pub struct Context<'p> {
-    pub project: &'p Project,
+    pub index: &'p Index,
+    pub analysis: &'p Analysis,
     pub file: FileId,
     pub facts: &'p FileFacts,
+}
+
+impl<'p> Context<'p> {
+    /// What analysis found about each retry site of this file, in order.
+    pub fn sites(&self) -> &'p [SiteAnalysis] {
+        self.analysis.sites(self.index, self.file)
+    }
+
+    /// The retry policies this file defines or builds.
+    pub fn policies(&self) -> &'p [Policy] {
+        self.analysis.policies(self.index, self.file)
+    }
+
+    /// The file's retry sites with their analysis.
+    pub fn retry_sites(&self) -> impl Iterator<Item = (&'p crate::facts::RetrySite, &'p SiteAnalysis)> {
+        self.facts.retry_sites.iter().zip(self.sites())
+    }
+
+    pub fn config(&self) -> &'p crate::config::Config {
+        &self.index.config
+    }
+
+    pub fn is_retry_module(&self) -> bool {
+        self.index.is_retry_module(self.file)
+    }
 }
 
 pub const RULES: &[&Rule] = &[
@@ -119,47 +108,12 @@ pub fn names() -> Vec<&'static str> {
     RULES.iter().map(|r| r.name).collect()
 }
 
-/// A secondary location that explains a finding.
-#[derive(Debug, Clone)]
-pub struct Label {
-    pub file: FileId,
-    pub span: Span,
-    pub message: String,
-}
-
-#[derive(Debug, Clone)]
-pub struct Edit {
-    pub file: FileId,
-    pub span: Span,
-    pub replacement: String,
-}
-
-#[derive(Debug, Clone)]
-pub struct Fix {
-    pub safety: FixSafety,
-    pub title: String,
-    pub edits: Vec<Edit>,
-}
-
-/// One finding. Messages are lowercase without a trailing period and say what goes wrong
-/// in the user's terms; `help` says what to do instead.
-#[derive(Debug, Clone)]
-pub struct Diagnostic {
-    pub rule: &'static str,
-    pub severity: Severity,
-    pub file: FileId,
-    pub span: Span,
-    pub message: String,
-    pub help: Option<String>,
-    pub labels: Vec<Label>,
-    pub fix: Option<Fix>,
-}
-
-impl Diagnostic {
-    pub fn new(rule: &Rule, ctx: &Context, span: Span, message: impl Into<String>) -> Diagnostic {
+impl Rule {
+    /// A finding of this rule in the context's file.
+    pub fn report(&self, ctx: &Context, span: Span, message: impl Into<String>) -> Diagnostic {
         Diagnostic {
-            rule: rule.name,
-            severity: rule.default_severity,
+            rule: self.name,
+            severity: self.default_severity,
             file: ctx.file,
             span,
             message: message.into(),
@@ -168,39 +122,15 @@ impl Diagnostic {
             fix: None,
         }
     }
-
-    pub fn with_help(mut self, help: impl Into<String>) -> Diagnostic {
-        self.help = Some(help.into());
-        self
-    }
-
-    pub fn with_label(mut self, file: FileId, span: Span, message: impl Into<String>) -> Diagnostic {
-        self.labels.push(Label {
-            file,
-            span,
-            message: message.into(),
-        });
-        self
-    }
-}
-
-/// Shortens source text for a message: first line, at most `max` characters.
-pub fn snippet(text: &str, max: usize) -> String {
-    let first = text.lines().next().unwrap_or("").trim();
-    if first.chars().count() <= max && !text.trim().contains('\n') {
-        return first.to_string();
-    }
-    let cut: String = first.chars().take(max).collect();
-    format!("{cut}…")
 }
 
 /// How a message names a policy: `` `transient` `` for an export, the expression otherwise.
-pub fn policy_name(policy: &crate::policy::Policy) -> String {
+pub fn policy_name(policy: &Policy) -> String {
     match &policy.origin {
-        crate::policy::Origin::Export { name, .. } => format!("`{name}`"),
-        crate::policy::Origin::Site { kind } if policy.schedule.is_none() => {
-            format!("`{}({})`", kind.callee(), snippet(&policy.text, 50))
+        Origin::Export { name, .. } => format!("`{name}`"),
+        Origin::Site { callee } if policy.schedule.is_none() => {
+            format!("`{callee}({})`", snippet(&policy.text, 50))
         }
-        crate::policy::Origin::Site { .. } => format!("`{}`", snippet(&policy.text, 60)),
+        Origin::Site { .. } => format!("`{}`", snippet(&policy.text, 60)),
     }
 }

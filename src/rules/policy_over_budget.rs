@@ -1,7 +1,7 @@
 //! `policy-over-budget`: an in-process policy that can wait longer in total than the budget.
 
-use super::{policy_name, Context, Diagnostic, FixSafety, Rule, Severity};
-use crate::policy::format_ms;
+use super::{policy_name, Context, Diagnostic, FixSafety, Rule, Severity, Trigger};
+use crate::schedule::duration::format_ms;
 
 pub const RULE: Rule = Rule {
     name: "policy-over-budget",
@@ -9,13 +9,14 @@ pub const RULE: Rule = Rule {
     decision: "3",
     default_severity: Severity::Error,
     fix: FixSafety::None,
+    triggers: &[Trigger::Retries],
     doc: include_str!("../../rules/policy-over-budget.md"),
     check,
 };
 
 fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
-    let budget = ctx.project.config.budget_ms;
-    for policy in ctx.project.policies(ctx.file) {
+    let budget = ctx.config().budget_ms;
+    for policy in ctx.policies() {
         let Some(worst) = policy.summary.worst_total_ms else {
             continue;
         };
@@ -26,8 +27,7 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
         let shown: Vec<String> = delays.iter().take(6).map(|d| format_ms(*d)).collect();
         let more = if delays.len() > 6 { ", …" } else { "" };
         out.push(
-            Diagnostic::new(
-                &RULE,
+            RULE.report(
                 ctx,
                 policy.span,
                 format!(

@@ -1,7 +1,6 @@
 //! `retry-after-commit`: a retry that wraps more than the atomic unit.
 
-use super::{Context, Diagnostic, FixSafety, Rule, Severity};
-use crate::replay::after_commit;
+use super::{Context, Diagnostic, FixSafety, Rule, Severity, Trigger};
 
 pub const RULE: Rule = Rule {
     name: "retry-after-commit",
@@ -9,14 +8,14 @@ pub const RULE: Rule = Rule {
     decision: "1",
     default_severity: Severity::Error,
     fix: FixSafety::None,
+    triggers: &[Trigger::Retries],
     doc: include_str!("../../rules/retry-after-commit.md"),
     check,
 };
 
 fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
-    for site in &ctx.facts.retry_sites {
-        let Some(unit) = &site.target else { continue };
-        let Some((transaction, later)) = after_commit(ctx.facts, unit) else {
+    for (site, analysis) in ctx.retry_sites() {
+        let (Some(unit), Some((transaction, later))) = (&site.unit, &analysis.after_commit) else {
             continue;
         };
         let unit_name = unit
@@ -25,8 +24,7 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
             .map(|n| format!("`{n}`"))
             .unwrap_or_else(|| "this effect".into());
         out.push(
-            Diagnostic::new(
-                &RULE,
+            RULE.report(
                 ctx,
                 site.callee_span,
                 format!(
@@ -34,7 +32,7 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
                     later.what
                 ),
             )
-            .with_label(ctx.file, transaction, "the transaction commits here")
+            .with_label(ctx.file, *transaction, "the transaction commits here")
             .with_label(ctx.file, later.span, "this runs after the commit")
             .with_help("give the transactional part its own `Effect.fn` and retry that; what runs after the commit is not replayed with it"),
         );

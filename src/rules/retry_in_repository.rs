@@ -1,6 +1,7 @@
 //! `retry-in-repository`: a repository method never retries.
 
-use super::{Context, Diagnostic, FixSafety, Rule, Severity};
+use super::{Context, Diagnostic, FixSafety, Rule, Severity, Trigger};
+use crate::analysis::dialect;
 use crate::facts::{Container, ContainerKind};
 
 pub const RULE: Rule = Rule {
@@ -9,15 +10,16 @@ pub const RULE: Rule = Rule {
     decision: "1",
     default_severity: Severity::Error,
     fix: FixSafety::None,
+    triggers: &[Trigger::Retries],
     doc: include_str!("../../rules/retry-in-repository.md"),
     check,
 };
 
 fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
-    if ctx.project.is_retry_module(ctx.file) || ctx.facts.retry_sites.is_empty() {
+    if ctx.is_retry_module() || ctx.facts.retry_sites.is_empty() {
         return;
     }
-    let repository_path = ctx.project.is_repository_path(ctx.file);
+    let repository_path = ctx.index.is_repository_path(ctx.file);
     for site in &ctx.facts.retry_sites {
         let repository = site.containers.iter().rev().find(|c| is_repository(c));
         let place = match (repository, repository_path) {
@@ -25,22 +27,16 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
             (None, true) => "a repository module".to_string(),
             (None, false) => continue,
         };
-        let help = if site.rust.is_some() {
-            "remove the retry here and retry the use case's atomic unit (the function that owns the transaction) with a named policy from the retry module"
-        } else {
-            "remove the retry here and retry the use case's atomic unit (its `Effect.fn`) with a named policy"
-        };
         out.push(
-            Diagnostic::new(
-                &RULE,
+            RULE.report(
                 ctx,
                 site.callee_span,
                 format!(
                     "`{}` inside {place}: a repository cannot know whether it runs in a transaction, and a statement retried inside an aborted transaction fails again",
-                    site.callee()
+                    site.callee
                 ),
             )
-            .with_help(help),
+            .with_help(dialect::repository_help(site.library)),
         );
     }
 }

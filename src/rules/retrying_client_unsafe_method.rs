@@ -1,6 +1,6 @@
 //! `retrying-client-unsafe-method`: a retrying HTTP client used for POST/PATCH without a key.
 
-use super::{Context, Diagnostic, FixSafety, Rule, Severity};
+use super::{Context, Diagnostic, FixSafety, Rule, Severity, Trigger};
 
 pub const RULE: Rule = Rule {
     name: "retrying-client-unsafe-method",
@@ -8,6 +8,7 @@ pub const RULE: Rule = Rule {
     decision: "1",
     default_severity: Severity::Error,
     fix: FixSafety::None,
+    triggers: &[Trigger::Retries],
     doc: include_str!("../../rules/retrying-client-unsafe-method.md"),
     check,
 };
@@ -28,8 +29,7 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
             continue;
         }
         out.push(
-            Diagnostic::new(
-                &RULE,
+            RULE.report(
                 ctx,
                 request.span,
                 format!(

@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 
 use globset::GlobSet;
 
-use super::{Context, Diagnostic, FixSafety, Rule, Severity};
+use super::{Context, Diagnostic, FixSafety, Rule, Severity, Trigger};
 use crate::facts::{CursorKind, SlotUse};
 
 pub const RULE: Rule = Rule {
@@ -15,6 +15,7 @@ pub const RULE: Rule = Rule {
     decision: "4",
     default_severity: Severity::Error,
     fix: FixSafety::None,
+    triggers: &[Trigger::Jobs],
     doc: include_str!("../../rules/since-last-run-cursor.md"),
     check,
 };
@@ -33,8 +34,8 @@ fn in_jobs_runtime(ctx: &Context) -> bool {
         }
         builder.build().expect("static globs")
     });
-    let absolute = &ctx.project.sources[ctx.file].absolute;
-    globs.is_match(ctx.project.config.relative(absolute))
+    let absolute = &ctx.index.files[ctx.file].absolute;
+    globs.is_match(ctx.config().relative(absolute))
 }
 
 fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
@@ -55,10 +56,7 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
             .binding
             .as_deref()
             .map_or("the last run's time".to_string(), |b| format!("`{b}`"));
-        let mut diagnostic = Diagnostic::new(
-            &RULE,
-            ctx,
-            read.span,
+        let mut diagnostic = RULE.report(ctx, read.span,
             format!(
                 "in-memory \"since the last run\" cursor: {value} comes from `{}`, which a restart resets and every replica keeps for itself, so work is skipped or done twice",
                 read.reference
@@ -93,7 +91,7 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
                     "cron repeat {what} outside a job: it runs on every replica that starts it, never on the Worker profile, and a missed fire is lost"
                 ),
             };
-            out.push(Diagnostic::new(&RULE, ctx, repeat.span, message).with_help(JOB_HELP));
+            out.push(RULE.report(ctx, repeat.span, message).with_help(JOB_HELP));
         }
     }
 
@@ -106,8 +104,7 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
                 None => "ignores its slot".to_string(),
             };
             out.push(
-                Diagnostic::new(
-                    &RULE,
+                RULE.report(
                     ctx,
                     run.span,
                     format!(
@@ -126,10 +123,7 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
             .filter(|r| r.span.start >= body.start && r.span.end <= body.end)
         {
             out.push(
-                Diagnostic::new(
-                    &RULE,
-                    ctx,
-                    read.span,
+                RULE.report(ctx, read.span,
                     format!(
                         "`{}` in {name} reads the wall clock: a late or retried fire sees a later time than its slot",
                         read.call

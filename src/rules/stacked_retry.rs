@@ -1,7 +1,7 @@
 //! `stacked-retry`: an in-process retry under a durable retrier, other than contention.
 
-use super::{Context, Diagnostic, FixSafety, Rule, Severity};
-use crate::replay::{durable_retrier, role, Role};
+use super::{Context, Diagnostic, FixSafety, Rule, Severity, Trigger};
+use crate::analysis::{dialect, Role};
 
 pub const RULE: Rule = Rule {
     name: "stacked-retry",
@@ -9,32 +9,33 @@ pub const RULE: Rule = Rule {
     decision: "3",
     default_severity: Severity::Error,
     fix: FixSafety::None,
+    triggers: &[Trigger::Retries],
     doc: include_str!("../../rules/stacked-retry.md"),
     check,
 };
 
 fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
-    for site in &ctx.facts.retry_sites {
-        if role(site, &ctx.project.config.vocabulary) == Role::Contention {
+    for (site, analysis) in ctx.retry_sites() {
+        if analysis.role == Role::Contention {
             continue;
         }
-        let Some(why) = durable_retrier(ctx.project, ctx.file, site) else {
+        let Some(durable) = &analysis.durable else {
             continue;
         };
-        let queue = match ctx.project.wrangler_max_retries(ctx.file) {
+        let queue = match durable.redeliveries {
             Some(n) => format!(", which redelivers up to {n} times (queue consumer `max_retries`)"),
             None => String::new(),
         };
         out.push(
-            Diagnostic::new(
-                &RULE,
+            RULE.report(
                 ctx,
                 site.callee_span,
                 format!(
-                    "in-process retry under a durable retrier ({why}{queue}): every delivery retries again, so attempts multiply"
+                    "in-process retry under a durable retrier ({}{queue}): every delivery retries again, so attempts multiply",
+                    durable.why
                 ),
             )
-            .with_help("retry only contention here, `{ schedule: Retry.contention, while: Retry.isContention }`; the durable retrier owns every other failure"),
+            .with_help(dialect::durable_help(site.library)),
         );
     }
 }

@@ -1,7 +1,7 @@
 //! `suppression-without-reason`: a suppression comment with no `-- reason`.
 //! Computed by the pipeline with the suppressions (see `check::apply_suppressions`).
 
-use super::{Context, Diagnostic, FixSafety, Rule, Severity};
+use super::{Context, Diagnostic, FixSafety, Rule, Severity, Trigger};
 
 pub const RULE: Rule = Rule {
     name: "suppression-without-reason",
@@ -9,6 +9,7 @@ pub const RULE: Rule = Rule {
     decision: "-",
     default_severity: Severity::Warning,
     fix: FixSafety::None,
+    triggers: &[Trigger::Suppressions],
     doc: include_str!("../../rules/suppression-without-reason.md"),
     check,
 };

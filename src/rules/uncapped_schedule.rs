@@ -1,8 +1,8 @@
 //! `uncapped-schedule`: a retry policy with no attempt cap, or whose gap grows without a cap.
 
-use super::{policy_name, Context, Diagnostic, FixSafety, Rule, Severity};
-use crate::facts::RustLib;
-use crate::policy::{format_ms, Origin, Policy};
+use super::{policy_name, Context, Diagnostic, FixSafety, Rule, Severity, Trigger};
+use crate::analysis::{dialect, Origin};
+use crate::schedule::duration::format_ms;
 use crate::schedule::{Attempts, Gap};
 
 pub const RULE: Rule = Rule {
@@ -11,33 +11,19 @@ pub const RULE: Rule = Rule {
     decision: "3",
     default_severity: Severity::Error,
     fix: FixSafety::None,
+    triggers: &[Trigger::Retries],
     doc: include_str!("../../rules/uncapped-schedule.md"),
     check,
 };
 
-const HELP: &str = "cap it the way the retry module's policies are capped: `Schedule.max([Schedule.min([Schedule.exponential(base), Schedule.spaced(cap)]), Schedule.recurs(retries)]).pipe(Schedule.jittered)`";
-
-/// How to cap a policy in its own library's terms.
-fn help(policy: &Policy) -> &'static str {
-    match policy.rust.as_ref().map(|r| r.lib) {
-        None => HELP,
-        Some(Some(RustLib::Backon)) => "cap it with `.with_max_times(n)` and `.with_max_delay(d)` (backon's builders stop after 3 retries and cap the gap at 60 s unless `without_max_times()` or `without_max_delay()` remove it)",
-        Some(Some(RustLib::TokioRetry)) => "cap it with `.max_delay(d)` on the strategy and `.take(n)` on the iterator: tokio-retry strategies never stop by themselves",
-        Some(Some(RustLib::Backoff)) => "use an `ExponentialBackoff` with `max_interval` and `max_elapsed_time: Some(d)`: backoff counts no attempts, the elapsed time is its only stop",
-        Some(_) => "build the policy with `build_with_max_retries(n)` and cap its gap with `retry_bounds(min, max)`",
-    }
-}
-
 fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
-    for policy in ctx.project.policies(ctx.file) {
+    for policy in ctx.policies() {
         // A duration Effect cannot decode makes the schedule throw when it is built.
         for problem in policy.problems.iter().filter(|p| p.file == ctx.file) {
-            let fix = if policy.rust.is_some() {
-                "give the builder values the library accepts"
-            } else {
-                "write durations as `<number> <unit>`, e.g. \"100 millis\" or \"2 seconds\""
-            };
-            out.push(Diagnostic::new(&RULE, ctx, problem.span, problem.message.clone()).with_help(fix));
+            out.push(
+                RULE.report(ctx, problem.span, problem.message.clone())
+                    .with_help(dialect::invalid_value_help(policy.library)),
+            );
         }
         let summary = &policy.summary;
         let unbounded = summary.attempts == Attempts::Unbounded;
@@ -66,6 +52,9 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
             }
             (false, false) => continue,
         };
-        out.push(Diagnostic::new(&RULE, ctx, policy.span, message).with_help(help(policy)));
+        out.push(
+            RULE.report(ctx, policy.span, message)
+                .with_help(dialect::cap_help(policy.library)),
+        );
     }
 }

@@ -1,7 +1,7 @@
 //! `unused-suppression`: a suppression comment that suppresses nothing, or names no rule.
 //! Computed by the pipeline after every other rule has run (see `check::apply_suppressions`).
 
-use super::{Context, Diagnostic, FixSafety, Rule, Severity};
+use super::{Context, Diagnostic, FixSafety, Rule, Severity, Trigger};
 
 pub const RULE: Rule = Rule {
     name: "unused-suppression",
@@ -9,6 +9,7 @@ pub const RULE: Rule = Rule {
     decision: "-",
     default_severity: Severity::Warning,
     fix: FixSafety::None,
+    triggers: &[Trigger::Suppressions],
     doc: include_str!("../../rules/unused-suppression.md"),
     check,
 };

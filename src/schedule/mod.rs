@@ -1,21 +1,35 @@
-//! The schedule model: an abstract evaluator of Effect `Schedule` expressions.
-//!
-//! An expression (as extracted into [`Expr`]) is evaluated into a small schedule IR
-//! ([`Sched`]), resolving names across files and substituting arguments into same-file helper
-//! functions such as `capped(base, cap, retries)`. The IR is then run on a virtual clock by
-//! [`sim`], which is how Effect itself runs a schedule: each combinator is a step function.
+//! The schedule model: a small IR of retry schedules ([`Sched`]) and its semantics, with no
+//! knowledge of source code. Effect `Schedule` expressions are evaluated into it by
+//! `analysis::effect`, the Rust libraries' builders by [`rust`]. The IR is run on a virtual
+//! clock by [`sim`], which is how Effect itself runs a schedule: each combinator is a step
+//! function.
 //! That gives exact nominal delays; a separate structural pass answers what a bounded run
 //! cannot (is the attempt count unbounded? does the gap grow without a cap?).
 //!
 //! What the model cannot see — a parameter, an opaque callback, an unresolved import — is
 //! `Unknown`, and the rules stay silent on unknown.
 
-pub mod eval;
+pub mod duration;
 pub mod rust;
 pub mod sim;
 
-pub use eval::{evaluate_policy, evaluate_policy_expr, evaluate_schedule, parse_duration, Evaluator, Problem};
 pub use sim::{summarize, Attempts, Gap, Jitter, Summary};
+
+/// The retry library whose semantics a policy has: how its builders default, and how a
+/// finding names its remedies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum Library {
+    /// Effect's `Schedule` (`Effect.retry`, `Stream.retry`, `HttpClient.retryTransient`).
+    Effect,
+    /// `backon`: `.retry(builder)` on a closure or future, `.when(…)` filters.
+    Backon,
+    /// `tokio-retry`: `Retry::spawn(strategy, action)`, `RetryIf::spawn(…, condition)`.
+    TokioRetry,
+    /// `backoff`: `backoff::retry(policy, op)`, `backoff::future::retry(policy, op)`.
+    Backoff,
+    /// `reqwest-retry`: `RetryTransientMiddleware::new_with_policy(policy)`.
+    ReqwestRetry,
+}
 
 /// A delay function or predicate the model can interpret: `({ duration }) => Duration.min(…)`.
 #[derive(Debug, Clone)]
@@ -125,29 +139,4 @@ pub enum Sched {
     AddDelay(Box<Sched>, Callback),
     /// Something the model does not know.
     Unknown,
-}
-
-/// Evaluates a standalone expression (a schedule or retry options) the way the differential
-/// test asks: as if written in a file importing `Schedule`, `Duration` and `Effect` from Effect.
-pub fn evaluate_text(expr: &str, version: u8) -> Summary {
-    use crate::config::Config;
-    use crate::discover::SourceFile;
-    use crate::facts::Language;
-    use std::path::PathBuf;
-
-    let text =
-        format!("import {{ Schedule, Duration, Effect, pipe }} from \"effect\"\nexport const policy = ({expr})\n");
-    let path = PathBuf::from("policy.ts");
-    let facts = crate::extract::extract_file(&path, Language::TypeScript, text.as_bytes());
-    let source = SourceFile {
-        path: path.clone(),
-        absolute: PathBuf::from("/policy.ts"),
-        language: Language::TypeScript,
-    };
-    let project = crate::project::Project::from_memory(Config::defaults(PathBuf::from("/")), vec![(source, facts)]);
-    let Some(binding) = project.facts(0).binding("policy") else {
-        return summarize(&Sched::Unknown);
-    };
-    let (sched, _) = evaluate_policy_expr(&project, 0, &binding.value, version);
-    summarize(&sched)
 }

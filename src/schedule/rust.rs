@@ -3,7 +3,7 @@
 //! runs as. Every default and formula below was read in the crate itself (the version is
 //! named where it matters); `rules/*.md` cite the files.
 //!
-//! The extractor keeps a builder as its configuration ([`RustBackoff`]) plus the methods
+//! The extractor keeps a builder as its configuration ([`Backoff`]) plus the methods
 //! applied to it, not as a finished [`Sched`]: a call site may change a named policy from
 //! another file (`retry::transient().with_max_times(5)`), and a method such as backon's
 //! `with_max_delay` changes the middle of the schedule, not its outside. The schedule is
@@ -11,8 +11,115 @@
 
 use std::rc::Rc;
 
+use super::Library;
 use super::{BinOp, Callback, Lambda, Sched, Term};
-use crate::facts::{BackoffShape, BackonShape, ReqwestJitter, RustArg, RustBackoff, RustOp, TokioShape};
+
+/// A builder method's argument value, as far as the extractor can evaluate it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum Arg {
+    Num(f64),
+    /// A `Duration`, in milliseconds.
+    Ms(f64),
+    Some(Box<Arg>),
+    None,
+    Bool(bool),
+    /// A path such as `Jitter::Full` or `jitter` (`use` declarations applied).
+    Path(Vec<String>),
+    Unknown,
+}
+
+/// The configuration a Rust retry library's builder holds: what its methods change, and
+/// what the schedule model runs (`schedule::rust`). Durations are milliseconds.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum Backoff {
+    /// backon's `ExponentialBuilder`, `ConstantBuilder` (`min_delay` is its delay) and
+    /// `FibonacciBuilder`.
+    Backon {
+        shape: BackonShape,
+        jitter: bool,
+        factor: f64,
+        min_delay: f64,
+        max_delay: Option<f64>,
+        max_times: Option<u64>,
+        total_delay: Option<f64>,
+    },
+    /// tokio-retry's strategies (iterators of delays), with `.map(jitter)` and `.take(n)`.
+    TokioRetry {
+        shape: TokioShape,
+        factor: f64,
+        max_delay: Option<f64>,
+        jitter: bool,
+        take: Option<u64>,
+    },
+    /// backoff's `ExponentialBackoff` (struct or `ExponentialBackoffBuilder`), `Constant`,
+    /// `Zero`, `Stop`.
+    Backoff {
+        shape: BackoffShape,
+        initial: f64,
+        randomization: f64,
+        multiplier: f64,
+        max_interval: f64,
+        max_elapsed: Option<f64>,
+    },
+    /// reqwest-retry's (retry-policies') `ExponentialBackoff`: `builder()` until one of the
+    /// `build_with_*` methods makes it a policy.
+    Reqwest {
+        min: f64,
+        max: f64,
+        jitter: ReqwestJitter,
+        base: f64,
+        max_retries: Option<u64>,
+        total: Option<f64>,
+        built: bool,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum BackonShape {
+    Exponential,
+    Constant,
+    Fibonacci,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum TokioShape {
+    /// `ExponentialBackoff::from_millis(base)`: `base^n` milliseconds (times `factor`).
+    Exponential {
+        base: f64,
+    },
+    Fibonacci {
+        base: f64,
+    },
+    Fixed {
+        ms: f64,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum BackoffShape {
+    Exponential,
+    Constant(f64),
+    Zero,
+    Stop,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum ReqwestJitter {
+    None,
+    Full,
+    Bounded,
+}
+
+impl Backoff {
+    pub fn lib(&self) -> Library {
+        match self {
+            Backoff::Backon { .. } => Library::Backon,
+            Backoff::TokioRetry { .. } => Library::TokioRetry,
+            Backoff::Backoff { .. } => Library::Backoff,
+            Backoff::Reqwest { .. } => Library::ReqwestRetry,
+        }
+    }
+}
 
 /// What applying one builder method did.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,37 +131,37 @@ pub enum Applied {
     Problem(String),
 }
 
-fn num(arg: Option<&RustArg>) -> Option<f64> {
+fn num(arg: Option<&Arg>) -> Option<f64> {
     match arg? {
-        RustArg::Num(n) if n.is_finite() && *n >= 0.0 => Some(*n),
+        Arg::Num(n) if n.is_finite() && *n >= 0.0 => Some(*n),
         _ => None,
     }
 }
 
-fn ms(arg: Option<&RustArg>) -> Option<f64> {
+fn ms(arg: Option<&Arg>) -> Option<f64> {
     match arg? {
-        RustArg::Ms(ms) if ms.is_finite() && *ms >= 0.0 => Some(*ms),
+        Arg::Ms(ms) if ms.is_finite() && *ms >= 0.0 => Some(*ms),
         _ => None,
     }
 }
 
 /// `Some(duration)` / `None`.
-fn opt_ms(arg: Option<&RustArg>) -> Option<Option<f64>> {
+fn opt_ms(arg: Option<&Arg>) -> Option<Option<f64>> {
     match arg? {
-        RustArg::None => Some(None),
-        RustArg::Some(inner) => ms(Some(inner)).map(Some),
+        Arg::None => Some(None),
+        Arg::Some(inner) => ms(Some(inner)).map(Some),
         _ => None,
     }
 }
 
-fn count(arg: Option<&RustArg>) -> Option<u64> {
+fn count(arg: Option<&Arg>) -> Option<u64> {
     num(arg).filter(|n| n.fract() == 0.0).map(|n| n as u64)
 }
 
 /// A tokio-retry strategy as constructed: factor 1, no max delay, no jitter, never stops until
 /// `.take(n)` (tokio-retry 0.3.2 src/strategy.rs).
-fn tokio_retry(shape: TokioShape) -> RustBackoff {
-    RustBackoff::TokioRetry {
+fn tokio_retry(shape: TokioShape) -> Backoff {
+    Backoff::TokioRetry {
         shape,
         factor: 1.0,
         max_delay: None,
@@ -66,13 +173,13 @@ fn tokio_retry(shape: TokioShape) -> RustBackoff {
 /// `path` is a constructor call's callee with `use` declarations applied, e.g.
 /// `["backon", "ExponentialBuilder", "default"]`. Returns how messages name the constructor
 /// and the builder with the library's defaults.
-pub fn constructor(path: &[String], args: &[RustArg]) -> Option<(String, RustBackoff)> {
+pub fn constructor(path: &[String], args: &[Arg]) -> Option<(String, Backoff)> {
     let [krate, .., ty, function] = path else { return None };
     let name = format!("{ty}::{function}");
     let state = match (krate.as_str(), ty.as_str(), function.as_str()) {
         // backon 1.6.0 src/backoff/exponential.rs `ExponentialBuilder::new`: jitter false,
         // factor 2.0, min_delay 1 s, max_delay Some(60 s), max_times Some(3), total_delay None.
-        ("backon", "ExponentialBuilder", "new" | "default") if args.is_empty() => RustBackoff::Backon {
+        ("backon", "ExponentialBuilder", "new" | "default") if args.is_empty() => Backoff::Backon {
             shape: BackonShape::Exponential,
             jitter: false,
             factor: 2.0,
@@ -82,7 +189,7 @@ pub fn constructor(path: &[String], args: &[RustArg]) -> Option<(String, RustBac
             total_delay: None,
         },
         // backon 1.6.0 src/backoff/constant.rs: delay 1 s, max_times Some(3), jitter false.
-        ("backon", "ConstantBuilder", "new" | "default") if args.is_empty() => RustBackoff::Backon {
+        ("backon", "ConstantBuilder", "new" | "default") if args.is_empty() => Backoff::Backon {
             shape: BackonShape::Constant,
             jitter: false,
             factor: 1.0,
@@ -93,7 +200,7 @@ pub fn constructor(path: &[String], args: &[RustArg]) -> Option<(String, RustBac
         },
         // backon 1.6.0 src/backoff/fibonacci.rs: min_delay 1 s, max_delay Some(60 s),
         // max_times Some(3), jitter false.
-        ("backon", "FibonacciBuilder", "new" | "default") if args.is_empty() => RustBackoff::Backon {
+        ("backon", "FibonacciBuilder", "new" | "default") if args.is_empty() => Backoff::Backon {
             shape: BackonShape::Fibonacci,
             jitter: false,
             factor: 1.0,
@@ -118,17 +225,15 @@ pub fn constructor(path: &[String], args: &[RustArg]) -> Option<(String, RustBac
         ("backoff", "Constant", "new") => backoff_default(BackoffShape::Constant(ms(args.first())?)),
         // retry-policies 0.5.2 src/policies/exponential_backoff.rs `ExponentialBackoffBuilder`
         // default: retry bounds 1 s … 30 min, `Jitter::Full`, base 2; no policy until built.
-        ("reqwest_retry" | "retry_policies", "ExponentialBackoff", "builder") if args.is_empty() => {
-            RustBackoff::Reqwest {
-                min: 1000.0,
-                max: 30.0 * 60_000.0,
-                jitter: ReqwestJitter::Full,
-                base: 2.0,
-                max_retries: None,
-                total: None,
-                built: false,
-            }
-        }
+        ("reqwest_retry" | "retry_policies", "ExponentialBackoff", "builder") if args.is_empty() => Backoff::Reqwest {
+            min: 1000.0,
+            max: 30.0 * 60_000.0,
+            jitter: ReqwestJitter::Full,
+            base: 2.0,
+            max_retries: None,
+            total: None,
+            built: false,
+        },
         _ => return None,
     };
     Some((name, state))
@@ -136,8 +241,8 @@ pub fn constructor(path: &[String], args: &[RustArg]) -> Option<(String, RustBac
 
 /// backoff 0.4.0 src/default.rs: initial interval 500 ms, randomization factor 0.5,
 /// multiplier 1.5, max interval 60 s, max elapsed time Some(15 min).
-fn backoff_default(shape: BackoffShape) -> RustBackoff {
-    RustBackoff::Backoff {
+fn backoff_default(shape: BackoffShape) -> Backoff {
+    Backoff::Backoff {
         shape,
         initial: 500.0,
         randomization: 0.5,
@@ -149,7 +254,7 @@ fn backoff_default(shape: BackoffShape) -> RustBackoff {
 
 /// A struct literal of a backoff type: `backoff::ExponentialBackoff { … }`, `Zero {}`.
 /// Fields become `=field` operations on the defaults.
-pub fn struct_literal(path: &[String]) -> Option<(String, RustBackoff)> {
+pub fn struct_literal(path: &[String]) -> Option<(String, Backoff)> {
     let [krate, .., ty] = path else { return None };
     if krate != "backoff" {
         return None;
@@ -164,17 +269,17 @@ pub fn struct_literal(path: &[String]) -> Option<(String, RustBackoff)> {
 }
 
 /// Applies one builder method (or struct field) to a builder.
-pub fn apply(state: &mut RustBackoff, op: &RustOp) -> Applied {
-    let arg = |i: usize| op.args.get(i);
+pub fn apply(state: &mut Backoff, method: &str, args: &[Arg]) -> Applied {
+    let arg = |i: usize| args.get(i);
     // Methods that leave the schedule as it is.
     if matches!(
-        op.method.as_str(),
+        method,
         "clone" | "to_owned" | "into" | "with_jitter_seed" | "into_iter" | "with_retry_log_level"
     ) {
         return Applied::Ok;
     }
     let known = match state {
-        RustBackoff::Backon {
+        Backoff::Backon {
             shape,
             jitter,
             factor,
@@ -185,7 +290,7 @@ pub fn apply(state: &mut RustBackoff, op: &RustOp) -> Applied {
         } => {
             let exponential = *shape == BackonShape::Exponential;
             let constant = *shape == BackonShape::Constant;
-            match op.method.as_str() {
+            match method {
                 "with_jitter" => {
                     *jitter = true;
                     Some(())
@@ -209,7 +314,7 @@ pub fn apply(state: &mut RustBackoff, op: &RustOp) -> Applied {
                 _ => None,
             }
         }
-        RustBackoff::TokioRetry {
+        Backoff::TokioRetry {
             shape,
             factor,
             max_delay,
@@ -219,12 +324,12 @@ pub fn apply(state: &mut RustBackoff, op: &RustOp) -> Applied {
             // `factor` and `max_delay` are the strategy's own; after an iterator adapter
             // (`map`, `take`) they no longer exist.
             let own = !*jitter && take.is_none() && !matches!(shape, TokioShape::Fixed { .. });
-            match op.method.as_str() {
+            match method {
                 "factor" if own => num(arg(0)).map(|n| *factor = n),
                 "max_delay" if own => ms(arg(0)).map(|d| *max_delay = Some(d)),
                 // `.map(jitter)`: tokio_retry::strategy::jitter, `d * rand::random::<f64>()`.
                 "map" => match arg(0) {
-                    Some(RustArg::Path(path)) if path.last().is_some_and(|p| p == "jitter") => {
+                    Some(Arg::Path(path)) if path.last().is_some_and(|p| p == "jitter") => {
                         *jitter = true;
                         Some(())
                     }
@@ -234,7 +339,7 @@ pub fn apply(state: &mut RustBackoff, op: &RustOp) -> Applied {
                 _ => None,
             }
         }
-        RustBackoff::Backoff {
+        Backoff::Backoff {
             shape,
             initial,
             randomization,
@@ -243,7 +348,7 @@ pub fn apply(state: &mut RustBackoff, op: &RustOp) -> Applied {
             max_elapsed,
         } => {
             let exponential = *shape == BackoffShape::Exponential;
-            match op.method.as_str() {
+            match method {
                 "with_initial_interval" | "=initial_interval" if exponential => ms(arg(0)).map(|d| *initial = d),
                 "with_randomization_factor" | "=randomization_factor" if exponential => {
                     num(arg(0)).map(|n| *randomization = n)
@@ -260,7 +365,7 @@ pub fn apply(state: &mut RustBackoff, op: &RustOp) -> Applied {
                 _ => None,
             }
         }
-        RustBackoff::Reqwest {
+        Backoff::Reqwest {
             min,
             max,
             jitter,
@@ -270,7 +375,7 @@ pub fn apply(state: &mut RustBackoff, op: &RustOp) -> Applied {
             built,
         } => {
             let building = !*built;
-            match op.method.as_str() {
+            match method {
                 "retry_bounds" if building => match (ms(arg(0)), ms(arg(1))) {
                     (Some(lo), Some(hi)) if lo > hi => {
                         return Applied::Problem(
@@ -281,7 +386,7 @@ pub fn apply(state: &mut RustBackoff, op: &RustOp) -> Applied {
                     _ => None,
                 },
                 "jitter" if building => match arg(0) {
-                    Some(RustArg::Path(path)) => match path.last().map(String::as_str) {
+                    Some(Arg::Path(path)) => match path.last().map(String::as_str) {
                         Some("None") => {
                             *jitter = ReqwestJitter::None;
                             Some(())
@@ -344,23 +449,23 @@ pub fn apply(state: &mut RustBackoff, op: &RustOp) -> Applied {
 /// delays. (The simulator reads delays with the jitter at the middle of its range, which is
 /// the nominal delay for Effect's symmetric 0.8–1.2; the Rust libraries' ranges are not
 /// centred on it — backon adds 0–100 %, tokio-retry and reqwest-retry scale by 0–1.)
-pub fn without_jitter(state: &RustBackoff) -> RustBackoff {
+pub fn without_jitter(state: &Backoff) -> Backoff {
     let mut plain = state.clone();
     match &mut plain {
-        RustBackoff::Backon { jitter, .. } | RustBackoff::TokioRetry { jitter, .. } => *jitter = false,
-        RustBackoff::Backoff { randomization, .. } => *randomization = 0.0,
-        RustBackoff::Reqwest { jitter, .. } => *jitter = ReqwestJitter::None,
+        Backoff::Backon { jitter, .. } | Backoff::TokioRetry { jitter, .. } => *jitter = false,
+        Backoff::Backoff { randomization, .. } => *randomization = 0.0,
+        Backoff::Reqwest { jitter, .. } => *jitter = ReqwestJitter::None,
     }
     plain
 }
 
 /// The total-time limit a builder stops at (backon's `with_total_delay`, backoff's
 /// `max_elapsed_time`), and the same builder without it.
-pub fn time_limit(state: &RustBackoff) -> Option<(f64, RustBackoff)> {
+pub fn time_limit(state: &Backoff) -> Option<(f64, Backoff)> {
     let mut unlimited = state.clone();
     let limit = match &mut unlimited {
-        RustBackoff::Backon { total_delay, .. } => total_delay.take()?,
-        RustBackoff::Backoff {
+        Backoff::Backon { total_delay, .. } => total_delay.take()?,
+        Backoff::Backoff {
             shape: BackoffShape::Exponential,
             max_elapsed,
             ..
@@ -433,12 +538,12 @@ fn backon_fibonacci(min: f64, max: Option<f64>) -> Sched {
 
 /// The schedule a configured builder runs, as the retry loop runs it against an operation
 /// that fails instantly.
-pub fn sched(state: &RustBackoff) -> Sched {
+pub fn sched(state: &Backoff) -> Sched {
     match *state {
         // backon 1.6.0: jitter adds `delay × rand[0, 1)` (exponential, constant) or
         // `min_delay × rand[0, 1)` (fibonacci); `max_times` counts retries; `total_delay`
         // stops before a delay that would take the sum of the delays past it.
-        RustBackoff::Backon {
+        Backoff::Backon {
             shape,
             jitter,
             factor,
@@ -476,7 +581,7 @@ pub fn sched(state: &RustBackoff) -> Sched {
         // tokio-retry 0.3.2: exponential is base^(n+1) × factor ms, fibonacci base, base, 2×base
         // … × factor, both clamped to max_delay; `jitter` scales by rand[0, 1); never stops
         // without `.take(n)`.
-        RustBackoff::TokioRetry {
+        Backoff::TokioRetry {
             shape,
             factor,
             max_delay,
@@ -509,7 +614,7 @@ pub fn sched(state: &RustBackoff) -> Sched {
         // backoff 0.4.0 src/exponential.rs: interval × multiplier up to max_interval, each
         // delay drawn from interval × [1 − r, 1 + r]; stops when the elapsed time plus the
         // next delay would pass max_elapsed_time (`None`: never).
-        RustBackoff::Backoff {
+        Backoff::Backoff {
             shape,
             initial,
             randomization,
@@ -539,7 +644,7 @@ pub fn sched(state: &RustBackoff) -> Sched {
         // `Bounded` draws from [min/2, delay] (modelled as delay × [0.5, 1]: exact at the
         // first retry and at the top of the range, which is what totals need); the timed
         // policy stops once the elapsed time reaches the total.
-        RustBackoff::Reqwest {
+        Backoff::Reqwest {
             min,
             max,
             jitter,
@@ -585,25 +690,20 @@ pub fn sched(state: &RustBackoff) -> Sched {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::facts::Span;
     use crate::schedule::{summarize, Attempts, Gap, Jitter};
 
     fn path(text: &str) -> Vec<String> {
         text.split("::").map(String::from).collect()
     }
 
-    fn op(method: &str, args: Vec<RustArg>) -> RustOp {
-        RustOp {
-            method: method.into(),
-            args,
-            span: Span::default(),
-        }
+    fn op(method: &str, args: Vec<Arg>) -> (String, Vec<Arg>) {
+        (method.into(), args)
     }
 
-    fn built(ctor: &str, args: &[RustArg], ops: Vec<RustOp>) -> RustBackoff {
+    fn built(ctor: &str, args: &[Arg], ops: Vec<(String, Vec<Arg>)>) -> Backoff {
         let (_, mut state) = constructor(&path(ctor), args).expect("known constructor");
         for op in &ops {
-            assert_eq!(apply(&mut state, op), Applied::Ok, "{op:?}");
+            assert_eq!(apply(&mut state, &op.0, &op.1), Applied::Ok, "{op:?}");
         }
         state
     }
@@ -623,9 +723,9 @@ mod tests {
             "backon::ExponentialBuilder::default",
             &[],
             vec![
-                op("with_factor", vec![RustArg::Num(1.0)]),
-                op("with_total_delay", vec![RustArg::Some(Box::new(RustArg::Ms(3000.0)))]),
-                op("with_max_times", vec![RustArg::Num(5.0)]),
+                op("with_factor", vec![Arg::Num(1.0)]),
+                op("with_total_delay", vec![Arg::Some(Box::new(Arg::Ms(3000.0)))]),
+                op("with_max_times", vec![Arg::Num(5.0)]),
             ],
         );
         // backon's own test: three 1 s delays, then None.
@@ -653,17 +753,17 @@ mod tests {
     fn tokio_retry_exponential_is_a_power_of_its_base() {
         let s = summarize(&sched(&built(
             "tokio_retry::ExponentialBackoff::from_millis",
-            &[RustArg::Num(10.0)],
-            vec![op("take", vec![RustArg::Num(3.0)])],
+            &[Arg::Num(10.0)],
+            vec![op("take", vec![Arg::Num(3.0)])],
         )));
         assert_eq!(s.delays.as_deref(), Some(&[10.0, 100.0, 1000.0][..]));
         let s = summarize(&sched(&built(
             "tokio_retry::ExponentialBackoff::from_millis",
-            &[RustArg::Num(2.0)],
+            &[Arg::Num(2.0)],
             vec![
-                op("factor", vec![RustArg::Num(1000.0)]),
-                op("max_delay", vec![RustArg::Ms(4000.0)]),
-                op("take", vec![RustArg::Num(4.0)]),
+                op("factor", vec![Arg::Num(1000.0)]),
+                op("max_delay", vec![Arg::Ms(4000.0)]),
+                op("take", vec![Arg::Num(4.0)]),
             ],
         )));
         assert_eq!(s.delays.as_deref(), Some(&[2000.0, 4000.0, 4000.0, 4000.0][..]));
@@ -680,7 +780,7 @@ mod tests {
         let unbounded = built(
             "backoff::ExponentialBackoff::default",
             &[],
-            vec![op("=max_elapsed_time", vec![RustArg::None])],
+            vec![op("=max_elapsed_time", vec![Arg::None])],
         );
         assert_eq!(summarize(&sched(&unbounded)).attempts, Attempts::Unbounded);
     }
@@ -690,7 +790,7 @@ mod tests {
         let (_, mut state) = constructor(&path("reqwest_retry::policies::ExponentialBackoff::builder"), &[]).unwrap();
         assert!(matches!(sched(&state), Sched::Unknown));
         assert_eq!(
-            apply(&mut state, &op("build_with_max_retries", vec![RustArg::Num(3.0)])),
+            apply(&mut state, "build_with_max_retries", &[Arg::Num(3.0)]),
             Applied::Ok
         );
         let s = summarize(&sched(&state));
@@ -700,10 +800,7 @@ mod tests {
             .unwrap()
             .1;
         assert!(matches!(
-            apply(
-                &mut bad,
-                &op("retry_bounds", vec![RustArg::Ms(3000.0), RustArg::Ms(2000.0)])
-            ),
+            apply(&mut bad, "retry_bounds", &[Arg::Ms(3000.0), Arg::Ms(2000.0)]),
             Applied::Problem(_)
         ));
     }

@@ -7,9 +7,10 @@
 use tree_sitter::Node;
 
 use super::{Extractor, MAX_EXPR_DEPTH};
+use crate::extract::sql::{looks_like_sql, SqlSource};
 use crate::extract::sql_text;
+use crate::facts::sql::SqlOrigin;
 use crate::facts::{ClockRead, ContainerKind, CronRepeat, CursorAccess, CursorKind, Expr, JobDef, JobRun, SlotUse};
-use crate::sql::{looks_like_sql, SqlOrigin, SqlSource};
 
 /// How far up the tree a `Schedule.cron` call looks for its repeat, fork and layer.
 const MAX_ANCESTORS: usize = 48;
@@ -54,7 +55,7 @@ impl<'t> Extractor<'t, '_> {
             "new_expression" if self.is_new_date_now(node) => {
                 self.facts.clock_reads.push(ClockRead {
                     span: Self::span(node),
-                    call: "new Date()",
+                    call: "new Date()".into(),
                 });
             }
             "string" | "template_string" => self.sql_literal(node),
@@ -86,7 +87,7 @@ impl<'t> Extractor<'t, '_> {
             if path == ["Date", "now"] && args.is_empty() {
                 self.facts.clock_reads.push(ClockRead {
                     span: Self::span(node),
-                    call: "Date.now()",
+                    call: "Date.now()".into(),
                 });
                 return;
             }
@@ -535,13 +536,13 @@ fn mentions_identifier(node: Node, name: &str, text: &[u8]) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use std::path::PathBuf;
 
-    use crate::facts::{CursorKind, FileFacts, Language, SlotUse};
-    use crate::sql::{SqlOrigin, StatementKind};
+    use crate::facts::sql::{SqlOrigin, StatementKind};
+    use crate::facts::{CursorKind, FileFacts, SlotUse};
+    use crate::source::Language;
 
     fn extract(text: &str) -> FileFacts {
-        crate::extract::extract_file(&PathBuf::from("src/x.ts"), Language::TypeScript, text.as_bytes())
+        crate::extract::extract_file(Language::TypeScript, text.as_bytes())
     }
 
     #[test]

@@ -2,8 +2,9 @@
 //! Reads unit facts (see `facts::Unit`) with the configured vocabulary.
 
 use crate::config::Vocabulary;
-use crate::facts::{ContainerKind, Expr, FileFacts, OpKind, RetrySite, Span, SqlClass, Unit, UnitOp};
-use crate::project::{FileId, Project};
+use crate::facts::{ContainerKind, FileFacts, OpKind, Predicate, RetrySite, SqlClass, Unit, UnitOp};
+use crate::index::{FileId, Index};
+use crate::source::Span;
 
 /// How deep calls to same-file units are followed.
 const MAX_CALL_DEPTH: usize = 4;
@@ -18,57 +19,26 @@ pub enum Role {
     Other,
 }
 
-/// The last name of a member path: `Retry.transient` → `transient`.
-fn last_name(expr: &Expr) -> Option<&str> {
-    match expr {
-        Expr::Ident(name, _) => Some(name),
-        Expr::Member(_, name, _) => Some(name),
-        Expr::Local { value, .. } => last_name(value),
-        _ => None,
-    }
-}
-
-fn mentions(expr: Option<&Expr>, names: &[String]) -> bool {
-    let Some(expr) = expr else { return false };
-    let mut found = false;
-    expr.walk(&mut |e| {
-        if let Some(name) = last_name(e) {
-            found |= names.iter().any(|n| n == name);
-        }
-        // An inline predicate written against the error's tag.
-        if let Expr::Str(s, _) = e {
-            found |= names.iter().any(|n| n == s);
-        }
-    });
-    found
+fn mentions(mentions: &[String], names: &[String]) -> bool {
+    mentions.iter().any(|m| names.contains(m))
 }
 
 pub fn role(site: &RetrySite, vocabulary: &Vocabulary) -> Role {
-    let options = site.options();
-    let predicate = options.and_then(|o| o.property("while").or_else(|| o.property("until")));
-    let schedule = site.schedule();
-    let transient_schedule = schedule
-        .and_then(last_name)
-        .is_some_and(|n| vocabulary.transient_policies.iter().any(|p| p == n));
-    let transient_predicate = mentions(predicate, &vocabulary.transient_predicates)
-        || predicate.is_some_and(|p| {
-            let mut connection = false;
-            p.walk(&mut |e| {
-                if let Expr::Str(s, _) | Expr::Member(_, s, _) = e {
-                    connection |= s.contains("Connection");
-                }
-            });
-            connection
-        });
+    let predicate = match &site.predicate {
+        Predicate::Filter { mentions, .. } => Some(mentions.as_slice()),
+        _ => None,
+    };
+    let policy = site.policy_name();
+    let transient_schedule = policy.is_some_and(|n| vocabulary.transient_policies.iter().any(|p| p == n));
+    let transient_predicate = predicate
+        .is_some_and(|p| mentions(p, &vocabulary.transient_predicates) || p.iter().any(|m| m.contains("Connection")));
     if transient_schedule || transient_predicate {
         return Role::Transient;
     }
-    let contention_schedule = schedule
-        .and_then(last_name)
-        .is_some_and(|n| vocabulary.contention_policies.iter().any(|p| p == n));
-    let contention_predicate = mentions(predicate, &vocabulary.contention_predicates);
+    let contention_schedule = policy.is_some_and(|n| vocabulary.contention_policies.iter().any(|p| p == n));
+    let contention_predicate = predicate.is_some_and(|p| mentions(p, &vocabulary.contention_predicates));
     if (contention_schedule && (predicate.is_none() || contention_predicate))
-        || (contention_predicate && schedule.is_some())
+        || (contention_predicate && site.has_schedule())
     {
         Role::Contention
     } else {
@@ -85,8 +55,8 @@ pub struct Finding {
 
 /// The first operation of `unit` (following same-file calls) that appends: replaying it can
 /// apply it twice.
-pub fn appends(facts: &FileFacts, unit: &Unit, vocabulary: &Vocabulary) -> Option<Finding> {
-    appends_at(facts, unit, vocabulary, 0)
+pub fn appends(index: &Index, file: FileId, unit: &Unit, vocabulary: &Vocabulary) -> Option<Finding> {
+    appends_at(index.facts(file)?, unit, vocabulary, 0)
 }
 
 fn appends_at(facts: &FileFacts, unit: &Unit, vocabulary: &Vocabulary, depth: usize) -> Option<Finding> {
@@ -165,7 +135,8 @@ const NOT_WORK: &[&str] = &[
 ];
 
 /// The first step that runs after the unit's transaction commits, when the unit has one.
-pub fn after_commit(facts: &FileFacts, unit: &Unit) -> Option<(Span, Finding)> {
+pub fn after_commit(index: &Index, file: FileId, unit: &Unit) -> Option<(Span, Finding)> {
+    let facts = index.facts(file)?;
     let transaction = unit.ops.iter().find(|op| op.kind == OpKind::Transaction)?;
     let end = transaction.span.end;
     let later = unit
@@ -215,9 +186,18 @@ fn is_work(facts: &FileFacts, op: &UnitOp, depth: usize) -> bool {
     }
 }
 
+/// A durable retrier a retry site runs under.
+#[derive(Debug, Clone)]
+pub struct Durable {
+    /// Why, in the user's words: "a handler registered with `Outbox.subscribe`".
+    pub why: String,
+    /// How often the retrier redelivers, when its configuration says (wrangler `max_retries`).
+    pub redeliveries: Option<u64>,
+}
+
 /// Why code at a retry site runs under a durable retrier, if it does.
-pub fn durable_retrier(project: &Project, file: FileId, site: &RetrySite) -> Option<String> {
-    let vocabulary = &project.config.vocabulary;
+pub fn durable_retrier(index: &Index, file: FileId, site: &RetrySite) -> Option<Durable> {
+    let vocabulary = &index.config.vocabulary;
     let registration = site.containers.iter().rev().find(|c| {
         c.kind == ContainerKind::Registration
             && c.name
@@ -225,18 +205,21 @@ pub fn durable_retrier(project: &Project, file: FileId, site: &RetrySite) -> Opt
                 .next()
                 .is_some_and(|m| vocabulary.durable_registrations.iter().any(|r| r == m))
     });
-    if let Some(registration) = registration {
-        return Some(format!("a handler registered with `{}`", registration.name));
-    }
-    let workers_queue = site
+    let why = if let Some(registration) = registration {
+        format!("a handler registered with `{}`", registration.name)
+    } else if site
         .containers
         .iter()
-        .any(|c| c.kind == ContainerKind::Function && c.name == "queue");
-    if workers_queue {
-        return Some("a Workers `queue` handler".into());
-    }
-    if project.config.is_durable_path(&project.sources[file].absolute) {
-        return Some(format!("{} (a subscriber or consumer)", project.path(file).display()));
-    }
-    None
+        .any(|c| c.kind == ContainerKind::Function && c.name == "queue")
+    {
+        "a Workers `queue` handler".into()
+    } else if index.is_durable_path(file) {
+        format!("{} (a subscriber or consumer)", index.path(file).display())
+    } else {
+        return None;
+    };
+    Some(Durable {
+        why,
+        redeliveries: index.wrangler_max_retries(file),
+    })
 }

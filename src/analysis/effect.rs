@@ -1,13 +1,16 @@
-//! From [`Expr`] to the schedule IR: names resolved through the project, same-file helpers
+//! From [`Expr`] to the schedule IR: names resolved through the index, same-file helpers
 //! called with their arguments substituted, `pipe` and method forms, v4 and v3 combinators.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use super::{BinOp, Callback, Lambda, Param, Sched, Term};
-use crate::facts::{Expr, FileFacts, ImportKind, RetryKind, RetrySite, Span};
-use crate::project::{FileId, Project, Resolved};
+use super::policy::Problem;
+use crate::facts::{Expr, FileFacts, ImportKind, PolicyArg, Retried, RetrySite};
+use crate::index::{FileId, Index, Resolved};
+use crate::schedule::duration::{parse as parse_duration, unit_millis};
+use crate::schedule::{BinOp, Callback, Lambda, Param, Sched, Term};
+use crate::source::Span;
 
 /// Evaluation steps allowed per expression: bounds the work on recursive helpers.
 const FUEL: u32 = 4000;
@@ -79,16 +82,8 @@ enum CallbackShape {
     Output,
 }
 
-/// A problem the model found while evaluating, such as a duration string Effect rejects.
-#[derive(Debug, Clone)]
-pub struct Problem {
-    pub file: FileId,
-    pub span: Span,
-    pub message: String,
-}
-
 pub struct Evaluator<'p> {
-    project: &'p Project,
+    index: &'p Index,
     /// Effect's major version: 3 or 4 (they differ in a few combinators' edges).
     version: u8,
     fuel: Cell<u32>,
@@ -97,8 +92,8 @@ pub struct Evaluator<'p> {
 }
 
 /// Evaluates a schedule expression written in `file`.
-pub fn evaluate_schedule(project: &Project, file: FileId, expr: &Expr, version: u8) -> (Sched, Vec<Problem>) {
-    let evaluator = Evaluator::new(project, version);
+pub fn evaluate_schedule(index: &Index, file: FileId, expr: &Expr, version: u8) -> (Sched, Vec<Problem>) {
+    let evaluator = Evaluator::new(index, version);
     let sched = evaluator.schedule(file, expr);
     (sched, evaluator.problems.into_inner())
 }
@@ -106,27 +101,27 @@ pub fn evaluate_schedule(project: &Project, file: FileId, expr: &Expr, version: 
 /// The schedule a retry site runs: its options (`schedule`, `times`) or bare schedule, with
 /// Effect's defaults (`Effect.retry({})` and `retryTransient()` without limits retry forever,
 /// with no delay).
-pub fn evaluate_policy(project: &Project, file: FileId, site: &RetrySite, version: u8) -> (Sched, Vec<Problem>) {
-    let evaluator = Evaluator::new(project, version);
+pub fn evaluate_policy(index: &Index, file: FileId, site: &RetrySite, version: u8) -> (Sched, Vec<Problem>) {
+    let evaluator = Evaluator::new(index, version);
     let sched = match &site.policy {
-        None if site.kind == RetryKind::HttpRetryTransient => Sched::Forever,
-        None => Sched::Unknown,
-        Some(policy) => evaluator.policy(file, policy),
+        PolicyArg::Default if site.retried == Retried::Client => Sched::Forever,
+        PolicyArg::Effect(policy) => evaluator.policy(file, policy),
+        _ => Sched::Unknown,
     };
     (sched, evaluator.problems.into_inner())
 }
 
 /// Evaluates an expression that is either a schedule or `Effect.retry` options.
-pub fn evaluate_policy_expr(project: &Project, file: FileId, expr: &Expr, version: u8) -> (Sched, Vec<Problem>) {
-    let evaluator = Evaluator::new(project, version);
+pub fn evaluate_policy_expr(index: &Index, file: FileId, expr: &Expr, version: u8) -> (Sched, Vec<Problem>) {
+    let evaluator = Evaluator::new(index, version);
     let sched = evaluator.policy(file, expr);
     (sched, evaluator.problems.into_inner())
 }
 
 impl<'p> Evaluator<'p> {
-    pub fn new(project: &'p Project, version: u8) -> Evaluator<'p> {
+    pub fn new(index: &'p Index, version: u8) -> Evaluator<'p> {
         Evaluator {
-            project,
+            index,
             version,
             fuel: Cell::new(FUEL),
             depth: Cell::new(0),
@@ -184,7 +179,9 @@ impl<'p> Evaluator<'p> {
     }
 
     fn eval_inner(&self, file: FileId, expr: &'p Expr, env: &Env<'p>) -> Val<'p> {
-        let facts = self.project.facts(file);
+        let Some(facts) = self.index.facts(file) else {
+            return Val::Unknown;
+        };
         match expr {
             Expr::Num(n, _) => Val::Num(*n),
             Expr::Str(s, span) => Val::Str(s.clone(), file, *span),
@@ -246,9 +243,9 @@ impl<'p> Evaluator<'p> {
         }
     }
 
-    /// A name resolved through the project to a binding's value, evaluated where it is defined.
+    /// A name resolved through the index to a binding's value, evaluated where it is defined.
     fn resolved(&self, file: FileId, expr: &'p Expr) -> Val<'p> {
-        match self.project.resolve_path(file, expr) {
+        match self.index.resolve_path(file, expr) {
             Resolved::Value {
                 file: target, value, ..
             } => self.eval(target, value, &Env::new()),
@@ -274,7 +271,9 @@ impl<'p> Evaluator<'p> {
     }
 
     fn call(&self, file: FileId, callee: &'p Expr, args: &'p [Expr], env: &Env<'p>) -> Val<'p> {
-        let facts = self.project.facts(file);
+        let Some(facts) = self.index.facts(file) else {
+            return Val::Unknown;
+        };
         let callee_is_shadowed =
             matches!(callee, Expr::Param(..)) || matches!(callee, Expr::Ident(name, _) if env.contains_key(name));
         if !callee_is_shadowed {
@@ -610,7 +609,7 @@ impl<'p> Evaluator<'p> {
 
     /// A callback body as a [`Term`]; metadata fields become variables.
     fn term(&self, file: FileId, expr: &'p Expr, names: &HashMap<String, String>, env: &Env<'p>) -> Option<Term> {
-        let facts = self.project.facts(file);
+        let facts = self.index.facts(file)?;
         match expr {
             Expr::Num(n, _) => Some(Term::Num(*n)),
             Expr::Str(s, _) => parse_duration(s).map(Term::Num),
@@ -739,45 +738,32 @@ fn duration_call(member: &str, args: &[Val]) -> Option<f64> {
     }
 }
 
-fn unit_millis(unit: &str) -> Option<f64> {
-    Some(match unit {
-        "nanos" | "nano" => 1e-6,
-        "micros" | "micro" => 1e-3,
-        "millis" | "milli" => 1.0,
-        "seconds" | "second" => 1_000.0,
-        "minutes" | "minute" => 60_000.0,
-        "hours" | "hour" => 3_600_000.0,
-        "days" | "day" => 86_400_000.0,
-        "weeks" | "week" => 604_800_000.0,
-        _ => return None,
-    })
-}
+/// Evaluates a standalone expression (a schedule or retry options) the way the differential
+/// test asks: as if written in a file importing `Schedule`, `Duration` and `Effect` from Effect.
+pub fn evaluate_text(expr: &str, version: u8) -> crate::schedule::Summary {
+    use crate::config::Config;
+    use crate::source::{Language, SourceFile};
+    use std::path::PathBuf;
 
-/// Effect's duration strings: `<number> <unit>`, e.g. `"100 millis"`, `"1.5 seconds"`.
-pub fn parse_duration(text: &str) -> Option<f64> {
-    let mut parts = text.split_whitespace();
-    let (number, unit) = (parts.next()?, parts.next()?);
-    if parts.next().is_some() {
-        return None;
-    }
-    let value: f64 = number.parse().ok()?;
-    if !value.is_finite() || value < 0.0 {
-        return None;
-    }
-    Some(value * unit_millis(unit)?)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_duration;
-
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration("100 millis"), Some(100.0));
-        assert_eq!(parse_duration("1.5 seconds"), Some(1500.0));
-        assert_eq!(parse_duration("1 minute"), Some(60_000.0));
-        assert_eq!(parse_duration("100 milis"), None);
-        assert_eq!(parse_duration("100millis"), None);
-        assert_eq!(parse_duration("-1 seconds"), None);
-    }
+    let text =
+        format!("import {{ Schedule, Duration, Effect, pipe }} from \"effect\"\nexport const policy = ({expr})\n");
+    let facts = crate::extract::extract_file(Language::TypeScript, text.as_bytes());
+    let source = SourceFile {
+        path: PathBuf::from("policy.ts"),
+        absolute: PathBuf::from("/policy.ts"),
+        language: Language::TypeScript,
+    };
+    let mut index = Index::new(Config::defaults(PathBuf::from("/")), vec![source]);
+    index.set(
+        0,
+        crate::index::Loaded {
+            facts: Some(std::sync::Arc::new(facts)),
+            ..Default::default()
+        },
+    );
+    let Some(binding) = index.facts(0).and_then(|f| f.binding("policy")) else {
+        return crate::schedule::summarize(&Sched::Unknown);
+    };
+    let (sched, _) = evaluate_policy_expr(&index, 0, &binding.value, version);
+    crate::schedule::summarize(&sched)
 }

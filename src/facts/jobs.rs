@@ -2,10 +2,13 @@
 //! "since the last run" cursors and wall-clock reads. Language-neutral: spans and small
 //! [`Expr`] values, extracted once per file.
 
-use crate::facts::{Container, Expr, Span};
+use serde::{Deserialize, Serialize};
+
+use super::{Container, Expr};
+use crate::source::Span;
 
 /// `Jobs.make({ name, cron, exclusive, timeout, run })`.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct JobDef {
     /// The whole call.
     pub span: Span,
@@ -30,7 +33,7 @@ impl JobDef {
 }
 
 /// The job's `run` function.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct JobRun {
     pub span: Span,
     /// The function's span, when `run` is written in place (its body holds the job's code).
@@ -38,7 +41,7 @@ pub struct JobRun {
     pub slot: SlotUse,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum SlotUse {
     /// The slot parameter is read in the body.
     Used,
@@ -50,7 +53,7 @@ pub enum SlotUse {
 
 /// An Effect `Schedule.cron(…)`: outside the jobs runtime, a recurring job that is not a
 /// `Jobs.make` value.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CronRepeat {
     /// The `Schedule.cron(…)` call.
     pub span: Span,
@@ -67,7 +70,7 @@ pub struct CronRepeat {
 
 /// Evidence of an in-memory "since the last run" cursor: a `Ref` read for the last run's
 /// time, or written with the current time.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CursorAccess {
     pub kind: CursorKind,
     /// The `Ref.*` call.
@@ -80,7 +83,7 @@ pub struct CursorAccess {
     pub passed_on: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum CursorKind {
     /// `Ref.getAndSet(ref, now)`: reads the previous time and stores the current one.
     GetAndSetNow,
@@ -91,81 +94,9 @@ pub enum CursorKind {
 }
 
 /// `Date.now()` or `new Date()`: the wall clock, read directly.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ClockRead {
     pub span: Span,
     /// As written: `Date.now()`, `new Date()`.
-    pub call: &'static str,
-}
-
-/// Evaluates a job timeout to milliseconds: Effect duration strings (`"5 minutes"`),
-/// `Duration.minutes(5)`-style calls, and numbers (milliseconds). `None` when not visible.
-pub fn duration_millis(expr: &Expr) -> Option<f64> {
-    match expr {
-        Expr::Str(text, _) => crate::schedule::parse_duration(text),
-        Expr::Num(n, _) => Some(*n),
-        Expr::Local { value, .. } => duration_millis(value),
-        Expr::Call { callee, args, .. } => {
-            let path = callee.path()?;
-            let [module, unit] = path.as_slice() else {
-                return None;
-            };
-            if *module != "Duration" {
-                return None;
-            }
-            let [arg] = args.as_slice() else { return None };
-            let n = match arg {
-                Expr::Num(n, _) => *n,
-                Expr::Local { value, .. } => match value.as_ref() {
-                    Expr::Num(n, _) => *n,
-                    _ => return None,
-                },
-                _ => return None,
-            };
-            let unit = match *unit {
-                "millis" => 1.0,
-                "seconds" => 1_000.0,
-                "minutes" => 60_000.0,
-                "hours" => 3_600_000.0,
-                "days" => 86_400_000.0,
-                "weeks" => 604_800_000.0,
-                _ => return None,
-            };
-            Some(n * unit)
-        }
-        _ => None,
-    }
-}
-
-/// The string a cron property holds, following local constants.
-pub fn string_value(expr: &Expr) -> Option<(&str, Span)> {
-    match expr {
-        Expr::Str(text, span) => Some((text, *span)),
-        Expr::Local { value, .. } => string_value(value),
-        _ => None,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn call(module: &str, unit: &str, n: f64) -> Expr {
-        let s = Span::default();
-        Expr::Call {
-            callee: Box::new(Expr::Member(Box::new(Expr::Ident(module.into(), s)), unit.into(), s)),
-            args: vec![Expr::Num(n, s)],
-            span: s,
-        }
-    }
-
-    #[test]
-    fn timeouts_in_every_form() {
-        let s = Span::default();
-        assert_eq!(duration_millis(&Expr::Str("20 minutes".into(), s)), Some(1_200_000.0));
-        assert_eq!(duration_millis(&Expr::Num(5000.0, s)), Some(5000.0));
-        assert_eq!(duration_millis(&call("Duration", "minutes", 16.0)), Some(960_000.0));
-        assert_eq!(duration_millis(&call("Other", "minutes", 16.0)), None);
-        assert_eq!(duration_millis(&Expr::Opaque(s)), None);
-    }
+    pub call: String,
 }

@@ -2,19 +2,32 @@
 //! schedules the retry module exports, and every policy a retry site builds or changes
 //! itself. A site that names a retry-module policy unchanged is not a policy of its own: its
 //! findings belong to the export it names.
+//!
+//! Language-neutral: [`Policy`] is a summary in the schedule model plus where a finding
+//! points and how a jitter fix is spelled; `effect` and `rust` evaluate the expressions.
 
-use crate::facts::{Export, Expr, Language, RetryKind, RustLib, Span};
-use crate::project::{FileId, Project, Resolved};
-use crate::schedule::{self, Problem, Sched, Summary};
-
-pub mod rust;
+use super::{effect, rust};
+use crate::facts::{Export, Expr, PolicyArg, Retried, RetrySite};
+use crate::index::{FileId, Index, Resolved};
+use crate::schedule::duration::format_ms;
+use crate::schedule::{self, Library, Sched, Summary};
+use crate::source::{Language, Span};
 
 #[derive(Debug, Clone)]
 pub enum Origin {
     /// `export const transient = …` in the retry module.
     Export { name: String, binding: Span },
-    /// A retry site's own policy (inline, bound to a local name, or imported from elsewhere).
-    Site { kind: RetryKind },
+    /// A retry site's own policy (inline, bound to a local name, or imported from elsewhere):
+    /// `callee` is how messages name the site's call.
+    Site { callee: String },
+}
+
+/// A problem the model found while evaluating, such as a duration string Effect rejects.
+#[derive(Debug, Clone)]
+pub struct Problem {
+    pub file: FileId,
+    pub span: Span,
+    pub message: String,
 }
 
 #[derive(Debug, Clone)]
@@ -28,27 +41,38 @@ pub struct Policy {
     pub text: String,
     pub summary: Summary,
     pub problems: Vec<Problem>,
-    /// A Rust policy's library and fix point; `None` for TypeScript.
-    pub rust: Option<RustInfo>,
+    /// Whose semantics the policy has: how a finding spells its remedies.
+    pub library: Library,
+    /// How a jitter fix is spelled: `.pipe(Schedule.jittered)`, `.with_jitter()`.
+    pub jitter_fix: Option<Insertion>,
 }
 
-/// What the rules need to know about a Rust policy beyond its summary.
+/// Text a fix inserts at one offset, with the fix's title.
 #[derive(Debug, Clone)]
-pub struct RustInfo {
-    /// The library whose builder it is (for help texts), when known.
-    pub lib: Option<RustLib>,
-    /// Where `.with_jitter()` can be appended (a backon builder, not yet `.build()`).
-    pub jitter_fix: Option<u32>,
+pub struct Insertion {
+    pub at: u32,
+    pub text: String,
+    pub title: String,
 }
 
-pub fn collect(project: &Project, file: FileId) -> Vec<Policy> {
-    if project.facts(file).language == Language::Rust {
-        return rust::collect(project, file);
+pub(super) fn collect(index: &Index, file: FileId) -> Vec<Policy> {
+    let Some(facts) = index.facts(file) else {
+        return Vec::new();
+    };
+    if facts.language == Language::Rust {
+        return rust::collect(index, file);
     }
-    let version = project.effect_major(file);
-    let facts = project.facts(file);
+    let version = index.effect_major(file);
+    // `.pipe(Schedule.jittered)`, with the file's own name for `Schedule`.
+    let jitter = |at: u32| {
+        facts.effect_module_local("Schedule").map(|module| Insertion {
+            at,
+            text: format!(".pipe({module}.jittered)"),
+            title: "pipe the schedule through `Schedule.jittered`".into(),
+        })
+    };
     let mut out = Vec::new();
-    if project.is_retry_module(file) {
+    if index.is_retry_module(file) {
         for export in &facts.exports {
             let Export::Local { name, local } = export else {
                 continue;
@@ -58,7 +82,7 @@ pub fn collect(project: &Project, file: FileId) -> Vec<Policy> {
             if matches!(binding.value, Expr::Function { .. } | Expr::Opaque(_)) {
                 continue;
             }
-            let (sched, problems) = schedule::evaluate_schedule(project, file, &binding.value, version);
+            let (sched, problems) = effect::evaluate_schedule(index, file, &binding.value, version);
             if matches!(sched, Sched::Unknown) {
                 continue;
             }
@@ -75,59 +99,83 @@ pub fn collect(project: &Project, file: FileId) -> Vec<Policy> {
                 text: binding.value.render(),
                 summary: schedule::summarize(&sched),
                 problems,
-                rust: None,
+                library: Library::Effect,
+                jitter_fix: jitter(binding.value.span().end),
             });
         }
         return out;
     }
     for site in &facts.retry_sites {
-        if site.times().is_none() && names_retry_module_policy(project, file, site.schedule()) {
+        if site.times().is_none() && names_retry_module_policy(index, file, site.schedule()) {
             continue;
         }
-        let Some(span) = site.policy.as_ref().map(Expr::span).or_else(|| {
+        let Some(span) = site.policy_span().or_else(|| {
             // `retryTransient()` with no options still retries: point at the call.
-            (site.kind == RetryKind::HttpRetryTransient).then_some(site.span)
+            (site.retried == Retried::Client && matches!(site.policy, PolicyArg::Default)).then_some(site.span)
         }) else {
             continue;
         };
-        let (sched, problems) = schedule::evaluate_policy(project, file, site, version);
+        let (sched, problems) = effect::evaluate_policy(index, file, site, version);
         if matches!(sched, Sched::Unknown) && problems.is_empty() {
             continue;
         }
         // Point at the schedule when there is one: that is what a fix edits.
         let schedule = site.schedule();
+        let policy_expr = match &site.policy {
+            PolicyArg::Effect(e) => Some(e),
+            _ => None,
+        };
         out.push(Policy {
-            origin: Origin::Site { kind: site.kind },
+            origin: Origin::Site {
+                callee: site.callee.clone(),
+            },
             span: schedule.map(Expr::span).unwrap_or(span),
             schedule: schedule.map(Expr::span),
             text: schedule
-                .or(site.policy.as_ref())
+                .or(policy_expr)
                 .map(Expr::render)
                 .unwrap_or_else(|| "()".into()),
             summary: schedule::summarize(&sched),
             problems,
-            rust: None,
+            library: Library::Effect,
+            jitter_fix: schedule.and_then(|s| jitter(s.span().end)),
         });
     }
     out
 }
 
 /// Whether `schedule` is a plain reference to a policy exported by a retry module.
-fn names_retry_module_policy(project: &Project, file: FileId, schedule: Option<&Expr>) -> bool {
+fn names_retry_module_policy(index: &Index, file: FileId, schedule: Option<&Expr>) -> bool {
     let Some(schedule) = schedule else { return false };
-    matches!(project.resolve_path(file, schedule), Resolved::Value { file: target, .. } if project.is_retry_module(target))
+    matches!(index.resolve_path(file, schedule), Resolved::Value { file: target, .. } if index.is_retry_module(target))
 }
 
-/// `1.4 s`, `350 ms`, `2 min`.
-pub fn format_ms(ms: f64) -> String {
-    if !ms.is_finite() {
-        "∞".into()
-    } else if ms < 1000.0 {
-        format!("{} ms", crate::facts::format_number((ms * 100.0).round() / 100.0))
-    } else if ms < 120_000.0 {
-        format!("{} s", crate::facts::format_number((ms / 10.0).round() / 100.0))
-    } else {
-        format!("{} min", crate::facts::format_number((ms / 600.0).round() / 100.0))
+/// The retry-module policy a site names unchanged: its file and the definition's span.
+pub(super) fn named_policy(index: &Index, file: FileId, site: &RetrySite) -> Option<(FileId, Span)> {
+    match &site.policy {
+        PolicyArg::Rust(arg) => rust::named_policy(index, file, arg.chain.as_ref()?),
+        PolicyArg::Effect(_) if site.times().is_none() => match index.resolve_path(file, site.schedule()?) {
+            Resolved::Value { file: target, span, .. } if index.is_retry_module(target) => Some((target, span)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Whether the schedule model knows what the site's policy does.
+pub(super) fn is_known(index: &Index, file: FileId, site: &RetrySite) -> bool {
+    match &site.policy {
+        PolicyArg::Effect(expr) => {
+            let version = index.effect_major(file);
+            let (sched, _) = effect::evaluate_schedule(index, file, expr, version);
+            !matches!(sched, Sched::Unknown)
+        }
+        PolicyArg::Rust(arg) => arg
+            .chain
+            .as_ref()
+            .is_some_and(|chain| rust::state(index, file, chain, 0).0.is_some()),
+        PolicyArg::Default => true,
+        PolicyArg::Unknown => false,
     }
 }
 
@@ -152,36 +200,29 @@ pub struct PolicyRow {
 
 /// Every policy in the checked files: the retry modules' exports with how many retry sites
 /// name each, then the policies sites build themselves.
-pub fn rows(project: &Project) -> Vec<PolicyRow> {
+pub fn rows(index: &Index, analysis: &super::Analysis) -> Vec<PolicyRow> {
     use crate::schedule::{Attempts, Gap, Jitter};
     use std::collections::HashMap;
 
-    let files: Vec<FileId> = project.checked_files().collect();
-    // Which export each site's schedule names.
+    let files: Vec<FileId> = index.parsed_files().collect();
+    // Which export each site names.
     let mut uses: HashMap<(FileId, Span), usize> = HashMap::new();
     for &file in &files {
-        for site in &project.facts(file).retry_sites {
-            if site.rust.is_some() {
-                if let Some(named) = rust::named_policy(project, file, site) {
-                    *uses.entry(named).or_default() += 1;
-                }
-                continue;
-            }
-            let Some(schedule) = site.schedule() else { continue };
-            if let Resolved::Value { file: target, span, .. } = project.resolve_path(file, schedule) {
-                *uses.entry((target, span)).or_default() += 1;
+        for site in analysis.sites(index, file) {
+            if let Some(named) = site.named {
+                *uses.entry(named).or_default() += 1;
             }
         }
     }
     let mut rows = Vec::new();
     // The retry modules' named policies first: they are what a reviewer of the module reads.
-    let (modules, others): (Vec<FileId>, Vec<FileId>) = files.iter().partition(|&&f| project.is_retry_module(f));
+    let (modules, others): (Vec<FileId>, Vec<FileId>) = files.iter().partition(|&&f| index.is_retry_module(f));
     for file in modules.into_iter().chain(others) {
-        let facts = project.facts(file);
-        for policy in project.policies(file) {
+        let Some(facts) = index.loaded(file) else { continue };
+        for policy in analysis.policies(index, file) {
             let (name, sites) = match &policy.origin {
                 Origin::Export { name, binding } => (name.clone(), uses.get(&(file, *binding)).copied().unwrap_or(0)),
-                Origin::Site { .. } => (format!("(inline) {}", crate::rules::snippet(&policy.text, 48)), 1),
+                Origin::Site { .. } => (format!("(inline) {}", crate::source::snippet(&policy.text, 48)), 1),
             };
             let s = &policy.summary;
             let (attempts, retries) = match s.attempts {
@@ -193,7 +234,7 @@ pub fn rows(project: &Project) -> Vec<PolicyRow> {
             };
             rows.push(PolicyRow {
                 name,
-                path: project.path(file).display().to_string(),
+                path: index.path(file).display().to_string(),
                 line: facts.position(policy.span.start).0,
                 attempts: attempts.into(),
                 retries,

@@ -2,22 +2,13 @@
 //! finding or at the end of its line, and `// retrylint-ignore-file <rule>[, …] -- <reason>`
 //! for a whole file. SQL files use `--` comments the same way.
 //!
-//! Suppressions are found by a byte scan, not by the parser, so they are seen in every file
-//! (also those the prefilter does not parse) and an unused one is reported wherever it is.
+//! Suppressions are found by a byte scan, not by the parser, so a comment counts wherever it
+//! is (the prefilter keeps every file that holds one, and an unused one is reported).
 
-use crate::facts::Span;
+use crate::facts::Suppression;
+use crate::source::Span;
 
 const MARKER: &[u8] = b"retrylint-ignore";
-
-#[derive(Debug, Clone)]
-pub struct Suppression {
-    /// The comment itself.
-    pub span: Span,
-    /// 0-based line the suppression applies to; `None` for the whole file.
-    pub line: Option<usize>,
-    pub rules: Vec<String>,
-    pub reason: Option<String>,
-}
 
 /// Every suppression comment in `text`.
 pub fn scan(text: &[u8]) -> Vec<Suppression> {

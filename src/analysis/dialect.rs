@@ -1,0 +1,151 @@
+//! How each retry library spells a remedy: the help lines and fixes of findings, so that a
+//! rule says one thing ("cap it") and the user reads it in their library's terms. Data per
+//! [`Library`]; the only place rules' words depend on the language.
+
+use crate::config::Vocabulary;
+use crate::diagnostic::{Edit, Fix, FixSafety};
+use crate::facts::{Expr, RetrySite};
+use crate::index::FileId;
+use crate::schedule::Library;
+use crate::source::Span;
+
+/// How to cap a policy.
+pub fn cap_help(library: Library) -> &'static str {
+    match library {
+        Library::Effect => "cap it the way the retry module's policies are capped: `Schedule.max([Schedule.min([Schedule.exponential(base), Schedule.spaced(cap)]), Schedule.recurs(retries)]).pipe(Schedule.jittered)`",
+        Library::Backon => "cap it with `.with_max_times(n)` and `.with_max_delay(d)` (backon's builders stop after 3 retries and cap the gap at 60 s unless `without_max_times()` or `without_max_delay()` remove it)",
+        Library::TokioRetry => "cap it with `.max_delay(d)` on the strategy and `.take(n)` on the iterator: tokio-retry strategies never stop by themselves",
+        Library::Backoff => "use an `ExponentialBackoff` with `max_interval` and `max_elapsed_time: Some(d)`: backoff counts no attempts, the elapsed time is its only stop",
+        Library::ReqwestRetry => "build the policy with `build_with_max_retries(n)` and cap its gap with `retry_bounds(min, max)`",
+    }
+}
+
+/// How to jitter a policy.
+pub fn jitter_help(library: Library) -> &'static str {
+    match library {
+        Library::Effect => "pipe the schedule through `Schedule.jittered` (each delay is drawn from 0.8× to 1.2×)",
+        Library::Backon => "add `.with_jitter()` to the builder (each delay gets a random 0–100 % more)",
+        Library::TokioRetry => {
+            "add `.map(jitter)` to the strategy (`tokio_retry::strategy::jitter` scales each delay by a random 0–1)"
+        }
+        Library::Backoff => {
+            "keep a `randomization_factor` above 0 (the default 0.5 draws each delay from 0.5× to 1.5×)"
+        }
+        Library::ReqwestRetry => "use `.jitter(Jitter::Full)` or `.jitter(Jitter::Bounded)` on the builder",
+    }
+}
+
+/// How to fix a value the library rejects.
+pub fn invalid_value_help(library: Library) -> &'static str {
+    match library {
+        Library::Effect => "write durations as `<number> <unit>`, e.g. \"100 millis\" or \"2 seconds\"",
+        _ => "give the builder values the library accepts",
+    }
+}
+
+/// How to name a policy in the retry module.
+pub fn name_policy_help(library: Library) -> &'static str {
+    match library {
+        Library::Effect => {
+            "name the policy in the retry module (infra/retry.ts) and reference it here, e.g. `Retry.transient`"
+        }
+        _ => "name the policy in the retry module (src/retry.rs) and reference it here, e.g. `.retry(retry::transient())`",
+    }
+}
+
+/// Where a retry belongs instead of a repository.
+pub fn repository_help(library: Library) -> &'static str {
+    match library {
+        Library::Effect => {
+            "remove the retry here and retry the use case's atomic unit (its `Effect.fn`) with a named policy"
+        }
+        _ => "remove the retry here and retry the use case's atomic unit (the function that owns the transaction) with a named policy from the retry module",
+    }
+}
+
+/// A retry with no error filter: the message (what is replayed) and the help (how to say
+/// what is safe). `None` when the library filters by itself.
+pub fn no_predicate(library: Library, callee: &str) -> Option<(String, &'static str)> {
+    Some(match library {
+        Library::Effect => (
+            format!("`{callee}` without `while` or `until` replays every failure: domain errors, timeouts and auth failures are retried too"),
+            "say what is safe to retry: `while: Retry.isContention` (any atomic unit) or `while: Retry.isConnectionLost` (idempotent units only)",
+        ),
+        Library::Backon => (
+            format!("`{callee}` without `.when(…)` replays every error: domain errors, timeouts and auth failures are retried too"),
+            "say what is safe to retry: `.when(retry::is_contention)` (any atomic unit) or `.when(retry::is_connection_lost)` (idempotent units only)",
+        ),
+        Library::TokioRetry => (
+            format!("`{callee}` replays every error: domain errors, timeouts and auth failures are retried too"),
+            "use `RetryIf::spawn(strategy, action, retry::is_contention)` so only what is safe to replay is retried",
+        ),
+        Library::Backoff => (
+            format!("`{callee}` with an operation that never returns `backoff::Error::permanent`: `?` makes every error transient, so domain errors, timeouts and auth failures are retried too"),
+            "return `backoff::Error::permanent(e)` for every error that is not safe to retry, e.g. `.map_err(retry::classify)`",
+        ),
+        Library::ReqwestRetry => return None,
+    })
+}
+
+/// The contention pair, as the policy names it.
+pub fn contention_help(_library: Library) -> &'static str {
+    "retry this unit on contention only, `{ schedule: Retry.contention, while: Retry.isContention }`; connection loss is retried only on idempotent units"
+}
+
+/// What a durable retrier leaves to in-process retries.
+pub fn durable_help(_library: Library) -> &'static str {
+    "retry only contention here, `{ schedule: Retry.contention, while: Retry.isContention }`; the durable retrier owns every other failure"
+}
+
+/// The module prefix of an Effect policy reference: `Retry.transient` → `Retry`.
+fn policy_prefix(site: &RetrySite) -> Option<String> {
+    let Some(Expr::Member(prefix, _, _)) = site.schedule() else {
+        return None;
+    };
+    Some(prefix.path()?.join("."))
+}
+
+/// Rewrites a connection-loss policy to the contention pair, keeping the module prefix the
+/// site uses (`Retry.transient` → `Retry.contention`). Unsafe: it changes what is retried.
+pub fn contention_fix(file: FileId, site: &RetrySite, vocabulary: &Vocabulary) -> Option<Fix> {
+    let prefix = policy_prefix(site)?;
+    let policy = site.policy_span()?;
+    let (policy_name, predicate) = (
+        vocabulary.contention_policies.first()?,
+        vocabulary.contention_predicates.first()?,
+    );
+    Some(Fix {
+        safety: FixSafety::Unsafe,
+        title: format!("retry on contention only: `{prefix}.{policy_name}` with `while: {prefix}.{predicate}`"),
+        edits: vec![Edit {
+            file,
+            span: policy,
+            replacement: format!("{{ schedule: {prefix}.{policy_name}, while: {prefix}.{predicate} }}"),
+        }],
+    })
+}
+
+/// Adds the contention predicate next to the contention schedule. Unsafe: failures that
+/// were retried before (anything but contention) are not retried after.
+pub fn predicate_fix(file: FileId, site: &RetrySite, vocabulary: &Vocabulary) -> Option<Fix> {
+    let prefix = policy_prefix(site)?;
+    let schedule = site.schedule()?;
+    let predicate = vocabulary.contention_predicates.first()?;
+    let edit = match site.options() {
+        Some(_) => Edit {
+            file,
+            span: Span::at(schedule.span().end),
+            replacement: format!(", while: {prefix}.{predicate}"),
+        },
+        None => Edit {
+            file,
+            span: site.policy_span()?,
+            replacement: format!("{{ schedule: {}, while: {prefix}.{predicate} }}", schedule.render()),
+        },
+    };
+    Some(Fix {
+        safety: FixSafety::Unsafe,
+        title: format!("retry contention only: add `while: {prefix}.{predicate}`"),
+        edits: vec![edit],
+    })
+}

@@ -1,0 +1,50 @@
+//! How a fix names another module: an import the file already has, or a new import edit in
+//! the file's own style.
+
+use crate::diagnostic::Edit;
+use crate::index::{FileId, Index, Resolved};
+use crate::source::{relative_specifier, Span};
+
+/// How `file` names `module`: an existing namespace import of it (directly or through a
+/// barrel's `export * as`), or a new `import * as Retry from "…"` edit.
+pub fn module_reference(index: &Index, file: FileId, module: FileId) -> Option<(String, Option<Edit>)> {
+    let facts = index.facts(file)?;
+    for import in &facts.imports {
+        if let Resolved::Namespace(target) = index.resolve_name(file, &import.local) {
+            if target == module {
+                return Some((import.local.clone(), None));
+            }
+        }
+    }
+    let name = ["Retry", "RetryPolicies", "Retries"]
+        .into_iter()
+        .find(|n| facts.import(n).is_none() && facts.binding(n).is_none())?;
+    let from = index.files[file].absolute.parent()?;
+    let to = &index.files[module].absolute;
+    let mut specifier = relative_specifier(from, to)?;
+    // Follow the file's own style: ESM `.js` specifiers or extensionless ones.
+    let uses_js = facts
+        .imports
+        .iter()
+        .any(|i| i.source.starts_with('.') && i.source.ends_with(".js"));
+    specifier = match specifier.rsplit_once('.') {
+        Some((stem, _)) if uses_js => format!("{stem}.js"),
+        Some((stem, _)) => stem.to_string(),
+        None => specifier,
+    };
+    // After the last import, or at the top.
+    let insertion = facts
+        .imports
+        .iter()
+        .map(|i| i.span.end)
+        .max()
+        .map_or(0, |end| facts.lines.next_line_start(end));
+    Some((
+        name.to_string(),
+        Some(Edit {
+            file,
+            span: Span::at(insertion),
+            replacement: format!("import * as {name} from \"{specifier}\"\n"),
+        }),
+    ))
+}

@@ -1,0 +1,59 @@
+//! What the lease rules share about lease SQL: which tables hold leases, which columns name
+//! the holder, and comparisons of the target row's columns.
+
+use crate::config::Config;
+use crate::facts::sql::{CmpOp, Operand, Pred, PredKind, Statement};
+
+/// The column that holds a lease's expiry.
+pub const LEASE_COLUMN: &str = "lease_until";
+
+/// A table that holds leases: configured (`lease-tables`), or one the statement gives a
+/// `lease_until` column.
+pub fn is_lease_table(config: &Config, statement: &Statement) -> bool {
+    let Some(table) = &statement.table else {
+        return false;
+    };
+    config.lease_tables.iter().any(|t| t == table) || statement.mentions(LEASE_COLUMN)
+}
+
+/// `holder`, `lease_holder`, `owner`, `locked_by`, `run_id`: who holds the lease.
+pub fn is_holder_column(column: &str) -> bool {
+    column.ends_with("holder")
+        || column.ends_with("holder_id")
+        || column.contains("owner")
+        || matches!(column, "locked_by" | "claimed_by" | "run_id" | "worker_id")
+}
+
+/// A comparison of a column of the target row (not `excluded.*`) with something else:
+/// `(column, op, the other side as printed)`, the column on the left.
+pub fn target_comparison<'p>(
+    statement: &Statement,
+    pred: &'p Pred,
+    column: impl Fn(&str) -> bool,
+) -> Option<(&'p str, CmpOp, &'p str)> {
+    let PredKind::Compare {
+        left,
+        op,
+        right,
+        right_text,
+        left_text,
+    } = &pred.kind
+    else {
+        return None;
+    };
+    let is_target = |operand: &'p Operand| match operand {
+        Operand::Column { qualifier, name } if statement.is_target_row(qualifier.as_deref()) && column(name) => {
+            Some(name.as_str())
+        }
+        _ => None,
+    };
+    // `last_slot < last_slot` compares the row with itself: not a guard.
+    let same = |a: &Operand, b: &Operand| a.column().map(|c| c.1) == b.column().map(|c| c.1) && a.column().is_some();
+    if same(left, right) && left.column().map(|c| c.0) == right.column().map(|c| c.0) {
+        return None;
+    }
+    if let Some(name) = is_target(left) {
+        return Some((name, *op, right_text));
+    }
+    is_target(right).map(|name| (name, op.flipped(), left_text.as_str()))
+}

@@ -1,0 +1,170 @@
+//! Analysis: everything rules need that takes resolution across files, computed once per
+//! file before rules run — each file's retry policies evaluated in the schedule model, and
+//! for each retry site what it names, where its policy is built, what it retries (its role),
+//! what its unit does, and whether a durable retrier runs it.
+//!
+//! The language-specific parts live here, behind language-neutral results: `effect`
+//! evaluates Effect `Schedule` expressions, `rust` the Rust libraries' builder chains,
+//! `dialect` says how each library spells a remedy. Rules read [`Policy`] and
+//! [`SiteAnalysis`] and never branch on the language.
+//!
+//! Analysis only reads the index. A resolution that needs a file the index has not loaded
+//! is a miss (see `index`); the pipeline loads the missed files and analyses again.
+
+pub mod dialect;
+pub mod effect;
+mod imports;
+mod inline;
+pub mod lease;
+mod policy;
+pub mod replay;
+pub mod rust;
+
+use std::sync::OnceLock;
+
+use rayon::prelude::*;
+
+pub use inline::{Followed, How, Inline};
+pub use policy::{rows, table, Insertion, Origin, Policy, PolicyRow, Problem};
+pub use replay::{Durable, Finding, Role};
+
+use crate::facts::{string_value, Expr, PolicyArg, Predicate, RetrySite};
+use crate::index::{FileId, Index, Resolved};
+use crate::source::Span;
+
+/// What analysis found about one retry site (same order as the file's `retry_sites`).
+#[derive(Debug, Clone)]
+pub struct SiteAnalysis {
+    /// What the site retries, by the names its policy and predicate use.
+    pub role: Role,
+    /// The retry-module policy the site names unchanged: its file and definition.
+    pub named: Option<(FileId, Span)>,
+    /// Where the site's policy is built, when it is not named in the retry module.
+    pub inline: Option<Inline>,
+    /// Which failures the site replays. The extractor's answer, except that a bare schedule
+    /// the model cannot read may filter its input itself: unknown.
+    pub predicate: Predicate,
+    /// The durable retrier the site runs under, if any.
+    pub durable: Option<Durable>,
+    /// The first step of the retried unit that appends (replaying it applies it twice).
+    pub appends: Option<Finding>,
+    /// The unit's transaction and the first step that runs after it commits.
+    pub after_commit: Option<(Span, Finding)>,
+}
+
+/// What analysis found about one job definition (same order as the file's `jobs`).
+#[derive(Debug, Clone, Default)]
+pub struct JobAnalysis {
+    /// The cron's text — a string literal, a local or an imported constant — and where it
+    /// is written when that is elsewhere in this file.
+    pub cron: Option<(String, Option<Span>)>,
+}
+
+/// Analysis results per file, computed on first use and kept.
+pub struct Analysis {
+    policies: Vec<OnceLock<Vec<Policy>>>,
+    sites: Vec<OnceLock<Vec<SiteAnalysis>>>,
+    jobs: Vec<OnceLock<Vec<JobAnalysis>>>,
+}
+
+impl Analysis {
+    pub fn new(index: &Index) -> Analysis {
+        Analysis {
+            policies: (0..index.len()).map(|_| OnceLock::new()).collect(),
+            sites: (0..index.len()).map(|_| OnceLock::new()).collect(),
+            jobs: (0..index.len()).map(|_| OnceLock::new()).collect(),
+        }
+    }
+
+    /// Analyses every parsed file now, in parallel (the pipeline's demand stage).
+    pub fn force(&self, index: &Index) {
+        let files: Vec<FileId> = index.parsed_files().collect();
+        files.par_iter().for_each(|&file| {
+            // A bug hit by one file must not take the others down: the rule stage reports it.
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                self.policies(index, file);
+                self.sites(index, file);
+                self.jobs(index, file);
+            }));
+        });
+    }
+
+    /// The retry policies `file` defines or builds: the retry module's exports, and every
+    /// policy a site builds or changes itself.
+    pub fn policies(&self, index: &Index, file: FileId) -> &[Policy] {
+        self.policies[file].get_or_init(|| policy::collect(index, file))
+    }
+
+    /// What analysis found about each job definition of `file`.
+    pub fn jobs(&self, index: &Index, file: FileId) -> &[JobAnalysis] {
+        self.jobs[file].get_or_init(|| {
+            let Some(facts) = index.facts(file) else {
+                return Vec::new();
+            };
+            facts
+                .jobs
+                .iter()
+                .map(|job| JobAnalysis {
+                    cron: job.cron.as_ref().and_then(|cron| cron_text(index, file, cron)),
+                })
+                .collect()
+        })
+    }
+
+    /// What analysis found about each retry site of `file`.
+    pub fn sites(&self, index: &Index, file: FileId) -> &[SiteAnalysis] {
+        self.sites[file].get_or_init(|| {
+            let Some(facts) = index.facts(file) else {
+                return Vec::new();
+            };
+            facts
+                .retry_sites
+                .iter()
+                .map(|site| {
+                    let role = replay::role(site, &index.config.vocabulary);
+                    SiteAnalysis {
+                        role,
+                        predicate: predicate(index, file, site, role),
+                        named: policy::named_policy(index, file, site),
+                        inline: inline::find(self, index, file, site),
+                        durable: replay::durable_retrier(index, file, site),
+                        appends: site
+                            .unit
+                            .as_ref()
+                            .and_then(|unit| replay::appends(index, file, unit, &index.config.vocabulary)),
+                        after_commit: site
+                            .unit
+                            .as_ref()
+                            .and_then(|unit| replay::after_commit(index, file, unit)),
+                    }
+                })
+                .collect()
+        })
+    }
+}
+
+/// A site's predicate as the rules judge it. A bare Effect schedule the model cannot read (a
+/// parameter, an unresolved import) may filter its input itself; the retry module's named
+/// policies are known not to (predicates are named apart).
+fn predicate(index: &Index, file: FileId, site: &RetrySite, role: Role) -> Predicate {
+    let bare_schedule = matches!(site.policy, PolicyArg::Effect(_)) && site.options().is_none();
+    if site.predicate == Predicate::None && bare_schedule && role == Role::Other && !policy::is_known(index, file, site)
+    {
+        return Predicate::Unknown;
+    }
+    site.predicate.clone()
+}
+
+/// The cron a job property holds — a string literal, a local constant or an imported one —
+/// and where its text is written when that is elsewhere in this file.
+fn cron_text(index: &Index, file: FileId, expr: &Expr) -> Option<(String, Option<Span>)> {
+    if let Some((text, span)) = string_value(expr) {
+        return Some((text.to_string(), (span != expr.span()).then_some(span)));
+    }
+    match index.resolve_path(file, expr) {
+        Resolved::Value {
+            file: target, value, ..
+        } => string_value(value).map(|(text, span)| (text.to_string(), (target == file).then_some(span))),
+        _ => None,
+    }
+}

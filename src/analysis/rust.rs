@@ -1,0 +1,218 @@
+//! Rust policies: the retry module's named policies (`pub fn transient() -> ExponentialBuilder`,
+//! `pub const CONTENTION: …`) and every policy a retry site builds or changes itself,
+//! evaluated with the libraries' semantics (`schedule::rust`). Paths to named policies are
+//! resolved by the index (`index::rust`); a path it cannot explain is unknown, and silent.
+
+use super::policy::{Insertion, Origin, Policy, Problem};
+use crate::facts::{PolicyArg, RustBase, RustChain};
+use crate::index::{FileId, Index};
+use crate::schedule::rust::{self as model, Applied, Backoff};
+use crate::schedule::{self, Library, Sched};
+use crate::source::Span;
+
+/// How many named policies are followed from a site to a builder.
+const MAX_FOLLOW: usize = 8;
+
+pub(super) fn collect(index: &Index, file: FileId) -> Vec<Policy> {
+    let Some(facts) = index.facts(file) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    if index.is_retry_module(file) {
+        for policy in facts.rust_policies.iter().filter(|p| p.public) {
+            let (state, problems) = state(index, file, &policy.value, 0);
+            let Some(found) = evaluated(&policy.value, state, problems) else {
+                continue;
+            };
+            out.push(Policy {
+                origin: Origin::Export {
+                    name: policy.name.clone(),
+                    binding: policy.item,
+                },
+                span: policy.name_span,
+                schedule: Some(policy.value.span),
+                text: policy.value.text.clone(),
+                summary: found.0,
+                problems: found.1,
+                library: found.2,
+                jitter_fix: found.3,
+            });
+        }
+        return out;
+    }
+    for site in &facts.retry_sites {
+        let PolicyArg::Rust(rust) = &site.policy else { continue };
+        let Some(chain) = &rust.chain else { continue };
+        if named_policy(index, file, chain).is_some() {
+            continue;
+        }
+        let (state, problems) = state(index, file, chain, 0);
+        let Some(found) = evaluated(chain, state, problems) else {
+            continue;
+        };
+        out.push(Policy {
+            origin: Origin::Site {
+                callee: site.callee.clone(),
+            },
+            span: rust.arg,
+            schedule: Some(chain.span),
+            // A builder bound to a local is named by it, as written at the site.
+            text: rust
+                .local
+                .as_ref()
+                .map_or_else(|| chain.text.clone(), |(name, _)| name.clone()),
+            summary: found.0,
+            problems: found.1,
+            library: found.2,
+            jitter_fix: found.3,
+        });
+    }
+    out
+}
+
+/// The summary, problems, library and jitter fix of an evaluated builder; `None` when unknown.
+#[allow(clippy::type_complexity)]
+fn evaluated(
+    chain: &RustChain,
+    state: Option<Backoff>,
+    problems: Vec<Problem>,
+) -> Option<(schedule::Summary, Vec<Problem>, Library, Option<Insertion>)> {
+    let sched = state.as_ref().map(model::sched).unwrap_or(Sched::Unknown);
+    if matches!(sched, Sched::Unknown) && problems.is_empty() {
+        return None;
+    }
+    // Which library a builder is of is known from its constructor; an unknown base leaves
+    // backon's wording, the most common library.
+    let lib = state.as_ref().map_or(Library::Backon, Backoff::lib);
+    // backon's builders take `.with_jitter()` as their last method; after `.build()` the
+    // value is an iterator and has no such method.
+    let builder = chain.ops.last().is_none_or(|op| op.method != "build");
+    let jitter_fix = (matches!(state, Some(Backoff::Backon { .. })) && builder).then(|| Insertion {
+        at: chain.span.end,
+        text: ".with_jitter()".into(),
+        title: "add `.with_jitter()` to the builder".into(),
+    });
+    let mut summary = schedule::summarize(&sched);
+    // Nominal delays are the configured ones, before jitter; the worst case keeps it.
+    if let Some(state) = &state {
+        let plain = schedule::summarize(&model::sched(&model::without_jitter(state)));
+        summary.delays = plain.delays;
+        summary.total_ms = plain.total_ms.filter(|_| summary.total_ms.is_some());
+        // Under a total-time limit, jitter decides how many delays fit: the run at either
+        // end of the jitter range is not the worst case. The wait stays within the limit,
+        // and within what the attempt cap allows without it.
+        // The attempts likewise: a count taken at one point of the range is no bound.
+        if let Some((limit, unlimited)) = model::time_limit(state) {
+            let free = schedule::summarize(&model::sched(&unlimited));
+            if summary.jitter == schedule::Jitter::Yes {
+                summary.attempts = match free.attempts.bound() {
+                    Some(n) => schedule::Attempts::AtMost(n),
+                    None => schedule::Attempts::TimeLimited,
+                };
+            }
+            if summary.worst_total_ms.is_some() {
+                summary.worst_total_ms = Some(free.worst_total_ms.map_or(limit, |w| w.min(limit)));
+            }
+        }
+    }
+    Some((summary, problems, lib, jitter_fix))
+}
+
+/// The configuration a chain ends with: its base's (a constructor's defaults, or a named
+/// policy's, followed across files) with the chain's methods applied.
+pub fn state(index: &Index, file: FileId, chain: &RustChain, depth: usize) -> (Option<Backoff>, Vec<Problem>) {
+    let mut problems = Vec::new();
+    let mut current = match &chain.base {
+        RustBase::New { state, .. } => state.clone(),
+        RustBase::Named(path) if depth < MAX_FOLLOW => match index.resolve_rust(file, path) {
+            Some((target, policy)) => {
+                let (state, inner) = state(index, target, &policy.value, depth + 1);
+                problems.extend(inner);
+                match state {
+                    Some(state) => state,
+                    None => return (None, problems),
+                }
+            }
+            None => return (None, problems),
+        },
+        _ => return (None, problems),
+    };
+    for op in &chain.ops {
+        match model::apply(&mut current, &op.method, &op.args) {
+            Applied::Ok => {}
+            Applied::Unknown => return (None, problems),
+            Applied::Problem(message) => {
+                problems.push(Problem {
+                    file,
+                    span: op.span,
+                    message,
+                });
+                return (None, problems);
+            }
+        }
+    }
+    (Some(current), problems)
+}
+
+/// The retry-module policy a chain names unchanged (`retry::transient()`): its file and
+/// item. Such a site has no policy of its own: its findings belong to the policy it names.
+pub fn named_policy(index: &Index, file: FileId, chain: &RustChain) -> Option<(FileId, Span)> {
+    let RustBase::Named(path) = &chain.base else {
+        return None;
+    };
+    if !chain.ops.is_empty() {
+        return None;
+    }
+    let (target, policy) = index.resolve_rust(file, path)?;
+    index.is_retry_module(target).then_some((target, policy.item))
+}
+
+/// How a site's policy is built, when it is built outside the retry module.
+#[derive(Debug)]
+pub struct Built {
+    /// The constructor (`ExponentialBuilder::default`), the helper (`capped(…)`), or the
+    /// named policy changed (`retry::transient()`).
+    pub builder: String,
+    /// The methods that change a retry-module policy (`.with_max_times(…)`), when that is how.
+    pub changed: Option<String>,
+    /// Named policies followed from the site to the builder, nearest first.
+    pub via: Vec<(FileId, String, Span)>,
+}
+
+/// Looks for where a chain builds a policy, following named policies but never into the
+/// retry module (its policies are named). `None` when the chain names a retry-module policy
+/// unchanged, or when it cannot be followed.
+pub fn built(index: &Index, file: FileId, chain: &RustChain, depth: usize) -> Option<Built> {
+    if depth > MAX_FOLLOW {
+        return None;
+    }
+    match &chain.base {
+        RustBase::New { ctor, via, .. } => Some(Built {
+            builder: via.as_ref().map(|h| format!("{h}(…)")).unwrap_or_else(|| ctor.clone()),
+            changed: None,
+            via: Vec::new(),
+        }),
+        RustBase::Named(path) => {
+            let (target, policy) = index.resolve_rust(file, path)?;
+            if index.is_retry_module(target) {
+                if chain.ops.is_empty() {
+                    return None;
+                }
+                let methods: Vec<String> = chain
+                    .ops
+                    .iter()
+                    .map(|op| format!(".{}(…)", op.method.trim_start_matches('=')))
+                    .collect();
+                return Some(Built {
+                    builder: format!("{}()", path.render()),
+                    changed: Some(methods.join("")),
+                    via: Vec::new(),
+                });
+            }
+            let mut found = built(index, target, &policy.value, depth + 1)?;
+            found.via.insert(0, (target, policy.name.clone(), policy.name_span));
+            Some(found)
+        }
+        RustBase::Unknown => None,
+    }
+}

@@ -1,0 +1,200 @@
+//! Parse less: a byte-level test of whether a file can hold a fact any enabled rule reads.
+//!
+//! Rules declare their triggers ([`Trigger`]); the prefilter is built from the triggers of
+//! the enabled rules and the configuration's own names (lease tables), so a configured name
+//! is never ignored because the prefilter did not know it. A file that fails the test is
+//! not parsed unless the index needs it to resolve a name (the demand stage), so findings
+//! never depend on the prefilter — a test runs every fixture both ways.
+
+use aho_corasick::AhoCorasick;
+
+use crate::config::Config;
+use crate::source::Language;
+
+/// What a file must hold for a rule to find anything in it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Trigger {
+    /// Retry calls: `retry` in a file that imports Effect; a Rust retry library's names.
+    Retries,
+    /// Recurring work: `Jobs.make`; `cron` or `Jobs` in a file that imports Effect; a `Ref`
+    /// and a clock read in one (an in-memory "since the last run" cursor).
+    Jobs,
+    /// Lease SQL: the lease columns and tables, and the configured lease tables.
+    Leases,
+    /// `retrylint-ignore` comments.
+    Suppressions,
+}
+
+/// What a pattern says when it matches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Needs {
+    /// The file is relevant.
+    Alone,
+    /// Relevant if the file also imports Effect.
+    Effect,
+    /// A `Ref`: relevant with an Effect import and a clock read.
+    Ref,
+    /// A clock read: relevant with an Effect import and a `Ref`.
+    Clock,
+    /// An import from Effect (not inside a comment line).
+    EffectImport,
+}
+
+const EFFECT_IMPORT: &[&str] = &["from \"effect", "from 'effect", "from \"@effect/", "from '@effect/"];
+const LEASE_TOKENS: &[&str] = &["lease_until", "jobs_leases", "last_slot"];
+const RUST_RETRY_TOKENS: &[&str] = &[
+    "retry",
+    "Retry",
+    "backoff",
+    "Backoff",
+    "backon",
+    "ExponentialBuilder",
+    "ConstantBuilder",
+    "FibonacciBuilder",
+];
+
+/// One automaton per language, with what each pattern means.
+struct Matcher {
+    automaton: Option<AhoCorasick>,
+    needs: Vec<Needs>,
+}
+
+impl Matcher {
+    fn new(patterns: Vec<(String, Needs)>) -> Matcher {
+        let (texts, needs): (Vec<String>, Vec<Needs>) = patterns.into_iter().unzip();
+        let automaton = (!texts.is_empty()).then(|| AhoCorasick::new(&texts).expect("literal patterns"));
+        Matcher { automaton, needs }
+    }
+
+    fn is_match(&self, text: &[u8]) -> bool {
+        let Some(automaton) = &self.automaton else {
+            return false;
+        };
+        let (mut effect, mut names, mut reference, mut clock) = (false, false, false, false);
+        // Overlapping: `Jobs` must not hide `Jobs.make`, which needs no Effect import.
+        for found in automaton.find_overlapping_iter(text) {
+            match self.needs[found.pattern().as_usize()] {
+                Needs::Alone => return true,
+                // Documentation examples (`* import { Effect } from "effect"`) import nothing.
+                Needs::EffectImport => effect |= !in_comment_line(text, found.start()),
+                Needs::Effect => names = true,
+                Needs::Ref => reference = true,
+                Needs::Clock => clock = true,
+            }
+            if effect && (names || (reference && clock)) {
+                return true;
+            }
+        }
+        false
+    }
+}
+
+/// The test, for one set of enabled rules and one configuration.
+pub struct Prefilter {
+    typescript: Matcher,
+    rust: Matcher,
+    sql: Matcher,
+}
+
+impl Prefilter {
+    pub fn new(triggers: &[Trigger], config: &Config) -> Prefilter {
+        let mut typescript: Vec<(String, Needs)> = Vec::new();
+        let mut rust: Vec<(String, Needs)> = Vec::new();
+        let mut sql: Vec<(String, Needs)> = Vec::new();
+        let words = |list: &[&str], needs: Needs| -> Vec<(String, Needs)> {
+            list.iter().map(|w| (w.to_string(), needs)).collect()
+        };
+        let has = |t: Trigger| triggers.contains(&t);
+        if has(Trigger::Retries) || has(Trigger::Jobs) {
+            typescript.extend(words(EFFECT_IMPORT, Needs::EffectImport));
+        }
+        if has(Trigger::Retries) {
+            typescript.extend(words(&["retry"], Needs::Effect));
+            rust.extend(words(RUST_RETRY_TOKENS, Needs::Alone));
+        }
+        if has(Trigger::Jobs) {
+            typescript.extend(words(&["cron", "Jobs"], Needs::Effect));
+            typescript.extend(words(&["Jobs.make"], Needs::Alone));
+            typescript.extend(words(&["Ref."], Needs::Ref));
+            typescript.extend(words(
+                &["currentTimeMillis", "Date.now", "new Date", "DateTime.now"],
+                Needs::Clock,
+            ));
+        }
+        if has(Trigger::Leases) {
+            let mut tokens = words(LEASE_TOKENS, Needs::Alone);
+            tokens.extend(config.lease_tables.iter().map(|t| (t.clone(), Needs::Alone)));
+            typescript.extend(tokens.iter().cloned());
+            rust.extend(tokens.iter().cloned());
+            sql.extend(tokens);
+        }
+        if has(Trigger::Suppressions) {
+            for list in [&mut typescript, &mut rust, &mut sql] {
+                list.push(("retrylint-ignore".into(), Needs::Alone));
+            }
+        }
+        Prefilter {
+            typescript: Matcher::new(typescript),
+            rust: Matcher::new(rust),
+            sql: Matcher::new(sql),
+        }
+    }
+
+    /// Whether `text` can hold a fact an enabled rule reads.
+    pub fn is_relevant(&self, language: Language, text: &[u8]) -> bool {
+        match language {
+            Language::TypeScript | Language::Tsx => self.typescript.is_match(text),
+            Language::Rust => self.rust.is_match(text),
+            Language::Sql => self.sql.is_match(text),
+        }
+    }
+}
+
+/// Whether the line holding `offset` starts as a comment line (`//`, `*`, `/*`).
+fn in_comment_line(text: &[u8], offset: usize) -> bool {
+    let line_start = memchr::memrchr(b'\n', &text[..offset]).map_or(0, |i| i + 1);
+    let line = text[line_start..offset].trim_ascii_start();
+    line.starts_with(b"//") || line.starts_with(b"*") || line.starts_with(b"/*")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    const ALL: &[Trigger] = &[Trigger::Retries, Trigger::Jobs, Trigger::Leases, Trigger::Suppressions];
+
+    #[test]
+    fn each_trigger_keeps_its_files() {
+        let config = Config::defaults(PathBuf::from("/"));
+        let all = Prefilter::new(ALL, &config);
+        let ts = |text: &str| all.is_relevant(Language::TypeScript, text.as_bytes());
+        assert!(ts("import { Effect } from \"effect\"\nEffect.retry(x)"));
+        assert!(
+            !ts("// import { Effect } from \"effect\"\nretry()"),
+            "a commented import imports nothing"
+        );
+        assert!(!ts("const retry = 1"), "no Effect import");
+        assert!(ts("export const job = Jobs.make({})"));
+        assert!(ts("import { Ref } from \"effect\"\nRef.set(r, Date.now())"));
+        assert!(!ts("import { Ref } from \"effect\"\nRef.set(r, 1)"));
+        assert!(ts("// retrylint-ignore inline-schedule -- why"));
+        assert!(all.is_relevant(Language::Sql, b"UPDATE jobs_leases SET x = 1"));
+        assert!(!all.is_relevant(Language::Sql, b"SELECT 1"));
+        // Only the triggers of enabled rules count.
+        let leases = Prefilter::new(&[Trigger::Leases], &config);
+        assert!(!leases.is_relevant(
+            Language::TypeScript,
+            b"import { Effect } from \"effect\"\nEffect.retry(x)"
+        ));
+    }
+
+    #[test]
+    fn configured_lease_tables_are_triggers() {
+        let mut config = Config::defaults(PathBuf::from("/"));
+        let text = b"UPDATE scheduler_locks SET owner = NULL WHERE job = $1";
+        assert!(!Prefilter::new(ALL, &config).is_relevant(Language::Sql, text));
+        config.lease_tables.push("scheduler_locks".into());
+        assert!(Prefilter::new(ALL, &config).is_relevant(Language::Sql, text));
+    }
+}

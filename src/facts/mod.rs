@@ -1,0 +1,156 @@
+//! Compact, language-neutral facts extracted from one file.
+//!
+//! A parse tree lives only while its file is being extracted; everything later stages need
+//! is copied into these types, each carrying byte spans into the file. Retry sites, units,
+//! SQL, jobs and suppressions look the same whichever language they came from; the parts
+//! that are a language's own (a TypeScript module's imports and bindings, a Rust retry
+//! builder) are kept in that language's terms for `index` and `analysis` to read.
+//!
+//! Facts are plain data (`serde`), so they can be cached by the file's content.
+
+mod expr;
+mod jobs;
+mod module;
+mod retry;
+pub mod rust;
+pub mod sql;
+mod unit;
+
+use serde::{Deserialize, Serialize};
+
+pub use expr::{duration_millis, format_number, string_value, Expr, Property};
+pub use jobs::{ClockRead, CronRepeat, CursorAccess, CursorKind, JobDef, JobRun, SlotUse};
+pub use module::{is_effect_source, Binding, Export, Import, ImportKind};
+pub use retry::{PolicyArg, Predicate, Retried, RetrySite};
+pub use rust::{RustBase, RustChain, RustOp, RustPath, RustPolicy, RustPolicyArg};
+pub use sql::{SqlOrigin, SqlText};
+pub use unit::{ClientRequest, OpKind, SqlClass, Unit, UnitOp};
+
+use crate::source::{Language, LineIndex, Span};
+
+/// A named scope around a fact: what a reader would say the code is "inside".
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Container {
+    pub kind: ContainerKind,
+    pub name: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ContainerKind {
+    Class,
+    Function,
+    Variable,
+    /// `Layer.effect(Tag, …)` and friends: the tag the layer provides.
+    Layer,
+    /// `Effect.fn("span name")`
+    EffectFn,
+    /// A Rust `impl` block: its self type, and (pushed before it) the trait it implements.
+    Impl,
+    /// A Rust `mod name { … }`.
+    Module,
+    /// A call that registers a handler, named by its callee: `Outbox.subscribe`, `queue.consumer`.
+    Registration,
+}
+
+/// A `retrylint-ignore` comment: `// retrylint-ignore <rule>[, <rule>] -- <reason>` on the
+/// line before a finding or at the end of its line, `retrylint-ignore-file` for the file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Suppression {
+    /// The comment itself.
+    pub span: Span,
+    /// 0-based line the suppression applies to; `None` for the whole file.
+    pub line: Option<usize>,
+    pub rules: Vec<String>,
+    pub reason: Option<String>,
+}
+
+/// Something the extractor could not look at in this file, said to the user.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileNote {
+    /// 1-based line, when the note is about a place.
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+/// Everything later stages know about one file. Nothing here depends on where the file is
+/// or on the configuration: the same bytes give the same facts.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FileFacts {
+    pub language: Language,
+    pub lines: LineIndex,
+    /// Whether the file was parsed (a file the prefilter rules out holds only suppressions).
+    pub parsed: bool,
+    /// Imports from an Effect package (`effect`, `effect/*`, `@effect/*`).
+    pub uses_effect: bool,
+    pub imports: Vec<Import>,
+    pub exports: Vec<Export>,
+    pub bindings: Vec<Binding>,
+    pub retry_sites: Vec<RetrySite>,
+    /// Named units of this file (functions, `Effect.fn`s, object methods), so a retried unit's
+    /// calls to them are followed. Collected only when the file retries something.
+    pub units: Vec<Unit>,
+    /// Local names bound to a retrying client (`HttpClient.retryTransient`).
+    pub retrying_clients: Vec<(String, Span)>,
+    /// Requests sent through a named client: `client.execute(HttpClientRequest.post(…))`,
+    /// `client.post(…)`.
+    pub client_requests: Vec<ClientRequest>,
+    /// Every SQL text: `sql` templates, SQL-looking literals, `.sql` files, Rust strings.
+    pub sql: Vec<SqlText>,
+    /// `Jobs.make({…})` definitions.
+    pub jobs: Vec<JobDef>,
+    /// Effect `Schedule.cron(…)` calls: recurring work outside a `Jobs.make` value.
+    pub cron_repeats: Vec<CronRepeat>,
+    /// `Ref` reads and writes of a last-run time.
+    pub cursors: Vec<CursorAccess>,
+    /// `Date.now()` / `new Date()`.
+    pub clock_reads: Vec<ClockRead>,
+    /// Rust: every `fn` without parameters, `const` and `static` whose value is a retry
+    /// builder or strategy (top level and inline `mod`s). The retry module's `pub` ones are
+    /// its named policies.
+    pub rust_policies: Vec<RustPolicy>,
+    pub suppressions: Vec<Suppression>,
+    pub notes: Vec<FileNote>,
+}
+
+impl FileFacts {
+    pub fn new(language: Language, text: &[u8]) -> FileFacts {
+        FileFacts {
+            language,
+            lines: LineIndex::new(text),
+            parsed: false,
+            uses_effect: false,
+            imports: Vec::new(),
+            exports: Vec::new(),
+            bindings: Vec::new(),
+            retry_sites: Vec::new(),
+            units: Vec::new(),
+            retrying_clients: Vec::new(),
+            client_requests: Vec::new(),
+            sql: Vec::new(),
+            jobs: Vec::new(),
+            cron_repeats: Vec::new(),
+            cursors: Vec::new(),
+            clock_reads: Vec::new(),
+            rust_policies: Vec::new(),
+            suppressions: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+
+    /// 0-based line of a byte offset.
+    pub fn line_of(&self, offset: u32) -> usize {
+        self.lines.line_of(offset)
+    }
+
+    /// 1-based (line, column in bytes) of a byte offset.
+    pub fn position(&self, offset: u32) -> (usize, usize) {
+        self.lines.position(offset)
+    }
+
+    pub fn note(&mut self, line: Option<usize>, message: impl Into<String>) {
+        self.notes.push(FileNote {
+            line,
+            message: message.into(),
+        });
+    }
+}

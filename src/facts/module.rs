@@ -1,0 +1,140 @@
+//! A TypeScript module's interface: its imports, exports and top-level bindings, and which
+//! of its names come from Effect. What the index resolves names across files with.
+
+use serde::{Deserialize, Serialize};
+
+use super::{Expr, FileFacts};
+use crate::source::Span;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ImportKind {
+    /// `import { imported as local } from "source"`
+    Named(String),
+    /// `import * as local from "source"`
+    Namespace,
+    /// `import local from "source"`
+    Default,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Import {
+    pub local: String,
+    pub kind: ImportKind,
+    pub source: String,
+    pub type_only: bool,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum Export {
+    /// `export const name = …`, `export { local as name }`, `export default …`.
+    Local { name: String, local: String },
+    /// `export { imported as name } from "source"`.
+    Named {
+        name: String,
+        imported: String,
+        source: String,
+    },
+    /// `export * as name from "source"`.
+    Namespace { name: String, source: String },
+    /// `export * from "source"`.
+    Star { source: String },
+}
+
+/// A top-level `const`, `let`, function or class of a module.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Binding {
+    pub name: String,
+    pub span: Span,
+    pub value: Expr,
+}
+
+impl FileFacts {
+    pub fn binding(&self, name: &str) -> Option<&Binding> {
+        self.bindings.iter().find(|b| b.name == name)
+    }
+
+    pub fn import(&self, local: &str) -> Option<&Import> {
+        self.imports.iter().find(|i| i.local == local)
+    }
+}
+
+/// Whether an import source is one of Effect's packages.
+pub fn is_effect_source(source: &str) -> bool {
+    source == "effect" || source.starts_with("effect/") || source.starts_with("@effect/")
+}
+
+/// The Effect module a source path names by itself: `effect/Schedule` → `Schedule`,
+/// `@effect/platform/HttpClient` → `HttpClient`. Package roots name no module.
+fn effect_module_of_source(source: &str) -> Option<&str> {
+    let last = source.rsplit('/').next()?;
+    let is_module = last.chars().next().is_some_and(|c| c.is_ascii_uppercase());
+    is_module.then_some(last)
+}
+
+impl FileFacts {
+    /// Resolves `Schedule.exponential`, `S.exponential` (aliased), `exponential` (imported from
+    /// `effect/Schedule`) or `Effect.Schedule.exponential` (namespace of the package root) to
+    /// `("Schedule", "exponential")` when, and only when, the names come from Effect.
+    pub fn effect_member<'a>(&'a self, expr: &'a Expr) -> Option<(&'a str, &'a str)> {
+        match expr {
+            Expr::Ident(name, _) => {
+                let import = self.import(name)?;
+                if !is_effect_source(&import.source) {
+                    return None;
+                }
+                match &import.kind {
+                    ImportKind::Named(imported) => Some((effect_module_of_source(&import.source)?, imported.as_str())),
+                    _ => None,
+                }
+            }
+            Expr::Member(object, member, _) => {
+                let module = self.effect_module(object)?;
+                Some((module, member.as_str()))
+            }
+            _ => None,
+        }
+    }
+
+    /// Resolves an expression naming an Effect module (`Schedule`, `S`, `Effect.Schedule`).
+    pub fn effect_module<'a>(&'a self, expr: &'a Expr) -> Option<&'a str> {
+        match expr {
+            Expr::Ident(name, _) => {
+                let import = self.import(name)?;
+                if !is_effect_source(&import.source) {
+                    return None;
+                }
+                match &import.kind {
+                    ImportKind::Named(imported) => {
+                        let is_module = imported.chars().next().is_some_and(|c| c.is_ascii_uppercase());
+                        // `import { Schedule } from "effect"`, but not `{ Schedule }` from `effect/Schedule`.
+                        (is_module && effect_module_of_source(&import.source).is_none()).then_some(imported.as_str())
+                    }
+                    ImportKind::Namespace | ImportKind::Default => effect_module_of_source(&import.source),
+                }
+            }
+            Expr::Member(object, member, _) => {
+                // `import * as Fx from "effect"` then `Fx.Schedule`.
+                let Expr::Ident(name, _) = object.as_ref() else {
+                    return None;
+                };
+                let import = self.import(name)?;
+                let root = is_effect_source(&import.source)
+                    && effect_module_of_source(&import.source).is_none()
+                    && matches!(import.kind, ImportKind::Namespace);
+                root.then_some(member.as_str())
+            }
+            _ => None,
+        }
+    }
+}
+
+impl FileFacts {
+    /// The local name under which this file imports Effect's `module` (`Schedule`, `S`).
+    pub fn effect_module_local(&self, module: &str) -> Option<&str> {
+        self.imports.iter().find_map(|import| {
+            let local = Expr::Ident(import.local.clone(), Span::default());
+            (self.effect_module(&local) == Some(module)).then_some(import.local.as_str())
+        })
+    }
+}

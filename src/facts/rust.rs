@@ -1,0 +1,88 @@
+//! Rust retry policies as the extractor sees them: builder chains of the retry libraries
+//! (backon, tokio-retry, backoff, reqwest-retry), paths to named policies, and the policies a
+//! module defines. The libraries' semantics live in `schedule::rust`.
+
+use serde::{Deserialize, Serialize};
+
+use crate::schedule::rust::{Arg, Backoff};
+use crate::source::Span;
+
+/// The policy argument of a Rust retry site.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RustPolicyArg {
+    /// The argument as written at the site.
+    pub arg: Span,
+    /// What the argument evaluates to (through a local `let`); `None` when it is not a
+    /// builder the extractor can follow (a parameter, a field, a macro).
+    pub chain: Option<RustChain>,
+    /// The argument names a local `let` binding: its name and where it is defined.
+    pub local: Option<(String, Span)>,
+}
+
+/// A builder expression: a base (a library constructor with its defaults, or a named
+/// policy) and the builder methods applied to it, in order.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RustChain {
+    pub base: RustBase,
+    pub ops: Vec<RustOp>,
+    pub span: Span,
+    /// The source text, whitespace collapsed, for messages.
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum RustBase {
+    /// `ExponentialBuilder::default()`, `ExponentialBackoff::from_millis(10)`, a `backoff`
+    /// struct literal: the library's defaults. `ctor` is how messages name it. `via` names
+    /// the same-file helper that built it, when the site called one.
+    New {
+        ctor: String,
+        state: Backoff,
+        via: Option<String>,
+    },
+    /// A reference to a named policy: a `fn` called without arguments, a `const`, a `static`.
+    Named(RustPath),
+    Unknown,
+}
+
+/// A Rust path as written, with `use` declarations applied: it starts with `crate`, `self`
+/// (this module, or a child of it), `super`, or an external crate's name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RustPath {
+    pub segments: Vec<String>,
+    /// The inline `mod`s of this file the path is written in.
+    pub module: Vec<String>,
+    pub span: Span,
+}
+
+impl RustPath {
+    /// `retry::transient`, for messages.
+    pub fn render(&self) -> String {
+        let skip = usize::from(self.segments.first().is_some_and(|s| s == "self" || s == "crate"));
+        self.segments[skip..].join("::")
+    }
+}
+
+/// One builder method call (`.with_max_times(3)`) or struct field (`=max_elapsed_time`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RustOp {
+    pub method: String,
+    pub args: Vec<Arg>,
+    pub span: Span,
+}
+
+/// A Rust item whose value is a retry builder: `pub fn transient() -> ExponentialBuilder {…}`,
+/// `pub const CONTENTION: ExponentialBuilder = …;`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RustPolicy {
+    pub name: String,
+    /// The inline `mod`s of the file it is declared in.
+    pub module: Vec<String>,
+    /// Declared with a visibility (`pub`, `pub(crate)`).
+    pub public: bool,
+    /// The item's name.
+    pub name_span: Span,
+    /// The whole item.
+    pub item: Span,
+    pub value: RustChain,
+}

@@ -1,0 +1,180 @@
+//! The cross-file index: every discovered file with its facts, and the resolution of names
+//! across files (TypeScript modules, Rust crate paths).
+//!
+//! The index is filled by the pipeline (`check`): first every file the prefilter keeps, then,
+//! in a demand-driven stage, every further file a resolution needed — resolution itself
+//! never parses or reads a source file. Asking for the facts of a file that is not loaded
+//! records a *miss*; the pipeline loads the missed files and analyses again, until nothing
+//! is missed. After that the index is read-only, and rules see a complete picture.
+
+mod project_files;
+mod rust;
+mod typescript;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+pub use project_files::ProjectFiles;
+pub use typescript::Resolved;
+
+use crate::config::Config;
+use crate::facts::FileFacts;
+use crate::source::{Note, SourceFile};
+
+pub use crate::source::FileId;
+
+/// What the pipeline loaded for one file.
+#[derive(Debug, Clone, Default)]
+pub struct Loaded {
+    pub facts: Option<Arc<FileFacts>>,
+    /// The text the facts were extracted from, kept for files that were parsed: findings
+    /// and fixes are rendered from it, never from a second read of the file.
+    pub text: Option<Arc<[u8]>>,
+    /// The file could not be read or was skipped: said to the user.
+    pub notes: Vec<Note>,
+    /// The prefilter ruled the file out: it is loaded in full if resolution asks for it.
+    pub prefiltered: bool,
+}
+
+pub struct Index {
+    pub config: Config,
+    pub files: Vec<SourceFile>,
+    loaded: Vec<Loaded>,
+    by_absolute: HashMap<PathBuf, FileId>,
+    retry_modules: Vec<FileId>,
+    project: ProjectFiles,
+    misses: Mutex<Vec<FileId>>,
+}
+
+impl Index {
+    pub fn new(config: Config, files: Vec<SourceFile>) -> Index {
+        let by_absolute = files
+            .iter()
+            .enumerate()
+            .map(|(id, s)| (s.absolute.clone(), id))
+            .collect();
+        let retry_modules = (0..files.len())
+            .filter(|&f| config.is_retry_module(&files[f].absolute))
+            .collect();
+        Index {
+            loaded: vec![Loaded::default(); files.len()],
+            config,
+            files,
+            by_absolute,
+            retry_modules,
+            project: ProjectFiles::default(),
+            misses: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Records what was loaded for `file`.
+    pub fn set(&mut self, file: FileId, loaded: Loaded) {
+        self.loaded[file] = loaded;
+    }
+
+    pub fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+
+    /// The facts of a file; `None` (and a recorded miss) when it is not loaded.
+    pub fn facts(&self, file: FileId) -> Option<&FileFacts> {
+        let facts = self.loaded[file].facts.as_deref();
+        if facts.is_none() {
+            self.misses.lock().unwrap_or_else(|e| e.into_inner()).push(file);
+        }
+        facts
+    }
+
+    /// The facts of a file if loaded, without recording a miss.
+    pub fn loaded(&self, file: FileId) -> Option<&FileFacts> {
+        self.loaded[file].facts.as_deref()
+    }
+
+    /// The shared facts of a file, for caches that outlive this index.
+    pub fn shared_facts(&self, file: FileId) -> Option<&Arc<FileFacts>> {
+        self.loaded[file].facts.as_ref()
+    }
+
+    /// The text a parsed file's facts were extracted from.
+    pub fn text(&self, file: FileId) -> Option<&[u8]> {
+        self.loaded[file].text.as_deref()
+    }
+
+    pub fn shared_text(&self, file: FileId) -> Option<&Arc<[u8]>> {
+        self.loaded[file].text.as_ref()
+    }
+
+    /// The files resolution asked for since the last call, each once.
+    pub fn take_misses(&self) -> Vec<FileId> {
+        let mut misses = std::mem::take(&mut *self.misses.lock().unwrap_or_else(|e| e.into_inner()));
+        misses.sort_unstable();
+        misses.dedup();
+        misses.retain(|&f| self.loaded[f].facts.is_none() && self.loaded[f].prefiltered);
+        misses
+    }
+
+    /// Files whose facts came from a parse: what rules run on.
+    pub fn parsed_files(&self) -> impl Iterator<Item = FileId> + '_ {
+        (0..self.files.len()).filter(|&id| self.loaded[id].facts.as_ref().is_some_and(|f| f.parsed))
+    }
+
+    /// Every note of every loaded file, with its path.
+    pub fn notes(&self) -> Vec<Note> {
+        let mut notes = Vec::new();
+        for (id, loaded) in self.loaded.iter().enumerate() {
+            notes.extend(loaded.notes.iter().cloned());
+            if let Some(facts) = &loaded.facts {
+                notes.extend(facts.notes.iter().map(|n| Note {
+                    path: self.files[id].path.clone(),
+                    line: n.line,
+                    message: n.message.clone(),
+                }));
+            }
+        }
+        notes
+    }
+
+    pub fn path(&self, file: FileId) -> &Path {
+        &self.files[file].path
+    }
+
+    pub fn file_id(&self, absolute: &Path) -> Option<FileId> {
+        self.by_absolute.get(absolute).copied()
+    }
+
+    pub fn is_retry_module(&self, file: FileId) -> bool {
+        self.config.is_retry_module(&self.files[file].absolute)
+    }
+
+    /// The files the config names as retry modules.
+    pub fn retry_modules(&self) -> &[FileId] {
+        &self.retry_modules
+    }
+
+    pub fn is_repository_path(&self, file: FileId) -> bool {
+        self.config.is_repository_path(&self.files[file].absolute)
+    }
+
+    pub fn is_durable_path(&self, file: FileId) -> bool {
+        self.config.is_durable_path(&self.files[file].absolute)
+    }
+
+    /// Effect's major version for `file`, from the nearest `package.json`.
+    pub fn effect_major(&self, file: FileId) -> u8 {
+        match self.files[file].absolute.parent() {
+            Some(dir) => self.project.effect_major(dir),
+            None => 4,
+        }
+    }
+
+    /// The largest `max_retries` of the queue consumers in the nearest wrangler config.
+    pub fn wrangler_max_retries(&self, file: FileId) -> Option<u64> {
+        let dir = self.files[file].absolute.parent()?;
+        self.project.wrangler_max_retries(dir, &self.config.root)
+    }
+}

@@ -1,0 +1,194 @@
+//! TypeScript module resolution: import specifiers to files (relative paths, `.js`
+//! specifiers, `index` barrels, tsconfig `paths` and `baseUrl`), and names to what they
+//! are (bindings, namespaces, re-exports). Resolution never parses: a file whose facts are
+//! not loaded is a miss, recorded for the demand stage, and unknown until it is loaded.
+
+use std::path::{Path, PathBuf};
+
+use super::{FileId, Index};
+use crate::facts::{Export, Expr, ImportKind};
+use crate::source::{normalize, Span};
+
+/// How deep re-export chains and binding aliases are followed.
+const MAX_RESOLVE_DEPTH: usize = 16;
+
+/// What a name or member path refers to.
+#[derive(Debug, Clone, Copy)]
+pub enum Resolved<'p> {
+    /// A top-level binding of a module, or a property of an object literal bound there.
+    Value {
+        file: FileId,
+        name: &'p str,
+        /// Where the value is defined, for labels.
+        span: Span,
+        value: &'p Expr,
+    },
+    /// A whole module, as `import * as X` or `export * as X` give it.
+    Namespace(FileId),
+    /// Not something the index can see: a parameter, a package, an unresolved path.
+    Unknown,
+}
+
+impl Index {
+    /// Resolves an import specifier from `from` to a discovered file: relative paths with or
+    /// without extension (`./retry`, `./retry.js`), and directory barrels (`./infra` →
+    /// `./infra/index.ts`). Package imports are not resolved.
+    pub fn resolve_module(&self, from: FileId, specifier: &str) -> Option<FileId> {
+        let dir = self.files[from].absolute.parent()?;
+        if specifier.starts_with('.') {
+            return self.find_module(&normalize(&dir.join(specifier)));
+        }
+        // A `paths` alias or `baseUrl` of the nearest tsconfig.json (`@/infra/retry`).
+        let aliases = self.project.tsconfig_paths(dir)?;
+        aliases
+            .targets(specifier)
+            .into_iter()
+            .find_map(|target| self.find_module(&target))
+    }
+
+    /// The discovered file a module path (without or with an extension) names.
+    fn find_module(&self, base: &Path) -> Option<FileId> {
+        let base_str = base.to_str()?;
+        let mut candidates: Vec<PathBuf> = vec![base.to_path_buf()];
+        // ESM TypeScript imports name the emitted `.js` file.
+        for (js, ts) in [
+            (".js", [".ts", ".tsx"]),
+            (".mjs", [".mts", ".mts"]),
+            (".cjs", [".cts", ".cts"]),
+            (".jsx", [".tsx", ".tsx"]),
+        ] {
+            if let Some(stem) = base_str.strip_suffix(js) {
+                candidates.extend(ts.iter().map(|ext| PathBuf::from(format!("{stem}{ext}"))));
+            }
+        }
+        for ext in [".ts", ".tsx", ".mts", ".cts"] {
+            candidates.push(PathBuf::from(format!("{base_str}{ext}")));
+        }
+        for index in ["index.ts", "index.tsx", "index.mts"] {
+            candidates.push(base.join(index));
+        }
+        candidates.into_iter().find_map(|c| self.by_absolute.get(&c).copied())
+    }
+
+    /// What `name`, exported by `file`, is.
+    pub fn resolve_export(&self, file: FileId, name: &str) -> Resolved<'_> {
+        self.resolve_export_at(file, name, 0)
+    }
+
+    fn resolve_export_at(&self, file: FileId, name: &str, depth: usize) -> Resolved<'_> {
+        if depth > MAX_RESOLVE_DEPTH {
+            return Resolved::Unknown;
+        }
+        let Some(facts) = self.facts(file) else {
+            return Resolved::Unknown;
+        };
+        for export in &facts.exports {
+            match export {
+                Export::Local { name: exported, local } if exported == name => {
+                    return self.resolve_name_at(file, local, depth + 1);
+                }
+                Export::Named {
+                    name: exported,
+                    imported,
+                    source,
+                } if exported == name => {
+                    return match self.resolve_module(file, source) {
+                        Some(target) => self.resolve_export_at(target, imported, depth + 1),
+                        None => Resolved::Unknown,
+                    };
+                }
+                Export::Namespace { name: exported, source } if exported == name => {
+                    return match self.resolve_module(file, source) {
+                        Some(target) => Resolved::Namespace(target),
+                        None => Resolved::Unknown,
+                    };
+                }
+                _ => {}
+            }
+        }
+        // `export * from` re-exports every name the target exports.
+        for export in &facts.exports {
+            if let Export::Star { source } = export {
+                if let Some(target) = self.resolve_module(file, source) {
+                    if let resolved @ (Resolved::Value { .. } | Resolved::Namespace(_)) =
+                        self.resolve_export_at(target, name, depth + 1)
+                    {
+                        return resolved;
+                    }
+                }
+            }
+        }
+        Resolved::Unknown
+    }
+
+    /// What a top-level name of `file` is: its own binding, or what the import brings.
+    pub fn resolve_name(&self, file: FileId, name: &str) -> Resolved<'_> {
+        self.resolve_name_at(file, name, 0)
+    }
+
+    fn resolve_name_at(&self, file: FileId, name: &str, depth: usize) -> Resolved<'_> {
+        if depth > MAX_RESOLVE_DEPTH {
+            return Resolved::Unknown;
+        }
+        let Some(facts) = self.facts(file) else {
+            return Resolved::Unknown;
+        };
+        if let Some(binding) = facts.binding(name) {
+            // `export const Retry = Policies` style aliases are followed.
+            if let Expr::Ident(alias, _) = &binding.value {
+                if alias != name {
+                    return self.resolve_name_at(file, alias, depth + 1);
+                }
+            }
+            return Resolved::Value {
+                file,
+                name: &binding.name,
+                span: binding.span,
+                value: &binding.value,
+            };
+        }
+        let Some(import) = facts.import(name) else {
+            return Resolved::Unknown;
+        };
+        let Some(target) = self.resolve_module(file, &import.source) else {
+            return Resolved::Unknown;
+        };
+        match &import.kind {
+            ImportKind::Namespace => Resolved::Namespace(target),
+            ImportKind::Named(imported) => self.resolve_export_at(target, imported, depth + 1),
+            ImportKind::Default => self.resolve_export_at(target, "default", depth + 1),
+        }
+    }
+
+    /// Resolves an identifier or member path (`transient`, `Retry.transient`,
+    /// `Infra.Retry.transient`) used in `file`.
+    pub fn resolve_path(&self, file: FileId, expr: &Expr) -> Resolved<'_> {
+        let Some(path) = expr.path() else {
+            return Resolved::Unknown;
+        };
+        let Some((first, rest)) = path.split_first() else {
+            return Resolved::Unknown;
+        };
+        let mut current = self.resolve_name(file, first);
+        for member in rest {
+            current = match current {
+                Resolved::Namespace(module) => self.resolve_export(module, member),
+                // `export const Retry = { transient: … }`
+                Resolved::Value { file, value, .. } => match value {
+                    Expr::Object(props, _) => match props.iter().rev().find(|p| p.key == *member) {
+                        Some(prop) => Resolved::Value {
+                            file,
+                            name: &prop.key,
+                            span: prop.key_span,
+                            value: &prop.value,
+                        },
+                        None => Resolved::Unknown,
+                    },
+                    _ => Resolved::Unknown,
+                },
+                Resolved::Unknown => Resolved::Unknown,
+            };
+        }
+        current
+    }
+}
