@@ -31,7 +31,11 @@ enum Command {
     /// Check files and directories (default: the current directory).
     Check(CheckArgs),
     /// List every rule: name, default severity, summary.
-    Rules,
+    Rules {
+        /// `table` (one line per rule) or `json` (name, severity, fix, decision, summary).
+        #[arg(long, value_enum, default_value = "table")]
+        format: PoliciesFormat,
+    },
     /// Print one rule's documentation.
     Rule {
         /// The rule's name, e.g. inline-schedule.
@@ -116,7 +120,8 @@ struct PoliciesArgs {
     no_config: bool,
 }
 
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+/// How `policies` and `rules` print: a table for people, JSON for tools.
 enum PoliciesFormat {
     Table,
     Json,
@@ -138,7 +143,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Check(args) => run_check(args),
-        Command::Rules => list_rules(),
+        Command::Rules { format } => list_rules(format),
         Command::Rule { name } => show_rule(&name),
         Command::ScheduleEval => schedule_eval(),
         Command::Policies(args) => list_policies(args),
@@ -340,7 +345,30 @@ fn write_step_summary(outcome: &check::Outcome, env: &GithubEnv, changed_since: 
     }
 }
 
-fn list_rules() -> Result<ExitCode, Report> {
+fn list_rules(format: PoliciesFormat) -> Result<ExitCode, Report> {
+    if format == PoliciesFormat::Json {
+        let listing: Vec<serde_json::Value> = rules::RULES
+            .iter()
+            .map(|rule| {
+                serde_json::json!({
+                    "name": rule.name,
+                    "severity": rule.default_severity.as_str(),
+                    "fix": match rule.fix {
+                        retrylint::diagnostic::FixSafety::None => "none",
+                        retrylint::diagnostic::FixSafety::Safe => "safe",
+                        retrylint::diagnostic::FixSafety::Unsafe => "unsafe",
+                    },
+                    "decision": rule.decision,
+                    "summary": rule.summary,
+                })
+            })
+            .collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&listing).map_err(|e| miette!("cannot write JSON: {e}"))?
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
     let width = rules::RULES.iter().map(|r| r.name.len()).max().unwrap_or(0);
     for rule in rules::RULES {
         println!(

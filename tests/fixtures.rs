@@ -55,6 +55,56 @@ fn assert_fixture(name: &str, extra: &[&str]) {
         "fixture {name} {extra:?}\nmissed (expected, not reported):\n{missed:#?}\nunexpected (reported, not expected):\n{unexpected:#?}"
     );
     assert_eq!(code, 1, "error findings exit 1");
+    // Each fix is of the safety its rule declares.
+    let declared = declared_fixes();
+    for d in report["diagnostics"].as_array().unwrap() {
+        let rule = d["rule"].as_str().unwrap();
+        if let Some(applicability) = d["fix"]["applicability"].as_str() {
+            assert_eq!(
+                declared.get(rule).map(String::as_str),
+                Some(applicability),
+                "{rule} emits a fix of a safety it does not declare: {d:#}"
+            );
+        }
+    }
+}
+
+/// Each rule's declared fix safety (`none`, `safe`, `unsafe`), from `retrylint rules`.
+fn declared_fixes() -> std::collections::BTreeMap<String, String> {
+    let output = common::bin().args(["rules", "--format", "json"]).output().unwrap();
+    let listing: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    listing
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["name"].as_str().unwrap().to_string(),
+                r["fix"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn every_fixable_rule_shows_its_fix_in_a_fixture() {
+    let mut shown = std::collections::BTreeSet::new();
+    for name in fixtures() {
+        let (_, report) = common::check_json(&common::fixture(&name), &["."]);
+        for d in report["diagnostics"].as_array().unwrap() {
+            if !d["fix"].is_null() {
+                shown.insert(d["rule"].as_str().unwrap().to_string());
+            }
+        }
+    }
+    for (rule, fix) in declared_fixes() {
+        if fix != "none" {
+            assert!(
+                shown.contains(&rule),
+                "{rule} declares a {fix} fix that no fixture shows"
+            );
+        }
+    }
 }
 
 /// Every project under `fixtures/`, so a new fixture is checked without being listed here.
