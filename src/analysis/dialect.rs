@@ -87,6 +87,22 @@ pub fn no_predicate(library: Library, callee: &str) -> Option<(String, &'static 
     })
 }
 
+/// How a message names a retried unit that has no name of its own.
+pub fn unnamed_unit(library: Library) -> &'static str {
+    match library {
+        Library::Effect => "this effect",
+        _ => "this closure",
+    }
+}
+
+/// How to retry only the transaction.
+pub fn after_commit_help(library: Library) -> &'static str {
+    match library {
+        Library::Effect => "give the transactional part its own `Effect.fn` and retry that; what runs after the commit is not replayed with it",
+        _ => "give the transactional part its own function and retry that; what runs after the commit is not replayed with it",
+    }
+}
+
 /// The contention pair, as the policy names it.
 pub fn contention_help(_library: Library) -> &'static str {
     "retry this unit on contention only, `{ schedule: Retry.contention, while: Retry.isContention }`; connection loss is retried only on idempotent units"

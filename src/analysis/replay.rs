@@ -170,6 +170,10 @@ fn is_work(facts: &FileFacts, op: &UnitOp, depth: usize) -> bool {
             let combinator = matches!(
                 method.as_str(),
                 "pipe" | "map" | "flatMap" | "tap" | "as" | "asVoid" | "orDie"
+                    // Rust: conversions and error plumbing, not work.
+                    | "map_err" | "context" | "with_context" | "unwrap" | "expect" | "clone" | "to_string"
+                    | "to_owned" | "into" | "ok" | "ok_or" | "ok_or_else" | "unwrap_or" | "unwrap_or_default"
+                    | "iter" | "collect" | "len" | "is_empty" | "as_str" | "as_ref" | "json" | "bind"
             );
             if bookkeeping || combinator || method.starts_with("log") {
                 return false;

@@ -8,7 +8,6 @@ pub mod sql;
 mod sql_text;
 mod suppressions;
 mod typescript;
-mod units;
 
 use std::cell::RefCell;
 

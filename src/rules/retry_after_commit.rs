@@ -1,6 +1,7 @@
 //! `retry-after-commit`: a retry that wraps more than the atomic unit.
 
 use super::{Context, Diagnostic, FixSafety, Rule, Severity, Trigger};
+use crate::analysis::dialect;
 
 pub const RULE: Rule = Rule {
     name: "retry-after-commit",
@@ -22,7 +23,7 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
             .name
             .as_deref()
             .map(|n| format!("`{n}`"))
-            .unwrap_or_else(|| "this effect".into());
+            .unwrap_or_else(|| dialect::unnamed_unit(site.library).into());
         out.push(
             RULE.report(
                 ctx,
@@ -34,7 +35,7 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
             )
             .with_label(ctx.file, *transaction, "the transaction commits here")
             .with_label(ctx.file, later.span, "this runs after the commit")
-            .with_help("give the transactional part its own `Effect.fn` and retry that; what runs after the commit is not replayed with it"),
+            .with_help(dialect::after_commit_help(site.library)),
         );
     }
 }

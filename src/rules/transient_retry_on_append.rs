@@ -28,7 +28,7 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
             .name
             .as_deref()
             .map(|n| format!("`{n}`"))
-            .unwrap_or_else(|| "this effect".into());
+            .unwrap_or_else(|| dialect::unnamed_unit(site.library).into());
         out.push(
             RULE.report(
                 ctx,

@@ -6,6 +6,7 @@ use sqlparser::dialect::{PostgreSqlDialect, SQLiteDialect};
 use sqlparser::parser::Parser;
 
 use crate::facts::sql::*;
+use crate::facts::SqlClass;
 use crate::source::Span;
 
 // ---------------------------------------------------------------- building SQL texts
@@ -378,6 +379,36 @@ const SQL_SHAPES: &[(&str, &[&str])] = &[
 ];
 
 /// Whether a string literal reads as an SQL statement: it opens with a statement keyword and
+/// The statement kind of an SQL text, by its leading keyword.
+pub fn classify_sql(template: &str) -> SqlClass {
+    let upper = template.trim_matches('`').to_ascii_uppercase();
+    let body = upper.trim_start_matches(|c: char| c.is_whitespace() || c == '(');
+    let first = body.split(|c: char| !c.is_ascii_alphabetic()).next().unwrap_or("");
+    let squashed: String = upper.split_whitespace().collect::<Vec<_>>().join(" ");
+    match first {
+        "SELECT" | "WITH" if !squashed.contains("INSERT ") && !squashed.contains("UPDATE ") => SqlClass::Select,
+        "INSERT" | "REPLACE" => {
+            let guarded = [
+                "ON CONFLICT",
+                "ON DUPLICATE KEY",
+                "INSERT OR IGNORE",
+                "INSERT OR REPLACE",
+                "WHERE NOT EXISTS",
+            ]
+            .iter()
+            .any(|g| squashed.contains(g));
+            if guarded || first == "REPLACE" {
+                SqlClass::Upsert
+            } else {
+                SqlClass::Insert
+            }
+        }
+        "UPDATE" => SqlClass::Update,
+        "DELETE" => SqlClass::Delete,
+        _ => SqlClass::Other,
+    }
+}
+
 /// has the word that keyword needs (`UPDATE … SET`, `INSERT INTO`, `SELECT … FROM`).
 pub fn looks_like_sql(text: &str) -> bool {
     let mut words = text

@@ -4,7 +4,8 @@
 
 use tree_sitter::Node;
 
-use crate::facts::{ClientRequest, OpKind, SqlClass, Unit, UnitOp};
+use crate::extract::sql::classify_sql;
+use crate::facts::{ClientRequest, OpKind, Unit, UnitOp};
 use crate::source::Span;
 
 /// Operations kept per unit: enough for any real unit, bounded for generated code.
@@ -147,36 +148,6 @@ pub fn chain_sets_idempotency_key(source: &[u8], node: Node) -> bool {
     let chain = &source[top.byte_range()];
     memchr::memmem::find(&chain.to_ascii_lowercase(), b"idempotency-key").is_some()
         || memchr::memmem::find(chain, b"idempotencyKey").is_some()
-}
-
-/// The statement kind of an SQL text, by its leading keyword.
-pub fn classify_sql(template: &str) -> SqlClass {
-    let upper = template.trim_matches('`').to_ascii_uppercase();
-    let body = upper.trim_start_matches(|c: char| c.is_whitespace() || c == '(');
-    let first = body.split(|c: char| !c.is_ascii_alphabetic()).next().unwrap_or("");
-    let squashed: String = upper.split_whitespace().collect::<Vec<_>>().join(" ");
-    match first {
-        "SELECT" | "WITH" if !squashed.contains("INSERT ") && !squashed.contains("UPDATE ") => SqlClass::Select,
-        "INSERT" | "REPLACE" => {
-            let guarded = [
-                "ON CONFLICT",
-                "ON DUPLICATE KEY",
-                "INSERT OR IGNORE",
-                "INSERT OR REPLACE",
-                "WHERE NOT EXISTS",
-            ]
-            .iter()
-            .any(|g| squashed.contains(g));
-            if guarded || first == "REPLACE" {
-                SqlClass::Upsert
-            } else {
-                SqlClass::Insert
-            }
-        }
-        "UPDATE" => SqlClass::Update,
-        "DELETE" => SqlClass::Delete,
-        _ => SqlClass::Other,
-    }
 }
 
 /// The expression a retry call replays, and the unit name it carries when it is an
@@ -343,6 +314,7 @@ fn is_unit_value(source: &[u8], value: Node) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::facts::SqlClass;
 
     #[test]
     fn classifies_sql_by_what_a_replay_does() {

@@ -1,0 +1,381 @@
+//! Builder expressions evaluated to chains: a library constructor with its defaults, or a path
+//! naming a policy, plus the builder methods applied to it — through local `let`s and
+//! same-file helper functions.
+
+use super::*;
+
+impl<'t> Rx<'t> {
+    pub(super) fn path(&self, segments: Vec<String>, module: &[String], node: Node) -> Val {
+        Val::Path(
+            RustPath {
+                segments: self.expand(segments),
+                module: module.to_vec(),
+                span: span(node),
+            },
+            collapse(self.text_of(node)),
+        )
+    }
+
+    /// A value as a builder chain: a chain, or a path naming a policy.
+    pub(super) fn chain(&self, val: Val) -> Option<RustChain> {
+        match val {
+            Val::Chain(chain) => Some(chain),
+            Val::Path(path, text) => Some(RustChain {
+                span: path.span,
+                base: RustBase::Named(path),
+                ops: Vec::new(),
+                text,
+            }),
+            Val::Arg(_) | Val::Unknown => None,
+        }
+    }
+
+    pub(super) fn arg(&self, val: Val) -> Arg {
+        match val {
+            Val::Arg(arg) => arg,
+            Val::Path(path, _) => Arg::Path(path.segments),
+            Val::Chain(_) | Val::Unknown => Arg::Unknown,
+        }
+    }
+
+    pub(super) fn eval(
+        &self,
+        node: Node<'t>,
+        module: &[String],
+        env: Option<&HashMap<String, Val>>,
+        depth: usize,
+    ) -> Val {
+        if depth > MAX_DEPTH || node.is_error() || node.is_missing() {
+            return Val::Unknown;
+        }
+        let next = depth + 1;
+        match node.kind() {
+            "parenthesized_expression" => match named_children(node).first() {
+                Some(inner) => self.eval(*inner, module, env, next),
+                None => Val::Unknown,
+            },
+            "reference_expression" | "type_cast_expression" => match node.child_by_field_name("value") {
+                Some(inner) => self.eval(inner, module, env, next),
+                None => Val::Unknown,
+            },
+            "integer_literal" | "float_literal" => {
+                parse_number(self.text_of(node)).map_or(Val::Unknown, |n| Val::Arg(Arg::Num(n)))
+            }
+            "boolean_literal" => Val::Arg(Arg::Bool(self.text_of(node) == "true")),
+            "binary_expression" => self.binary(node, module, env, next),
+            "block" => match tail(node) {
+                Some(value) => self.eval(value, module, env, next),
+                None => Val::Unknown,
+            },
+            "identifier" => self.identifier(node, module, env, next),
+            "scoped_identifier" => {
+                let segments = self.segments(node);
+                match segments.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+                    [.., "Duration", "ZERO"] => Val::Arg(Arg::Ms(0.0)),
+                    [.., "Duration", _] => Val::Unknown,
+                    _ => self.path(segments, module, node),
+                }
+            }
+            "call_expression" => self.call(node, module, env, next),
+            "struct_expression" => self.struct_literal(node, module, env, next),
+            _ => Val::Unknown,
+        }
+    }
+
+    pub(super) fn identifier(
+        &self,
+        node: Node<'t>,
+        module: &[String],
+        env: Option<&HashMap<String, Val>>,
+        depth: usize,
+    ) -> Val {
+        let name = self.text_of(node);
+        if name == "None" {
+            return Val::Arg(Arg::None);
+        }
+        match self.local(node, name) {
+            Local::Let { value, .. } => return self.eval(value, module, env, depth),
+            Local::Param => {
+                return env.and_then(|e| e.get(name)).cloned().unwrap_or(Val::Unknown);
+            }
+            Local::None => {}
+        }
+        // A same-file `const`/`static`: a number is used as one, a builder is a named policy.
+        if let Some(item) = self.item(module, name) {
+            if item.body.is_none() {
+                if let Some(value) = item.value {
+                    if let Val::Arg(arg) = self.eval(value, &item.module, None, depth) {
+                        return Val::Arg(arg);
+                    }
+                }
+            }
+        }
+        self.path(vec![name.to_string()], module, node)
+    }
+
+    pub(super) fn binary(
+        &self,
+        node: Node<'t>,
+        module: &[String],
+        env: Option<&HashMap<String, Val>>,
+        depth: usize,
+    ) -> Val {
+        let (Some(left), Some(right), Some(op)) = (
+            node.child_by_field_name("left"),
+            node.child_by_field_name("right"),
+            node.child_by_field_name("operator"),
+        ) else {
+            return Val::Unknown;
+        };
+        let left = self.arg(self.eval(left, module, env, depth));
+        let right = self.arg(self.eval(right, module, env, depth));
+        let value = match (self.text_of(op), left, right) {
+            ("+", Arg::Num(a), Arg::Num(b)) => Arg::Num(a + b),
+            ("-", Arg::Num(a), Arg::Num(b)) => Arg::Num(a - b),
+            ("*", Arg::Num(a), Arg::Num(b)) => Arg::Num(a * b),
+            ("/", Arg::Num(a), Arg::Num(b)) if b != 0.0 => Arg::Num(a / b),
+            ("+", Arg::Ms(a), Arg::Ms(b)) => Arg::Ms(a + b),
+            ("-", Arg::Ms(a), Arg::Ms(b)) => Arg::Ms(a - b),
+            ("*", Arg::Ms(a), Arg::Num(b)) | ("*", Arg::Num(b), Arg::Ms(a)) => Arg::Ms(a * b),
+            ("/", Arg::Ms(a), Arg::Num(b)) if b != 0.0 => Arg::Ms(a / b),
+            _ => return Val::Unknown,
+        };
+        Val::Arg(value)
+    }
+
+    pub(super) fn args(&self, call: Node<'t>) -> Vec<Node<'t>> {
+        call.child_by_field_name("arguments")
+            .map(named_children)
+            .unwrap_or_default()
+    }
+
+    pub(super) fn call(
+        &self,
+        node: Node<'t>,
+        module: &[String],
+        env: Option<&HashMap<String, Val>>,
+        depth: usize,
+    ) -> Val {
+        let Some(function) = node.child_by_field_name("function") else {
+            return Val::Unknown;
+        };
+        let args = self.args(node);
+        let eval_args = || -> Vec<Arg> {
+            args.iter()
+                .map(|a| self.arg(self.eval(*a, module, env, depth)))
+                .collect()
+        };
+        match function.kind() {
+            "field_expression" => {
+                let (Some(receiver), Some(field)) = (
+                    function.child_by_field_name("value"),
+                    function.child_by_field_name("field"),
+                ) else {
+                    return Val::Unknown;
+                };
+                let method = self.text_of(field);
+                let receiver = self.eval(receiver, module, env, depth);
+                if let Val::Arg(arg) = &receiver {
+                    // `Duration::from_secs(2).into()`, `n.clone()`.
+                    return match method {
+                        "into" | "clone" | "to_owned" => Val::Arg(arg.clone()),
+                        _ => Val::Unknown,
+                    };
+                }
+                let Some(mut chain) = self.chain(receiver) else {
+                    return Val::Unknown;
+                };
+                chain.ops.push(RustOp {
+                    method: method.to_string(),
+                    args: eval_args(),
+                    span: span(node),
+                });
+                chain.span = span(node);
+                chain.text = collapse(self.text_of(node));
+                Val::Chain(chain)
+            }
+            "identifier" | "scoped_identifier" => {
+                let segments = self.segments(function);
+                let names: Vec<&str> = segments.iter().map(String::as_str).collect();
+                if names == ["Some"] {
+                    let inner = args
+                        .first()
+                        .map(|a| self.arg(self.eval(*a, module, env, depth)))
+                        .unwrap_or(Arg::Unknown);
+                    return Val::Arg(Arg::Some(Box::new(inner)));
+                }
+                if let [.., "Duration", unit] = names.as_slice() {
+                    return duration(unit, &eval_args()).map_or(Val::Unknown, |ms| Val::Arg(Arg::Ms(ms)));
+                }
+                let path = self.expand(segments.clone());
+                let values = eval_args();
+                if let Some((ctor, state)) = model::constructor(&path, &values) {
+                    return Val::Chain(RustChain {
+                        base: RustBase::New { ctor, state, via: None },
+                        ops: Vec::new(),
+                        span: span(node),
+                        text: collapse(self.text_of(node)),
+                    });
+                }
+                // A same-file helper with parameters is called with its arguments.
+                if let Some(item) = self.item_of_path(&path, module) {
+                    if item.has_params && item.params.len() == args.len() && item.body.is_some() {
+                        let Some(value) = item.value else { return Val::Unknown };
+                        let mut bound = HashMap::new();
+                        for (param, arg) in item.params.iter().zip(&args) {
+                            bound.insert(param.clone(), self.eval(*arg, module, env, depth));
+                        }
+                        return match self.eval(value, &item.module, Some(&bound), depth) {
+                            Val::Chain(mut chain) => {
+                                if let RustBase::New { via, .. } = &mut chain.base {
+                                    via.get_or_insert_with(|| item.name.clone());
+                                }
+                                chain.span = span(node);
+                                chain.text = collapse(self.text_of(node));
+                                Val::Chain(chain)
+                            }
+                            other => other,
+                        };
+                    }
+                }
+                if args.is_empty() {
+                    // `retry::transient()`: a named policy.
+                    self.path(segments, module, function)
+                        .with_span(span(node), collapse(self.text_of(node)))
+                } else {
+                    Val::Unknown
+                }
+            }
+            _ => Val::Unknown,
+        }
+    }
+
+    pub(super) fn struct_literal(
+        &self,
+        node: Node<'t>,
+        module: &[String],
+        env: Option<&HashMap<String, Val>>,
+        depth: usize,
+    ) -> Val {
+        let Some(name) = node.child_by_field_name("name") else {
+            return Val::Unknown;
+        };
+        let path = self.expand(self.segments(name));
+        let Some((ctor, state)) = model::struct_literal(&path) else {
+            return Val::Unknown;
+        };
+        let mut ops = Vec::new();
+        if let Some(body) = node.child_by_field_name("body") {
+            for field in named_children(body) {
+                match field.kind() {
+                    "field_initializer" => {
+                        let (Some(key), Some(value)) =
+                            (field.child_by_field_name("field"), field.child_by_field_name("value"))
+                        else {
+                            return Val::Unknown;
+                        };
+                        ops.push(RustOp {
+                            method: format!("={}", self.text_of(key)),
+                            args: vec![self.arg(self.eval(value, module, env, depth))],
+                            span: span(field),
+                        });
+                    }
+                    "shorthand_field_initializer" => {
+                        let Some(key) = named_children(field).first().copied() else {
+                            return Val::Unknown;
+                        };
+                        ops.push(RustOp {
+                            method: format!("={}", self.text_of(key)),
+                            args: vec![self.arg(self.eval(key, module, env, depth))],
+                            span: span(field),
+                        });
+                    }
+                    // `..Default::default()` / `..ExponentialBackoff::default()`: the defaults.
+                    "base_field_initializer" => {
+                        let text = self.text_of(field);
+                        if !(text.ends_with("Default::default()") || text.ends_with("::default()")) {
+                            return Val::Unknown;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Val::Chain(RustChain {
+            base: RustBase::New { ctor, state, via: None },
+            ops,
+            span: span(node),
+            text: collapse(self.text_of(node)),
+        })
+    }
+}
+
+impl Val {
+    pub(super) fn with_span(self, at: Span, text: String) -> Val {
+        match self {
+            Val::Path(mut path, _) => {
+                path.span = at;
+                Val::Path(path, text)
+            }
+            other => other,
+        }
+    }
+}
+
+/// The value of a block: its tail expression, or a lone `return expr;`.
+pub(super) fn tail(block: Node) -> Option<Node> {
+    let last = *named_children(block).last()?;
+    match last.kind() {
+        "expression_statement" => {
+            let inner = *named_children(last).first()?;
+            if inner.kind() == "return_expression" {
+                named_children(inner).first().copied()
+            } else {
+                None
+            }
+        }
+        "let_declaration" | "function_item" | "const_item" | "static_item" | "use_declaration" => None,
+        _ => Some(last),
+    }
+}
+
+/// `1_000`, `50u64`, `0.5`, `1.5f32`, `0x10`.
+pub(super) fn parse_number(text: &str) -> Option<f64> {
+    let cleaned: String = text.chars().filter(|c| *c != '_').collect();
+    let (digits, radix) = if let Some(hex) = cleaned.strip_prefix("0x") {
+        (hex.to_string(), 16)
+    } else if let Some(bin) = cleaned.strip_prefix("0b") {
+        (bin.to_string(), 2)
+    } else if let Some(oct) = cleaned.strip_prefix("0o") {
+        (oct.to_string(), 8)
+    } else {
+        (cleaned, 10)
+    };
+    let suffixes = [
+        "u128", "i128", "usize", "isize", "u64", "i64", "u32", "i32", "u16", "i16", "u8", "i8", "f64", "f32",
+    ];
+    let trimmed = suffixes.iter().find_map(|s| digits.strip_suffix(s)).unwrap_or(&digits);
+    if radix == 10 {
+        trimmed.parse().ok()
+    } else {
+        u64::from_str_radix(trimmed, radix).ok().map(|n| n as f64)
+    }
+}
+
+/// `Duration::from_millis(50)` and friends, in milliseconds.
+pub(super) fn duration(unit: &str, args: &[Arg]) -> Option<f64> {
+    let n = |i: usize| match args.get(i) {
+        Some(Arg::Num(n)) if n.is_finite() && *n >= 0.0 => Some(*n),
+        _ => None,
+    };
+    Some(match unit {
+        "from_millis" => n(0)?,
+        "from_secs" | "from_secs_f64" | "from_secs_f32" => n(0)? * 1000.0,
+        "from_micros" => n(0)? / 1000.0,
+        "from_nanos" => n(0)? / 1_000_000.0,
+        "from_mins" => n(0)? * 60_000.0,
+        "from_hours" => n(0)? * 3_600_000.0,
+        "new" => n(0)? * 1000.0 + n(1)? / 1_000_000.0,
+        _ => return None,
+    })
+}

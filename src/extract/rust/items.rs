@@ -1,0 +1,172 @@
+//! The file's items (`fn`, `const`, `static`, inline `mod`s) and the local bindings a name
+//! refers to at a point.
+
+use super::*;
+
+impl<'t> Rx<'t> {
+    pub(super) fn collect_items(&mut self, container: Node<'t>, module: &mut Vec<String>) {
+        for item in named_children(container) {
+            let public = named_children(item).iter().any(|c| c.kind() == "visibility_modifier");
+            match item.kind() {
+                "function_item" => {
+                    let (Some(name), Some(body)) = (item.child_by_field_name("name"), item.child_by_field_name("body"))
+                    else {
+                        continue;
+                    };
+                    let params: Vec<String> = item
+                        .child_by_field_name("parameters")
+                        .map(|p| {
+                            named_children(p)
+                                .into_iter()
+                                .filter_map(|param| param.child_by_field_name("pattern"))
+                                .map(|pattern| {
+                                    let mut names = Vec::new();
+                                    self.pattern_names(pattern, &mut names);
+                                    names.into_iter().next().unwrap_or_default()
+                                })
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    let has_params = item
+                        .child_by_field_name("parameters")
+                        .is_some_and(|p| !named_children(p).is_empty());
+                    self.items.push(Item {
+                        name: self.text_of(name).to_string(),
+                        name_span: span(name),
+                        module: module.clone(),
+                        node: item,
+                        value: tail(body),
+                        body: Some(body),
+                        params,
+                        has_params,
+                        public,
+                    });
+                }
+                "const_item" | "static_item" => {
+                    let Some(name) = item.child_by_field_name("name") else {
+                        continue;
+                    };
+                    self.items.push(Item {
+                        name: self.text_of(name).to_string(),
+                        name_span: span(name),
+                        module: module.clone(),
+                        node: item,
+                        value: item.child_by_field_name("value"),
+                        body: None,
+                        params: Vec::new(),
+                        has_params: false,
+                        public,
+                    });
+                }
+                "mod_item" => {
+                    if let Some(name) = item.child_by_field_name("name") {
+                        self.modules.push(self.text_of(name).to_string());
+                    }
+                    let (Some(name), Some(body)) = (item.child_by_field_name("name"), item.child_by_field_name("body"))
+                    else {
+                        continue;
+                    };
+                    module.push(self.text_of(name).to_string());
+                    self.collect_items(body, module);
+                    module.pop();
+                }
+                _ => {}
+            }
+        }
+    }
+
+    pub(super) fn item(&self, module: &[String], name: &str) -> Option<&Item<'t>> {
+        self.items.iter().find(|i| i.module == module && i.name == name)
+    }
+
+    /// The same-file item a path names: `name`, `self::name`.
+    pub(super) fn item_of_path(&self, path: &[String], module: &[String]) -> Option<&Item<'t>> {
+        match path {
+            [first, name] if first == "self" => self.item(module, name),
+            _ => None,
+        }
+    }
+
+    pub(super) fn pattern_names(&self, pattern: Node, out: &mut Vec<String>) {
+        if pattern.kind() == "identifier" {
+            out.push(self.text_of(pattern).to_string());
+            return;
+        }
+        for child in named_children(pattern) {
+            // `Point { x, .. }`: field names are bindings, type names are not.
+            if matches!(
+                child.kind(),
+                "type_identifier" | "scoped_type_identifier" | "scoped_identifier"
+            ) {
+                continue;
+            }
+            self.pattern_names(child, out);
+        }
+    }
+
+    /// What `name`, used at `at`, is bound to: the nearest earlier `let` of an enclosing
+    /// block, or a parameter of the enclosing closure or function.
+    pub(super) fn local(&self, at: Node<'t>, name: &str) -> Local<'t> {
+        let position = at.start_byte();
+        let mut current = at.parent();
+        while let Some(node) = current {
+            match node.kind() {
+                "block" => {
+                    let found = named_children(node)
+                        .into_iter()
+                        .rev()
+                        .filter(|c| c.kind() == "let_declaration" && c.end_byte() <= position)
+                        .find(|c| {
+                            let mut names = Vec::new();
+                            if let Some(pattern) = c.child_by_field_name("pattern") {
+                                self.pattern_names(pattern, &mut names);
+                            }
+                            names.iter().any(|n| n == name)
+                        });
+                    if let Some(declaration) = found {
+                        let pattern = declaration.child_by_field_name("pattern");
+                        return match (declaration.child_by_field_name("value"), pattern) {
+                            (Some(value), Some(pattern)) if pattern.kind() == "identifier" => Local::Let {
+                                value,
+                                pattern: span(pattern),
+                            },
+                            _ => Local::Param,
+                        };
+                    }
+                }
+                "closure_expression" => {
+                    let mut names = Vec::new();
+                    if let Some(params) = node.child_by_field_name("parameters") {
+                        self.pattern_names(params, &mut names);
+                    }
+                    if names.iter().any(|n| n == name) {
+                        return Local::Param;
+                    }
+                }
+                "match_arm" | "for_expression" | "let_condition" | "if_let_expression" => {
+                    let mut names = Vec::new();
+                    if let Some(pattern) = node.child_by_field_name("pattern") {
+                        self.pattern_names(pattern, &mut names);
+                    }
+                    if names.iter().any(|n| n == name) {
+                        return Local::Param;
+                    }
+                }
+                "function_item" => {
+                    let mut names = Vec::new();
+                    if let Some(params) = node.child_by_field_name("parameters") {
+                        self.pattern_names(params, &mut names);
+                    }
+                    return if names.iter().any(|n| n == name) {
+                        Local::Param
+                    } else {
+                        Local::None
+                    };
+                }
+                _ => {}
+            }
+            current = node.parent();
+        }
+        Local::None
+    }
+}

@@ -1,0 +1,375 @@
+//! Rust extraction: the retry sites of backon, tokio-retry, backoff and reqwest-retry, the
+//! builder chains they are given (followed through local `let`s and same-file helper
+//! functions), the file's named policies (`fn`/`const`/`static` items whose value is a
+//! builder), and the scopes around each site (impl blocks, traits, modules, functions).
+//!
+//! A site is recognised only when its names come from the library: `use` declarations (and
+//! glob imports of the library) are applied to every path, so a home-grown `Retry` enum, a
+//! `retry` field or a `.retry()` method of another type is not a retry. A builder chain is
+//! kept as its base (a library constructor, or a path naming a policy) plus the methods
+//! applied to it; `schedule::rust` gives them meaning and the index resolves paths across
+//! the crate's files.
+
+mod builders;
+mod items;
+mod paths;
+mod sites;
+mod units;
+
+use builders::tail;
+use sites::Walk;
+
+use std::collections::HashMap;
+
+use tree_sitter::{Node, Tree};
+
+use crate::facts::{
+    Container, ContainerKind, FileFacts, PolicyArg, Predicate, Retried, RetrySite, RustBase, RustChain, RustOp,
+    RustPath, RustPolicy, RustPolicyArg,
+};
+use crate::schedule::rust::{self as model, Arg};
+use crate::schedule::Library;
+use crate::source::Span;
+
+/// How deep expressions and helper calls are followed.
+const MAX_DEPTH: usize = 24;
+
+/// Tokens that make an unparsed region worth a note: a retry may hide there.
+const ERROR_REGION_TOKENS: &[&[u8]] = &[b"retry", b"Retry", b"backoff", b"Backoff", b"backon"];
+
+/// First path segments that name a crate, not a child module of the current one.
+const EXTERN_ROOTS: &[&str] = &[
+    "backon",
+    "tokio_retry",
+    "backoff",
+    "reqwest_retry",
+    "retry_policies",
+    "reqwest_middleware",
+    "std",
+    "core",
+    "alloc",
+    "tokio",
+    "reqwest",
+];
+
+/// backon's retry traits: `.retry(builder)` is theirs only when one is in scope.
+const BACKON_TRAITS: &[&str] = &[
+    "Retryable",
+    "BlockingRetryable",
+    "RetryableWithContext",
+    "BlockingRetryableWithContext",
+];
+
+/// The names a glob import of a library path brings into scope.
+fn glob_names(prefix: &[String]) -> &'static [&'static str] {
+    let prefix: Vec<&str> = prefix.iter().map(String::as_str).collect();
+    match prefix.as_slice() {
+        ["backon"] => &[
+            "ExponentialBuilder",
+            "ConstantBuilder",
+            "FibonacciBuilder",
+            "Retryable",
+            "BlockingRetryable",
+            "RetryableWithContext",
+            "BlockingRetryableWithContext",
+        ],
+        ["tokio_retry", "strategy"] => &["ExponentialBackoff", "FibonacciBackoff", "FixedInterval", "jitter"],
+        ["tokio_retry"] => &["Retry", "RetryIf", "strategy"],
+        ["backoff"] => &[
+            "ExponentialBackoff",
+            "ExponentialBackoffBuilder",
+            "retry",
+            "retry_notify",
+            "future",
+            "Error",
+        ],
+        ["backoff", "backoff"] => &["Constant", "Zero", "Stop"],
+        ["backoff", "future"] => &["retry", "retry_notify"],
+        ["reqwest_retry"] => &["RetryTransientMiddleware", "Jitter", "policies"],
+        ["reqwest_retry", "policies"] | ["retry_policies", "policies"] => &["ExponentialBackoff"],
+        ["retry_policies"] => &["ExponentialBackoff", "Jitter", "policies"],
+        _ => &[],
+    }
+}
+
+pub(super) fn extract(facts: &mut FileFacts, text: &[u8], tree: &Tree) {
+    let root = tree.root_node();
+    let mut rx = Rx {
+        text,
+        uses: HashMap::new(),
+        globs: Vec::new(),
+        items: Vec::new(),
+        modules: Vec::new(),
+    };
+    rx.collect_uses(root);
+    rx.collect_items(root, &mut Vec::new());
+    let mut walk = Walk {
+        rx: &rx,
+        facts,
+        containers: Vec::new(),
+        module: Vec::new(),
+    };
+    walk.node(root, 0);
+    // Calls inside a retried unit are followed into the file's functions; a file that
+    // retries nothing needs none.
+    if !facts.retry_sites.is_empty() {
+        facts.units = rx.named_units();
+    }
+    // Named policies: items without parameters whose value is a builder.
+    for item in &rx.items {
+        let Some(value) = item.value else { continue };
+        if item.has_params {
+            continue;
+        }
+        let Some(chain) = rx.chain(rx.eval(value, &item.module, None, 0)) else {
+            continue;
+        };
+        if matches!(chain.base, RustBase::Unknown) {
+            continue;
+        }
+        facts.rust_policies.push(RustPolicy {
+            name: item.name.clone(),
+            module: item.module.clone(),
+            public: item.public,
+            name_span: item.name_span,
+            item: span(item.node),
+            value: chain,
+        });
+    }
+}
+
+fn span(node: Node) -> Span {
+    Span::new(node.start_byte(), node.end_byte())
+}
+
+/// Source text with whitespace collapsed, for messages: `ExponentialBuilder::default().with_jitter()`.
+fn collapse(text: &str) -> String {
+    let joined = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut out = String::with_capacity(joined.len());
+    let mut chars = joined.chars().peekable();
+    while let Some(c) = chars.next() {
+        // A method on its own line: `builder\n    .with_jitter()` reads `builder.with_jitter()`.
+        let method_dot = c == ' ' && chars.peek() == Some(&'.') && !out.ends_with(',') && !out.ends_with('{');
+        let inside_parens = c == ' ' && (out.ends_with('(') || chars.peek() == Some(&')'));
+        if !(method_dot || inside_parens) {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The named children of `node` that are not comments or attributes.
+fn named_children<'t>(node: Node<'t>) -> Vec<Node<'t>> {
+    let mut cursor = node.walk();
+    node.named_children(&mut cursor)
+        .filter(|c| !matches!(c.kind(), "line_comment" | "block_comment" | "attribute_item"))
+        .collect()
+}
+
+/// A top-level (or inline-`mod`) `fn`, `const` or `static`.
+struct Item<'t> {
+    name: String,
+    name_span: Span,
+    module: Vec<String>,
+    node: Node<'t>,
+    /// The value: a const's initializer, a function body's tail expression.
+    value: Option<Node<'t>>,
+    /// The function's body, for searching (the predicate of a `backoff` operation).
+    body: Option<Node<'t>>,
+    params: Vec<String>,
+    has_params: bool,
+    public: bool,
+}
+
+/// A value during evaluation.
+#[derive(Debug, Clone)]
+enum Val {
+    Arg(Arg),
+    /// A path that is not a local: a policy when a builder is expected, a plain path
+    /// (`Jitter::Full`, `jitter`) when an argument is.
+    Path(RustPath, String),
+    Chain(RustChain),
+    Unknown,
+}
+
+enum Local<'t> {
+    /// `let name = value;` before the use, in an enclosing block.
+    Let {
+        value: Node<'t>,
+        pattern: Span,
+    },
+    /// A parameter of the enclosing function or closure, or a pattern binding.
+    Param,
+    None,
+}
+
+struct Rx<'t> {
+    text: &'t [u8],
+    /// `use` declarations: local name → full path.
+    uses: HashMap<String, Vec<String>>,
+    /// `use path::*` prefixes.
+    globs: Vec<Vec<String>>,
+    items: Vec<Item<'t>>,
+    /// Modules this file declares (`mod retry;`, `mod jobs { … }`): a path through one of
+    /// them stays in the crate.
+    modules: Vec<String>,
+}
+
+impl<'t> Rx<'t> {
+    fn text_of(&self, node: Node) -> &'t str {
+        std::str::from_utf8(&self.text[node.byte_range()]).unwrap_or("")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::facts::OpKind;
+    use crate::schedule::rust::Backoff;
+    use crate::source::Language;
+
+    fn facts(text: &str) -> FileFacts {
+        crate::extract::extract_file(Language::Rust, text.as_bytes())
+    }
+
+    fn rust(site: &RetrySite) -> &RustPolicyArg {
+        match &site.policy {
+            PolicyArg::Rust(arg) => arg,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn backon_site_with_inline_builder() {
+        let f = facts(
+            "use backon::{ExponentialBuilder, Retryable};\nuse std::time::Duration;\n\
+             async fn run() { let r = fetch.retry(ExponentialBuilder::default().with_min_delay(Duration::from_millis(1_00)).with_jitter()).when(|e| e.is_x()).await; }\n",
+        );
+        assert_eq!(f.retry_sites.len(), 1);
+        assert_eq!(f.retry_sites[0].library, Library::Backon);
+        assert!(matches!(f.retry_sites[0].predicate, Predicate::Filter { .. }));
+        let chain = rust(&f.retry_sites[0]).chain.as_ref().unwrap();
+        assert!(matches!(&chain.base, RustBase::New { ctor, .. } if ctor == "ExponentialBuilder::default"));
+        assert_eq!(chain.ops.len(), 2);
+        assert_eq!(chain.ops[0].args, vec![Arg::Ms(100.0)]);
+    }
+
+    #[test]
+    fn traps_are_not_sites() {
+        let f = facts(
+            "enum Retry { Now }\nstruct Job { retry: u32 }\n\
+             fn f(job: Job) { let n = job.retry; job.retry(); Retry::spawn(1, 2); let v: Vec<_> = [1, 2].iter().take(1).collect(); }\n",
+        );
+        assert!(f.retry_sites.is_empty(), "{:?}", f.retry_sites);
+        // `.retry(x)` without backon's trait in scope is some other method.
+        let f = facts("use backon::ExponentialBuilder;\nfn f() { job.retry(ExponentialBuilder::default()); }\n");
+        assert!(f.retry_sites.is_empty());
+        let f = facts("use backon::Retryable;\nfn f() { job.retry(3); }\n");
+        assert!(f.retry_sites.is_empty());
+        let f = facts(
+            "use backon::Retryable;\nfn f(job: Job, n: u32) { job.retry(n); let op = || async { 1 }; op.retry(n); }\n",
+        );
+        assert_eq!(f.retry_sites.len(), 1, "only the closure is retried");
+    }
+
+    #[test]
+    fn named_policies_and_helpers() {
+        let f = facts(
+            "use backon::ExponentialBuilder;\nuse std::time::Duration;\n\
+             fn capped(base_ms: u64, retries: usize) -> ExponentialBuilder {\n  ExponentialBuilder::default().with_min_delay(Duration::from_millis(base_ms)).with_max_times(retries).with_jitter()\n}\n\
+             pub fn transient() -> ExponentialBuilder { capped(200, 3) }\n\
+             pub const CONTENTION: ExponentialBuilder = ExponentialBuilder::new().with_max_times(3);\n",
+        );
+        let names: Vec<&str> = f.rust_policies.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["transient", "CONTENTION"]);
+        let RustBase::New { state, via, .. } = &f.rust_policies[0].value.base else {
+            panic!("{:?}", f.rust_policies[0].value)
+        };
+        assert_eq!(via.as_deref(), Some("capped"));
+        assert!(matches!(state, Backoff::Backon { .. }));
+        assert_eq!(f.rust_policies[0].value.ops[0].args, vec![Arg::Ms(200.0)]);
+    }
+
+    #[test]
+    fn tokio_retry_and_local_bindings() {
+        let f = facts(
+            "use tokio_retry::{Retry, strategy::{ExponentialBackoff, jitter}};\n\
+             async fn f() { let s = ExponentialBackoff::from_millis(10).map(jitter).take(3);\n  Retry::spawn(s.clone(), action).await; }\n",
+        );
+        assert_eq!(f.retry_sites.len(), 1);
+        let arg = rust(&f.retry_sites[0]);
+        assert_eq!(arg.local.as_ref().map(|l| l.0.as_str()), Some("s"));
+        assert_eq!(f.retry_sites[0].predicate, Predicate::None);
+        let chain = arg.chain.as_ref().unwrap();
+        assert_eq!(
+            chain.ops[0].args,
+            vec![Arg::Path(vec![
+                "tokio_retry".into(),
+                "strategy".into(),
+                "jitter".into()
+            ])]
+        );
+    }
+
+    #[test]
+    fn backoff_operation_classification() {
+        let f = facts(
+            "use crate::retry;\nasync fn f() {\n  backoff::future::retry(backoff::ExponentialBackoff::default(), || async { Ok(op().await?) }).await;\n\
+             backoff::future::retry(backoff::ExponentialBackoff::default(), || async { op().await.map_err(retry::classify) }).await;\n\
+             backoff::future::retry(backoff::ExponentialBackoff::default(), || async { op().await.map_err(|e| if e.fatal() { backoff::Error::permanent(e) } else { backoff::Error::transient(e) }) }).await;\n}\n",
+        );
+        let predicates: Vec<&str> = f
+            .retry_sites
+            .iter()
+            .map(|s| match s.predicate {
+                Predicate::None => "none",
+                Predicate::Unknown => "unknown",
+                Predicate::Filter { .. } => "filter",
+                Predicate::Transient => "transient",
+            })
+            .collect();
+        assert_eq!(predicates, ["none", "unknown", "filter"]);
+    }
+
+    #[test]
+    fn retried_closures_are_units() {
+        let f = facts(
+            "use backon::{ExponentialBuilder, Retryable};\n\
+             async fn place(pool: &Pool, client: &Client) {\n\
+               (|| async {\n\
+                 let mut tx = pool.begin().await?;\n\
+                 sqlx::query(\"INSERT INTO orders (id) VALUES ($1)\").bind(1).execute(&mut *tx).await?;\n\
+                 tx.commit().await?;\n\
+                 client.post(url).json(&body).send().await?;\n\
+                 client.get(url).send().await?;\n\
+                 notify(1).await\n\
+               }).retry(ExponentialBuilder::default()).await;\n\
+             }\n\
+             async fn notify(n: u32) { events.publish(n).await }\n",
+        );
+        let unit = f.retry_sites[0].unit.as_ref().expect("the closure is the unit");
+        let kinds: Vec<String> = unit
+            .ops
+            .iter()
+            .map(|op| match &op.kind {
+                OpKind::Call { receiver, method, .. } => format!("{}.{method}", receiver.as_deref().unwrap_or("")),
+                OpKind::Sql(class) => format!("sql {class:?}"),
+                OpKind::Http { method, .. } => format!("http {method}"),
+                OpKind::Transaction => "transaction".into(),
+            })
+            .collect();
+        assert!(kinds.contains(&"sql Insert".to_string()), "{kinds:?}");
+        assert!(kinds.contains(&"transaction".to_string()), "{kinds:?}");
+        assert!(
+            kinds.contains(&"http post".to_string()) && kinds.contains(&"http get".to_string()),
+            "{kinds:?}"
+        );
+        assert!(
+            !kinds.iter().any(|k| k.ends_with(".send")),
+            "reqwest's send is the request: {kinds:?}"
+        );
+        assert!(kinds.contains(&".notify".to_string()), "{kinds:?}");
+        let named: Vec<_> = f.units.iter().filter_map(|u| u.name.as_deref()).collect();
+        assert_eq!(named, ["place", "notify"], "the file's functions, for following calls");
+    }
+}

@@ -1,0 +1,149 @@
+//! `use` declarations: every path is expanded through them, so names count only when they
+//! come from the library.
+
+use super::*;
+
+impl<'t> Rx<'t> {
+    pub(super) fn collect_uses(&mut self, root: Node<'t>) {
+        let mut cursor = root.walk();
+        'walk: loop {
+            let node = cursor.node();
+            if node.kind() == "use_declaration" {
+                if let Some(argument) = node.child_by_field_name("argument") {
+                    self.use_tree(argument, &[]);
+                }
+            } else if cursor.goto_first_child() {
+                continue;
+            }
+            while !cursor.goto_next_sibling() {
+                if !cursor.goto_parent() {
+                    break 'walk;
+                }
+            }
+        }
+    }
+
+    pub(super) fn use_tree(&mut self, node: Node<'t>, prefix: &[String]) {
+        match node.kind() {
+            "identifier" | "crate" | "super" | "self" | "scoped_identifier" => {
+                let mut path = prefix.to_vec();
+                path.extend(self.segments(node));
+                if path.last().is_some_and(|s| s == "self") {
+                    path.pop();
+                }
+                if let Some(local) = path.last().cloned() {
+                    self.uses.insert(local, path);
+                }
+            }
+            "use_as_clause" => {
+                let (Some(target), Some(alias)) = (node.child_by_field_name("path"), node.child_by_field_name("alias"))
+                else {
+                    return;
+                };
+                let mut path = prefix.to_vec();
+                path.extend(self.segments(target));
+                if path.last().is_some_and(|s| s == "self") {
+                    path.pop();
+                }
+                let alias = self.text_of(alias).to_string();
+                // `use backon::Retryable as _` brings the trait into scope without a name.
+                let key = if alias == "_" {
+                    format!("_{}", path.join("::"))
+                } else {
+                    alias
+                };
+                self.uses.insert(key, path);
+            }
+            "scoped_use_list" => {
+                let mut next = prefix.to_vec();
+                if let Some(path) = node.child_by_field_name("path") {
+                    next.extend(self.segments(path));
+                }
+                if let Some(list) = node.child_by_field_name("list") {
+                    self.use_tree(list, &next);
+                }
+            }
+            "use_list" => {
+                for child in named_children(node) {
+                    self.use_tree(child, prefix);
+                }
+            }
+            "use_wildcard" => {
+                let mut path = prefix.to_vec();
+                if let Some(inner) = named_children(node).first() {
+                    path.extend(self.segments(*inner));
+                }
+                self.globs.push(path);
+            }
+            _ => {}
+        }
+    }
+
+    /// `a::b::c` as `["a", "b", "c"]`.
+    pub(super) fn segments(&self, node: Node) -> Vec<String> {
+        match node.kind() {
+            "scoped_identifier" | "scoped_type_identifier" => {
+                let mut out = node
+                    .child_by_field_name("path")
+                    .map(|p| self.segments(p))
+                    .unwrap_or_default();
+                if let Some(name) = node.child_by_field_name("name") {
+                    out.push(self.text_of(name).to_string());
+                }
+                out
+            }
+            "generic_type" => node
+                .child_by_field_name("type")
+                .map(|t| self.segments(t))
+                .unwrap_or_default(),
+            _ => vec![self.text_of(node).to_string()],
+        }
+    }
+
+    /// A path as written, with `use` declarations and glob imports applied.
+    pub(super) fn expand(&self, segments: Vec<String>) -> Vec<String> {
+        let Some(first) = segments.first() else {
+            return segments;
+        };
+        if matches!(first.as_str(), "crate" | "self" | "super") {
+            return segments;
+        }
+        if let Some(full) = self.uses.get(first) {
+            let mut out = full.clone();
+            out.extend(segments[1..].iter().cloned());
+            return out;
+        }
+        if EXTERN_ROOTS.contains(&first.as_str()) {
+            return segments;
+        }
+        for glob in &self.globs {
+            if glob_names(glob).contains(&first.as_str()) {
+                let mut out = glob.clone();
+                out.extend(segments.iter().cloned());
+                return out;
+            }
+        }
+        // A child module or an item of this module.
+        let mut out = vec!["self".to_string()];
+        out.extend(segments);
+        out
+    }
+
+    /// Whether an (unresolved) path leads into this crate: `crate::…`, `super::…`, or a
+    /// module this file declares. Other paths are taken to name external crates.
+    pub(super) fn in_crate(&self, path: &[String]) -> bool {
+        match path {
+            [first, ..] if first == "crate" || first == "super" => true,
+            [first, module, _, ..] if first == "self" => self.modules.contains(module),
+            _ => false,
+        }
+    }
+
+    /// Whether one of backon's retry traits is in scope (`.retry(builder)` needs it).
+    pub(super) fn backon_in_scope(&self) -> bool {
+        self.uses.values().any(|path| {
+            path.first().is_some_and(|c| c == "backon")
+                && path.last().is_some_and(|t| BACKON_TRAITS.contains(&t.as_str()))
+        }) || self.globs.iter().any(|g| g.len() == 1 && g[0] == "backon")
+    }
+}

@@ -1,0 +1,357 @@
+//! The walk that finds retry sites — backon's `.retry`, tokio-retry's `Retry::spawn`,
+//! backoff's `retry`, reqwest-retry's middleware — with the scopes around them.
+
+use super::*;
+
+/// The walk over the tree that finds retry sites, with the scopes around them.
+pub(super) struct Walk<'a, 't, 'f> {
+    pub(super) rx: &'a Rx<'t>,
+    pub(super) facts: &'f mut FileFacts,
+    pub(super) containers: Vec<Container>,
+    pub(super) module: Vec<String>,
+}
+
+impl<'t> Walk<'_, 't, '_> {
+    pub(super) fn node(&mut self, node: Node<'t>, depth: usize) {
+        if depth > 400 {
+            return;
+        }
+        if node.is_error() {
+            self.note_error_region(node);
+            return;
+        }
+        let pushed = self.enter(node);
+        if node.kind() == "call_expression" {
+            self.call(node);
+        }
+        let mut cursor = node.walk();
+        for child in node.named_children(&mut cursor) {
+            self.node(child, depth + 1);
+        }
+        for _ in 0..pushed.0 {
+            self.containers.pop();
+        }
+        if pushed.1 {
+            self.module.pop();
+        }
+    }
+
+    /// Pushes the scopes `node` opens: (containers pushed, module pushed).
+    pub(super) fn enter(&mut self, node: Node<'t>) -> (usize, bool) {
+        let rx = self.rx;
+        let type_name = |n: Node| rx.segments(n).last().cloned();
+        match node.kind() {
+            "impl_item" => {
+                let mut pushed = 0;
+                for field in ["trait", "type"] {
+                    if let Some(name) = node.child_by_field_name(field).and_then(type_name) {
+                        self.containers.push(Container {
+                            kind: ContainerKind::Impl,
+                            name,
+                        });
+                        pushed += 1;
+                    }
+                }
+                (pushed, false)
+            }
+            "trait_item" | "function_item" | "mod_item" => {
+                let Some(name) = node.child_by_field_name("name").map(|n| rx.text_of(n).to_string()) else {
+                    return (0, false);
+                };
+                let kind = match node.kind() {
+                    "trait_item" => ContainerKind::Class,
+                    "function_item" => ContainerKind::Function,
+                    _ => ContainerKind::Module,
+                };
+                let module = kind == ContainerKind::Module && node.child_by_field_name("body").is_some();
+                if module {
+                    self.module.push(name.clone());
+                }
+                self.containers.push(Container { kind, name });
+                (1, module)
+            }
+            _ => (0, false),
+        }
+    }
+
+    pub(super) fn call(&mut self, node: Node<'t>) {
+        let rx = self.rx;
+        let Some(function) = node.child_by_field_name("function") else {
+            return;
+        };
+        let args = rx.args(node);
+        let (lib, callee, callee_span, policy_arg, has_predicate) = match function.kind() {
+            "field_expression" => {
+                let Some(field) = function.child_by_field_name("field") else {
+                    return;
+                };
+                if rx.text_of(field) != "retry" || args.len() != 1 || !rx.backon_in_scope() {
+                    return;
+                }
+                (
+                    Library::Backon,
+                    ".retry".to_string(),
+                    span(field),
+                    args[0],
+                    Some(backon_when(rx, node)),
+                )
+            }
+            "identifier" | "scoped_identifier" => {
+                let path = rx.expand(rx.segments(function));
+                let names: Vec<&str> = path.iter().map(String::as_str).collect();
+                let callee = collapse(rx.text_of(function));
+                match names.as_slice() {
+                    ["tokio_retry", .., ty @ ("Retry" | "RetryIf"), "spawn" | "start"] if !args.is_empty() => (
+                        Library::TokioRetry,
+                        callee,
+                        span(function),
+                        args[0],
+                        Some(*ty == "RetryIf"),
+                    ),
+                    ["backoff", "retry" | "retry_notify"] | ["backoff", "future", "retry" | "retry_notify"]
+                        if args.len() >= 2 =>
+                    {
+                        let predicate = self.backoff_classifies(args[1]);
+                        (Library::Backoff, callee, span(function), args[0], predicate)
+                    }
+                    ["reqwest_retry", .., "RetryTransientMiddleware", "new_with_policy" | "new_with_policy_and_strategy"]
+                        if !args.is_empty() =>
+                    {
+                        // The default strategy retries only transient failures (5xx, 408,
+                        // 429, timeouts, connection errors); a custom strategy is a predicate.
+                        (Library::ReqwestRetry, callee, span(function), args[0], Some(true))
+                    }
+                    _ => return,
+                }
+            }
+            _ => return,
+        };
+        if node.has_error() {
+            let (line, column) = self.facts.position(node.start_byte() as u32);
+            self.facts.note(
+                Some(line),
+                format!("not analysed: parse error at {line}:{column} in a call of `{callee}`"),
+            );
+            return;
+        }
+        // Follow `&b`, `b.clone()`, `(b)` to a local `let`.
+        let mut stripped = policy_arg;
+        loop {
+            stripped = match stripped.kind() {
+                "reference_expression" => match stripped.child_by_field_name("value") {
+                    Some(v) => v,
+                    None => break,
+                },
+                "parenthesized_expression" => match named_children(stripped).first() {
+                    Some(v) => *v,
+                    None => break,
+                },
+                "call_expression" => {
+                    let receiver = stripped
+                        .child_by_field_name("function")
+                        .filter(|f| f.kind() == "field_expression")
+                        .filter(|f| {
+                            f.child_by_field_name("field")
+                                .is_some_and(|m| matches!(rx.text_of(m), "clone" | "to_owned"))
+                        })
+                        .and_then(|f| f.child_by_field_name("value"));
+                    match receiver {
+                        Some(v) if rx.args(stripped).is_empty() => v,
+                        _ => break,
+                    }
+                }
+                _ => break,
+            };
+        }
+        let local = match stripped.kind() {
+            "identifier" => match rx.local(stripped, rx.text_of(stripped)) {
+                Local::Let { pattern, .. } => Some((rx.text_of(stripped).to_string(), pattern)),
+                _ => None,
+            },
+            _ => None,
+        };
+        let value = rx.eval(policy_arg, &self.module, None, 0);
+        // `job.retry(3)`: a number is not a builder, so this is some other `.retry`.
+        if lib == Library::Backon && matches!(value, Val::Arg(_)) {
+            return;
+        }
+        let chain = rx.chain(value);
+        // `job.retry(n)` with `n` unknown: backon retries a closure or a function; a receiver
+        // that is a value (a parameter, a `let` of something else) is some other `.retry`.
+        if lib == Library::Backon && chain.is_none() {
+            let receiver = function.child_by_field_name("value");
+            if !receiver.is_some_and(|r| retryable_receiver(rx, r)) {
+                return;
+            }
+        }
+        let predicate = match (lib, has_predicate) {
+            // The default strategy retries only transient failures.
+            (Library::ReqwestRetry, _) => Predicate::Transient,
+            // What a Rust filter tests is not read yet: it filters, by names unknown.
+            (_, Some(true)) => Predicate::Filter {
+                span: span(node),
+                mentions: Vec::new(),
+                always: false,
+            },
+            (_, Some(false)) => Predicate::None,
+            (_, None) => Predicate::Unknown,
+        };
+        let retried = match lib {
+            Library::ReqwestRetry => Retried::Client,
+            _ => Retried::Operation,
+        };
+        // What the retry replays: backon's receiver, tokio-retry's action, backoff's operation.
+        let operation = match lib {
+            Library::Backon => function.child_by_field_name("value"),
+            Library::TokioRetry | Library::Backoff => args.get(1).copied(),
+            _ => None,
+        };
+        let unit = operation.and_then(|op| rx.unit_of(op, &self.module));
+        self.facts.retry_sites.push(RetrySite {
+            span: span(node),
+            callee_span,
+            callee,
+            library: lib,
+            retried,
+            policy: PolicyArg::Rust(RustPolicyArg {
+                arg: span(policy_arg),
+                chain,
+                local,
+            }),
+            predicate,
+            containers: self.containers.clone(),
+            unit,
+        });
+    }
+
+    /// Whether a `backoff` operation classifies its errors. `?` and `From` make every error
+    /// transient (backoff 0.4.0 src/error.rs), so the operation filters only when it returns
+    /// `backoff::Error::permanent(…)` / `Error::Permanent(…)` for some errors. An operation
+    /// passed by name from elsewhere, or one that calls a function of another module of the
+    /// crate (`crate::retry::classify`), is unknown: that function may classify.
+    pub(super) fn backoff_classifies(&self, op: Node<'t>) -> Option<bool> {
+        let rx = self.rx;
+        let body = match op.kind() {
+            "closure_expression" | "async_block" => op,
+            "identifier" => rx.item(&self.module, rx.text_of(op))?.body?,
+            _ => return None,
+        };
+        let mentions_permanent = |n: Node| {
+            let text = rx.text_of(n);
+            text.contains("permanent") || text.contains("Permanent")
+        };
+        if mentions_permanent(body) {
+            return Some(true);
+        }
+        // Same-file functions the operation calls may classify for it.
+        let mut unknown = false;
+        let mut found = false;
+        let mut cursor = body.walk();
+        'walk: loop {
+            let node = cursor.node();
+            if node.kind() == "call_expression" {
+                let function = node.child_by_field_name("function");
+                // `.map_err(classify)`: a classifier passed by name; `classify(e)`: called.
+                let names: Vec<Node> = match function.map(|f| f.kind()) {
+                    Some("field_expression")
+                        if function
+                            .and_then(|f| f.child_by_field_name("field"))
+                            .is_some_and(|f| rx.text_of(f) == "map_err") =>
+                    {
+                        rx.args(node)
+                    }
+                    Some("identifier" | "scoped_identifier") => function.into_iter().collect(),
+                    _ => Vec::new(),
+                };
+                for name in names {
+                    if !matches!(name.kind(), "identifier" | "scoped_identifier") {
+                        continue;
+                    }
+                    let path = rx.expand(rx.segments(name));
+                    if path.first().is_some_and(|c| EXTERN_ROOTS.contains(&c.as_str())) {
+                        continue;
+                    }
+                    match rx.item_of_path(&path, &self.module).and_then(|i| i.body) {
+                        Some(body) => found |= mentions_permanent(body),
+                        None => unknown |= rx.in_crate(&path),
+                    }
+                }
+            }
+            if cursor.goto_first_child() {
+                continue;
+            }
+            while !cursor.goto_next_sibling() {
+                if !cursor.goto_parent() || cursor.node() == body {
+                    break 'walk;
+                }
+            }
+        }
+        if found {
+            Some(true)
+        } else if unknown {
+            None
+        } else {
+            Some(false)
+        }
+    }
+
+    /// Notes an error region that mentions a retry.
+    pub(super) fn note_error_region(&mut self, node: Node<'t>) {
+        let text = &self.rx.text[node.byte_range()];
+        let Some(token) = ERROR_REGION_TOKENS
+            .iter()
+            .find(|t| memchr::memmem::find(text, t).is_some())
+        else {
+            return;
+        };
+        let (line, column) = self.facts.position(node.start_byte() as u32);
+        self.facts.note(
+            Some(line),
+            format!(
+                "not analysed: parse error at {line}:{column} in code mentioning `{}`",
+                String::from_utf8_lossy(token)
+            ),
+        );
+    }
+}
+
+/// Whether a `.retry(…)` receiver can be what backon retries: a closure, a function named by
+/// path, or a `let` bound to a closure.
+pub(super) fn retryable_receiver<'t>(rx: &Rx<'t>, receiver: Node<'t>) -> bool {
+    match receiver.kind() {
+        "closure_expression" | "scoped_identifier" => true,
+        "parenthesized_expression" => named_children(receiver)
+            .first()
+            .is_some_and(|inner| retryable_receiver(rx, *inner)),
+        "identifier" => match rx.local(receiver, rx.text_of(receiver)) {
+            Local::Let { value, .. } => retryable_receiver(rx, value),
+            Local::Param => false,
+            Local::None => true,
+        },
+        _ => false,
+    }
+}
+
+/// Whether a backon `.retry(…)` is followed, in its method chain, by `.when(…)`.
+pub(super) fn backon_when(rx: &Rx, retry_call: Node) -> bool {
+    let mut current = retry_call;
+    while let Some(parent) = current.parent() {
+        match parent.kind() {
+            "field_expression" if parent.child_by_field_name("value") == Some(current) => {
+                let Some(call) = parent.parent().filter(|g| g.kind() == "call_expression") else {
+                    return false;
+                };
+                if parent
+                    .child_by_field_name("field")
+                    .is_some_and(|f| rx.text_of(f) == "when")
+                {
+                    return true;
+                }
+                current = call;
+            }
+            "await_expression" | "try_expression" | "parenthesized_expression" => current = parent,
+            _ => return false,
+        }
+    }
+    false
+}

@@ -1,0 +1,262 @@
+//! Syntax nodes to [`Expr`]: the small owned expression tree policies are kept as.
+
+use super::*;
+
+impl<'t> Extractor<'t, '_> {
+    pub(super) fn expr(&self, node: Node<'t>, depth: usize) -> Expr {
+        let span = Self::span(node);
+        if depth > MAX_EXPR_DEPTH || node.is_error() || node.is_missing() {
+            return Expr::Opaque(span);
+        }
+        match node.kind() {
+            "identifier" | "undefined" => {
+                let name = self.text_of(node);
+                match self.lookup_local(name) {
+                    Some((def, Some(value))) => Expr::Local {
+                        name: name.to_string(),
+                        def,
+                        value: Box::new(self.expr(value, depth + 1)),
+                        span,
+                    },
+                    // A parameter or an uninitialised local: it shadows any import.
+                    Some((_, None)) => Expr::Param(name.to_string(), span),
+                    None => Expr::Ident(name.to_string(), span),
+                }
+            }
+            "member_expression" => {
+                let (Some(object), Some(property)) =
+                    (node.child_by_field_name("object"), node.child_by_field_name("property"))
+                else {
+                    return Expr::Opaque(span);
+                };
+                Expr::Member(
+                    Box::new(self.expr(object, depth + 1)),
+                    self.text_of(property).to_string(),
+                    span,
+                )
+            }
+            "call_expression" => {
+                let (Some(callee), Some(arguments)) = (
+                    node.child_by_field_name("function"),
+                    node.child_by_field_name("arguments"),
+                ) else {
+                    return Expr::Opaque(span);
+                };
+                if arguments.kind() != "arguments" {
+                    // A tagged template (sql`…`): not a policy.
+                    return Expr::Opaque(span);
+                }
+                let mut cursor = arguments.walk();
+                let args = arguments
+                    .named_children(&mut cursor)
+                    .filter(|a| a.kind() != "comment")
+                    .map(|a| self.expr(a, depth + 1))
+                    .collect();
+                Expr::Call {
+                    callee: Box::new(self.expr(callee, depth + 1)),
+                    args,
+                    span,
+                }
+            }
+            "string" => Expr::Str(string_value(self.text_of(node)), span),
+            "template_string" => {
+                let mut cursor = node.walk();
+                let has_holes = node
+                    .named_children(&mut cursor)
+                    .any(|c| c.kind() == "template_substitution");
+                if has_holes {
+                    Expr::Opaque(span)
+                } else {
+                    Expr::Str(string_value(self.text_of(node)), span)
+                }
+            }
+            "number" => match parse_number(self.text_of(node)) {
+                Some(n) => Expr::Num(n, span),
+                None => Expr::Opaque(span),
+            },
+            "true" => Expr::Bool(true, span),
+            "false" => Expr::Bool(false, span),
+            "unary_expression" => {
+                let operator = node.child_by_field_name("operator").map(|o| o.kind());
+                match (
+                    operator,
+                    node.child_by_field_name("argument").map(|a| self.expr(a, depth + 1)),
+                ) {
+                    (Some("-"), Some(Expr::Num(n, _))) => Expr::Num(-n, span),
+                    (Some("+"), Some(Expr::Num(n, _))) => Expr::Num(n, span),
+                    _ => Expr::Opaque(span),
+                }
+            }
+            "binary_expression" => {
+                let (Some(left), Some(right), Some(op)) = (
+                    node.child_by_field_name("left"),
+                    node.child_by_field_name("right"),
+                    node.child_by_field_name("operator"),
+                ) else {
+                    return Expr::Opaque(span);
+                };
+                Expr::Binary {
+                    op: op.kind().to_string(),
+                    left: Box::new(self.expr(left, depth + 1)),
+                    right: Box::new(self.expr(right, depth + 1)),
+                    span,
+                }
+            }
+            "parenthesized_expression"
+            | "as_expression"
+            | "satisfies_expression"
+            | "non_null_expression"
+            | "type_assertion" => {
+                let mut cursor = node.walk();
+                let inner = node
+                    .named_children(&mut cursor)
+                    .find(|c| !c.kind().starts_with("type") && c.kind() != "comment");
+                match inner {
+                    Some(inner) => self.expr(inner, depth + 1),
+                    None => Expr::Opaque(span),
+                }
+            }
+            "object" => {
+                let mut props = Vec::new();
+                let mut cursor = node.walk();
+                for child in node.named_children(&mut cursor) {
+                    match child.kind() {
+                        "pair" => {
+                            let (Some(key), Some(value)) =
+                                (child.child_by_field_name("key"), child.child_by_field_name("value"))
+                            else {
+                                continue;
+                            };
+                            let key_text = match key.kind() {
+                                "property_identifier" | "number" => self.text_of(key).to_string(),
+                                "string" => string_value(self.text_of(key)),
+                                // A computed key: the object's shape is unknown.
+                                _ => "...".to_string(),
+                            };
+                            props.push(Property {
+                                key: key_text,
+                                key_span: Self::span(key),
+                                value: self.expr(value, depth + 1),
+                            });
+                        }
+                        "shorthand_property_identifier" => {
+                            let name = self.text_of(child);
+                            let value = match self.lookup_local(name) {
+                                Some((def, Some(value))) => Expr::Local {
+                                    name: name.to_string(),
+                                    def,
+                                    value: Box::new(self.expr(value, depth + 1)),
+                                    span: Self::span(child),
+                                },
+                                Some((_, None)) => Expr::Param(name.to_string(), Self::span(child)),
+                                None => Expr::Ident(name.to_string(), Self::span(child)),
+                            };
+                            props.push(Property {
+                                key: name.to_string(),
+                                key_span: Self::span(child),
+                                value,
+                            });
+                        }
+                        "method_definition" => {
+                            if let Some(name) = child.child_by_field_name("name") {
+                                props.push(Property {
+                                    key: self.text_of(name).to_string(),
+                                    key_span: Self::span(name),
+                                    value: self.function(child, depth + 1),
+                                });
+                            }
+                        }
+                        "spread_element" => props.push(Property {
+                            key: "...".into(),
+                            key_span: Self::span(child),
+                            value: Expr::Opaque(Self::span(child)),
+                        }),
+                        _ => {}
+                    }
+                }
+                Expr::Object(props, span)
+            }
+            "array" => {
+                let mut cursor = node.walk();
+                let items = node
+                    .named_children(&mut cursor)
+                    .filter(|c| c.kind() != "comment")
+                    .map(|c| {
+                        if c.kind() == "spread_element" {
+                            Expr::Opaque(Self::span(c))
+                        } else {
+                            self.expr(c, depth + 1)
+                        }
+                    })
+                    .collect();
+                Expr::Array(items, span)
+            }
+            "arrow_function" | "function_expression" | "function" | "generator_function" => self.function(node, depth),
+            _ => Expr::Opaque(span),
+        }
+    }
+
+    /// A function as a value: its parameter names and, when it is a single expression, its body.
+    pub(super) fn function(&self, node: Node<'t>, depth: usize) -> Expr {
+        let span = Self::span(node);
+        let mut params = Vec::new();
+        if let Some(param) = node.child_by_field_name("parameter") {
+            params.push(self.text_of(param).to_string());
+        }
+        if let Some(list) = node.child_by_field_name("parameters") {
+            let mut cursor = list.walk();
+            for param in list.named_children(&mut cursor) {
+                let name = param
+                    .child_by_field_name("pattern")
+                    .or_else(|| param.child_by_field_name("name"))
+                    .map(|p| self.text_of(p).to_string())
+                    .unwrap_or_default();
+                params.push(name);
+            }
+        }
+        let body = node.child_by_field_name("body").and_then(|body| {
+            if body.kind() == "statement_block" {
+                // Only `{ return expr }` has a value the model can follow.
+                let mut cursor = body.walk();
+                let statements: Vec<Node> = body
+                    .named_children(&mut cursor)
+                    .filter(|s| s.kind() != "comment")
+                    .collect();
+                match statements.as_slice() {
+                    [only] if only.kind() == "return_statement" => only.named_child(0),
+                    _ => None,
+                }
+            } else {
+                Some(body)
+            }
+        });
+        // Parameters shadow everything outside while the body is converted.
+        let body = body.map(|b| Box::new(self.with_params(&params, |this| this.expr(b, depth + 1))));
+        Expr::Function { params, body, span }
+    }
+
+    pub(super) fn with_params(&self, params: &[String], convert: impl FnOnce(&Self) -> Expr) -> Expr {
+        self.shadowed.borrow_mut().push(params.to_vec());
+        let result = convert(self);
+        self.shadowed.borrow_mut().pop();
+        result
+    }
+
+    pub(super) fn lookup_local(&self, name: &str) -> Option<(Span, Option<Node<'t>>)> {
+        let shadowed = self
+            .shadowed
+            .borrow()
+            .iter()
+            .any(|params| params.iter().any(|p| p == name));
+        if shadowed {
+            return Some((Span::default(), None));
+        }
+        {
+            self.scopes
+                .iter()
+                .rev()
+                .find_map(|scope| scope.iter().rev().find(|(n, _, _)| n == name))
+                .map(|(_, value, def)| (*def, *value))
+        }
+    }
+}

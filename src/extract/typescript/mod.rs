@@ -1,0 +1,170 @@
+//! TypeScript / TSX extraction: imports, exports, top-level bindings, retry sites with their
+//! units, jobs, cursors and SQL. One walk over the tree; the tree is dropped when it returns.
+
+mod expr;
+mod jobs;
+mod module;
+mod recovery;
+mod scopes;
+mod sites;
+mod units;
+
+use tree_sitter::{Node, Tree};
+
+pub(crate) use recovery::parse_with_recovery;
+
+use super::{count_errors, parse};
+use crate::facts::{
+    is_effect_source, Binding, Container, ContainerKind, Export, Expr, FileFacts, Import, ImportKind, PolicyArg,
+    Predicate, Property, Retried, RetrySite,
+};
+use crate::schedule::Library;
+use crate::source::{Language, Span};
+
+/// How deep an expression is converted before the rest becomes opaque. Policies are shallow;
+/// this only bounds the work on pathological input.
+const MAX_EXPR_DEPTH: usize = 40;
+
+/// Tokens that make an unparsed region worth a note: a retry or schedule may hide there.
+const ERROR_REGION_TOKENS: &[&[u8]] = &[b"retry", b"Schedule", b"lease", b"Jobs"];
+
+pub(super) fn extract(facts: &mut FileFacts, text: &[u8]) {
+    let Some(tree) = parse_with_recovery(facts.language, text) else {
+        facts.note(None, "skipped: the parser gave up on this file");
+        return;
+    };
+    let mut extractor = Extractor {
+        text,
+        facts,
+        scopes: Vec::new(),
+        containers: Vec::new(),
+        frames: Vec::new(),
+        shadowed: Default::default(),
+    };
+    let root = tree.root_node();
+    extractor.module_items(root);
+    extractor.walk(root);
+    // Calls inside a retried unit are followed into the file's named units; a file that
+    // retries nothing needs none.
+    if !extractor.facts.retry_sites.is_empty() {
+        extractor.facts.units = units::named_units(text, root);
+    }
+}
+
+/// What entering a node pushed, popped again when the walk leaves it.
+#[derive(Default)]
+struct Frame {
+    scope: bool,
+    container: bool,
+}
+
+/// A local name: `Some(node)` for a `const`/`let` with an initializer, `None` for a parameter
+/// or anything else whose value the model does not know.
+type ScopeEntry<'t> = (String, Option<Node<'t>>, Span);
+
+struct Extractor<'t, 'f> {
+    text: &'t [u8],
+    facts: &'f mut FileFacts,
+    scopes: Vec<Vec<ScopeEntry<'t>>>,
+    containers: Vec<Container>,
+    frames: Vec<Frame>,
+    /// Parameter names shadowed while a function body is converted to an `Expr`.
+    shadowed: std::cell::RefCell<Vec<Vec<String>>>,
+}
+
+impl<'t> Extractor<'t, '_> {
+    fn text_of(&self, node: Node) -> &'t str {
+        // The caller checked the file is UTF-8 and nodes end on character boundaries.
+        std::str::from_utf8(&self.text[node.byte_range()]).unwrap_or("")
+    }
+
+    fn span(node: Node) -> Span {
+        Span::new(node.start_byte(), node.end_byte())
+    }
+}
+
+fn collect_pattern_names<'t>(pattern: Node<'t>, text: &[u8], out: &mut Vec<ScopeEntry<'t>>) {
+    if pattern.kind() == "identifier" {
+        let name = std::str::from_utf8(&text[pattern.byte_range()]).unwrap_or("");
+        out.push((name.to_string(), None, Extractor::span(pattern)));
+        return;
+    }
+    let mut cursor = pattern.walk();
+    for child in pattern.named_children(&mut cursor) {
+        if matches!(
+            child.kind(),
+            "identifier"
+                | "shorthand_property_identifier_pattern"
+                | "object_pattern"
+                | "array_pattern"
+                | "pair_pattern"
+                | "assignment_pattern"
+                | "rest_pattern"
+        ) {
+            if child.kind() == "shorthand_property_identifier_pattern" {
+                let name = std::str::from_utf8(&text[child.byte_range()]).unwrap_or("");
+                out.push((name.to_string(), None, Extractor::span(child)));
+            } else {
+                collect_pattern_names(child, text, out);
+            }
+        }
+    }
+}
+
+fn has_token_child(node: Node, token: &str) -> bool {
+    let mut cursor = node.walk();
+    let found = node.children(&mut cursor).any(|c| !c.is_named() && c.kind() == token);
+    found
+}
+
+fn first_named_child_of_kind<'t>(node: Node<'t>, kind: &str) -> Option<Node<'t>> {
+    let mut cursor = node.walk();
+    let found = node.named_children(&mut cursor).find(|c| c.kind() == kind);
+    found
+}
+
+/// The value of a string literal's source text: quotes removed, common escapes decoded.
+fn string_value(literal: &str) -> String {
+    let inner = literal
+        .strip_prefix(['"', '\'', '`'])
+        .and_then(|s| s.strip_suffix(['"', '\'', '`']))
+        .unwrap_or(literal);
+    if !inner.contains('\\') {
+        return inner.to_string();
+    }
+    let mut out = String::with_capacity(inner.len());
+    let mut chars = inner.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some(other) => out.push(other),
+            None => {}
+        }
+    }
+    out
+}
+
+fn parse_number(text: &str) -> Option<f64> {
+    let clean: String = text.chars().filter(|c| *c != '_').collect();
+    let clean = clean.trim_end_matches('n');
+    if let Some(hex) = clean.strip_prefix("0x").or_else(|| clean.strip_prefix("0X")) {
+        return i64::from_str_radix(hex, 16).ok().map(|v| v as f64);
+    }
+    clean.parse::<f64>().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn string_values_decode_quotes_and_escapes() {
+        assert_eq!(string_value("\"100 millis\""), "100 millis");
+        assert_eq!(string_value("'a\\'b'"), "a'b");
+    }
+}

@@ -1,0 +1,210 @@
+//! The walk over the tree, and the scopes it keeps: lexical scopes (for locals and
+//! parameters) and named containers (classes, functions, layers, `Effect.fn`s, handler
+//! registrations) that say what a fact is "inside".
+
+use super::*;
+
+impl<'t> Extractor<'t, '_> {
+    pub(super) fn walk(&mut self, root: Node<'t>) {
+        let mut cursor = root.walk();
+        loop {
+            let node = cursor.node();
+            let descend = self.enter(node);
+            if descend && cursor.goto_first_child() {
+                continue;
+            }
+            self.leave();
+            loop {
+                if cursor.goto_next_sibling() {
+                    break;
+                }
+                if !cursor.goto_parent() {
+                    return;
+                }
+                self.leave();
+            }
+        }
+    }
+
+    pub(super) fn leave(&mut self) {
+        let frame = self.frames.pop().unwrap_or_default();
+        if frame.scope {
+            self.scopes.pop();
+        }
+        if frame.container {
+            self.containers.pop();
+        }
+    }
+
+    /// Called before a node's children; returns whether to visit them.
+    pub(super) fn enter(&mut self, node: Node<'t>) -> bool {
+        let mut frame = Frame::default();
+        let mut descend = true;
+        self.job_and_sql_facts(node);
+        match node.kind() {
+            // Clean subtrees inside an error node are still code and are walked; only the
+            // tokens the parser could not place are "not analysed".
+            "ERROR" => self.note_error_region(node),
+            "comment"
+            | "string"
+            | "template_string"
+            | "import_statement"
+            | "type_annotation"
+            | "interface_declaration"
+            | "type_alias_declaration" => descend = false,
+            "statement_block" | "class_body" => {
+                self.scopes.push(Vec::new());
+                frame.scope = true;
+            }
+            "arrow_function"
+            | "function_expression"
+            | "generator_function"
+            | "function_declaration"
+            | "generator_function_declaration"
+            | "method_definition" => {
+                let params = self.param_names(node);
+                self.scopes.push(params);
+                frame.scope = true;
+                if let Some(name) = node
+                    .child_by_field_name("name")
+                    .filter(|_| node.kind() != "arrow_function")
+                {
+                    if !node.kind().ends_with("expression") && node.kind() != "generator_function" {
+                        self.containers.push(Container {
+                            kind: ContainerKind::Function,
+                            name: self.text_of(name).to_string(),
+                        });
+                        frame.container = true;
+                    }
+                }
+            }
+            "class_declaration" | "abstract_class_declaration" | "class" => {
+                if let Some(name) = node.child_by_field_name("name") {
+                    self.containers.push(Container {
+                        kind: ContainerKind::Class,
+                        name: self.text_of(name).to_string(),
+                    });
+                    frame.container = true;
+                }
+            }
+            "variable_declarator" => {
+                if let Some(name) = node.child_by_field_name("name").filter(|n| n.kind() == "identifier") {
+                    let name_text = self.text_of(name).to_string();
+                    // Locals (not top-level bindings, which the module pass recorded) join the scope.
+                    let local = node
+                        .parent()
+                        .and_then(|p| p.parent())
+                        .is_some_and(|scope| scope.kind() != "program" && scope.kind() != "export_statement");
+                    if local {
+                        if let Some(scope) = self.scopes.last_mut() {
+                            let is_const = node
+                                .parent()
+                                .is_some_and(|decl| decl.child(0).is_some_and(|kw| kw.kind() == "const"));
+                            let value = node.child_by_field_name("value").filter(|_| is_const);
+                            scope.push((name_text.clone(), value, Self::span(node)));
+                        }
+                    }
+                    self.containers.push(Container {
+                        kind: ContainerKind::Variable,
+                        name: name_text,
+                    });
+                    frame.container = true;
+                }
+            }
+            "call_expression" => {
+                if let Some(container) = self.call_container(node) {
+                    self.containers.push(container);
+                    frame.container = true;
+                }
+                if let Some(request) = units::client_request(self.text, node) {
+                    self.facts.client_requests.push(request);
+                }
+                self.retry_site(node);
+            }
+            // `queue: async (batch, env) => …` in a Workers handler object.
+            "pair" => {
+                let key = node
+                    .child_by_field_name("key")
+                    .filter(|k| k.kind() == "property_identifier");
+                let is_function = node
+                    .child_by_field_name("value")
+                    .is_some_and(|v| matches!(v.kind(), "arrow_function" | "function_expression" | "function"));
+                if let (Some(key), true) = (key, is_function) {
+                    self.containers.push(Container {
+                        kind: ContainerKind::Function,
+                        name: self.text_of(key).to_string(),
+                    });
+                    frame.container = true;
+                }
+            }
+            _ => {}
+        }
+        self.frames.push(frame);
+        descend
+    }
+
+    pub(super) fn param_names(&self, node: Node<'t>) -> Vec<ScopeEntry<'t>> {
+        let mut out = Vec::new();
+        if let Some(param) = node.child_by_field_name("parameter") {
+            out.push((self.text_of(param).to_string(), None, Self::span(param)));
+        }
+        if let Some(list) = node.child_by_field_name("parameters") {
+            let mut cursor = list.walk();
+            for param in list.named_children(&mut cursor) {
+                if let Some(pattern) = param.child_by_field_name("pattern") {
+                    collect_pattern_names(pattern, self.text, &mut out);
+                }
+            }
+        }
+        out
+    }
+
+    /// `Layer.effect(UserRepository, …)` names the layer after its tag; `Effect.fn("name")(…)`
+    /// names the unit; a call that registers a handler (`Outbox.subscribe(…, handler)`) is
+    /// named by its callee, so rules can tell code that runs under a durable retrier.
+    pub(super) fn call_container(&self, node: Node<'t>) -> Option<Container> {
+        let callee = node.child_by_field_name("function")?;
+        let arguments = node.child_by_field_name("arguments")?;
+        if callee.kind() == "member_expression" {
+            let mut cursor = arguments.walk();
+            let takes_handler = arguments.named_children(&mut cursor).any(|a| {
+                matches!(
+                    a.kind(),
+                    "arrow_function" | "function_expression" | "generator_function" | "call_expression"
+                ) && (a.kind() != "call_expression" || self.text_of(a).starts_with("Effect.fn"))
+            });
+            let callee_text = self.text_of(callee);
+            if takes_handler && callee_text.len() <= 80 && !callee_text.contains('\n') {
+                return Some(Container {
+                    kind: ContainerKind::Registration,
+                    name: callee_text.to_string(),
+                });
+            }
+        }
+        let callee_expr = self.expr(callee, MAX_EXPR_DEPTH - 3);
+        if let Some(("Layer", member)) = self.facts.effect_member(&callee_expr) {
+            if matches!(member, "effect" | "succeed" | "scoped" | "sync" | "function") {
+                let tag = arguments.named_child(0)?;
+                let name = self.expr(tag, MAX_EXPR_DEPTH - 3).path()?.join(".");
+                return Some(Container {
+                    kind: ContainerKind::Layer,
+                    name,
+                });
+            }
+        }
+        // `Effect.fn("name")(body, …pipeables)`: the callee is itself the call `Effect.fn("name")`.
+        if callee.kind() == "call_expression" {
+            let inner_callee = self.expr(callee.child_by_field_name("function")?, MAX_EXPR_DEPTH - 3);
+            if let Some(("Effect", "fn" | "fnUntraced")) = self.facts.effect_member(&inner_callee) {
+                let name_arg = callee.child_by_field_name("arguments")?.named_child(0)?;
+                if let Expr::Str(name, _) = self.expr(name_arg, 0) {
+                    return Some(Container {
+                        kind: ContainerKind::EffectFn,
+                        name,
+                    });
+                }
+            }
+        }
+        None
+    }
+}

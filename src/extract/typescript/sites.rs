@@ -1,0 +1,171 @@
+//! Effect retry sites: `Effect.retry`, `Effect.retryOrElse`, `Stream.retry`,
+//! `HttpClient.retryTransient`, with their policy, predicate and retried unit.
+
+use super::*;
+
+/// Which Effect retry a call is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RetryKind {
+    /// `Effect.retry`
+    EffectRetry,
+    /// `Effect.retryOrElse`
+    EffectRetryOrElse,
+    /// `Stream.retry`
+    StreamRetry,
+    /// `HttpClient.retryTransient`
+    HttpRetryTransient,
+}
+
+impl RetryKind {
+    fn callee(self) -> &'static str {
+        match self {
+            RetryKind::EffectRetry => "Effect.retry",
+            RetryKind::EffectRetryOrElse => "Effect.retryOrElse",
+            RetryKind::StreamRetry => "Stream.retry",
+            RetryKind::HttpRetryTransient => "HttpClient.retryTransient",
+        }
+    }
+}
+
+impl<'t> Extractor<'t, '_> {
+    pub(super) fn retry_site(&mut self, node: Node<'t>) {
+        let Some(callee) = node.child_by_field_name("function") else {
+            return;
+        };
+        if !matches!(callee.kind(), "member_expression" | "identifier") {
+            return;
+        }
+        let callee_expr = self.expr(callee, MAX_EXPR_DEPTH - 3);
+        let kind = match self.facts.effect_member(&callee_expr) {
+            Some(("Effect", "retry")) => RetryKind::EffectRetry,
+            Some(("Effect", "retryOrElse")) => RetryKind::EffectRetryOrElse,
+            Some(("Stream", "retry")) => RetryKind::StreamRetry,
+            Some(("HttpClient", "retryTransient")) => RetryKind::HttpRetryTransient,
+            _ => return,
+        };
+        if node.has_error() {
+            // A retry whose own arguments did not parse: say so rather than guess its policy.
+            self.note_unanalysed(node, &format!("a call of `{}`", kind.callee()));
+            return;
+        }
+        let Some(arguments) = node
+            .child_by_field_name("arguments")
+            .filter(|a| a.kind() == "arguments")
+        else {
+            return;
+        };
+        let mut cursor = arguments.walk();
+        let args: Vec<Node> = arguments
+            .named_children(&mut cursor)
+            .filter(|a| a.kind() != "comment")
+            .collect();
+        // Data-last `retry(policy)` or data-first `retry(effect, policy)`; `retryOrElse` has
+        // one more argument, the fallback.
+        let policy_index = match (kind, args.len()) {
+            (RetryKind::EffectRetryOrElse, 3) => Some(1),
+            (RetryKind::EffectRetryOrElse, 2) => Some(0),
+            (RetryKind::EffectRetryOrElse, _) => None,
+            (_, 1) => Some(0),
+            (_, 2) => Some(1),
+            _ => None,
+        };
+        let policy = policy_index.map(|i| self.expr(args[i], 0));
+        let target = units::retried_target(self.text, node, &args, policy_index)
+            .map(|(target, name)| units::unit(self.text, target, name));
+        if kind == RetryKind::HttpRetryTransient {
+            if let Some(client) = units::bound_client_name(self.text, node) {
+                self.facts.retrying_clients.push(client);
+            }
+        }
+        let predicate = match (&policy, kind) {
+            (_, RetryKind::HttpRetryTransient) => Predicate::Transient,
+            (None, _) => Predicate::Unknown,
+            (Some(policy), _) => self.predicate(policy),
+        };
+        let retried = match kind {
+            RetryKind::StreamRetry => Retried::Stream,
+            RetryKind::HttpRetryTransient => Retried::Client,
+            RetryKind::EffectRetry | RetryKind::EffectRetryOrElse => Retried::Operation,
+        };
+        self.facts.retry_sites.push(RetrySite {
+            span: Self::span(node),
+            callee_span: Self::span(callee),
+            callee: kind.callee().to_string(),
+            library: Library::Effect,
+            retried,
+            policy: match policy {
+                Some(policy) => PolicyArg::Effect(policy),
+                None if kind == RetryKind::HttpRetryTransient => PolicyArg::Default,
+                None => PolicyArg::Unknown,
+            },
+            predicate,
+            containers: self.containers.clone(),
+            unit: target,
+        });
+    }
+
+    /// Which failures an Effect retry replays: its `while`/`until` option, or a bare schedule
+    /// that reads its input (`Schedule.whileInput(isContention)`). A spread of options may
+    /// carry a predicate: unknown.
+    pub(super) fn predicate(&self, policy: &Expr) -> Predicate {
+        if let Expr::Object(props, _) = policy {
+            if props.iter().any(|p| p.key == "...") {
+                return Predicate::Unknown;
+            }
+            let filter = props
+                .iter()
+                .rev()
+                .find(|p| matches!(p.key.as_str(), "while" | "until"))
+                .map(|p| &p.value);
+            return match filter {
+                Some(filter) => Predicate::Filter {
+                    span: filter.span(),
+                    mentions: filter.mentions(),
+                    always: matches!(filter, Expr::Function { body: Some(body), .. } if matches!(**body, Expr::Bool(true, _))),
+                },
+                None => Predicate::None,
+            };
+        }
+        let mut filtered = false;
+        policy.walk(&mut |e| {
+            if let Some(("Schedule", member)) = self.facts.effect_member(e) {
+                filtered |= member.contains("Input") || member == "check" || member == "checkEffect";
+            }
+        });
+        if filtered {
+            Predicate::Filter {
+                span: policy.span(),
+                mentions: policy.mentions(),
+                always: false,
+            }
+        } else {
+            Predicate::None
+        }
+    }
+
+    /// Notes an error region when a token the rules care about is among the pieces the
+    /// parser could not place (its direct leaf children).
+    pub(super) fn note_error_region(&mut self, node: Node<'t>) {
+        let mut cursor = node.walk();
+        let unplaced = node
+            .children(&mut cursor)
+            .filter(|c| c.child_count() == 0 && c.kind() != "comment")
+            .find_map(|leaf| {
+                let text = &self.text[leaf.byte_range()];
+                ERROR_REGION_TOKENS
+                    .iter()
+                    .find(|t| memchr::memmem::find(text, t).is_some())
+            });
+        if let Some(token) = unplaced {
+            self.note_unanalysed(node, &format!("code mentioning `{}`", String::from_utf8_lossy(token)));
+        }
+    }
+
+    pub(super) fn note_unanalysed(&mut self, node: Node<'t>, what: &str) {
+        let (line, column) = self.facts.position(node.start_byte() as u32);
+        self.facts.note(
+            Some(line),
+            format!("not analysed: parse error at {line}:{column} in {what}"),
+        );
+    }
+}
