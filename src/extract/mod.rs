@@ -53,6 +53,33 @@ pub fn parse(language: Language, text: &[u8]) -> Option<Tree> {
     })
 }
 
+/// `child_by_field_name` with each field's id looked up once per grammar and thread:
+/// tree-sitter finds a field name by comparing it with every field name of the grammar, on
+/// every call, which made field lookups a large share of extraction.
+pub(crate) trait FieldExt<'t> {
+    fn field(&self, name: &'static str) -> Option<tree_sitter::Node<'t>>;
+}
+
+impl<'t> FieldExt<'t> for tree_sitter::Node<'t> {
+    fn field(&self, name: &'static str) -> Option<tree_sitter::Node<'t>> {
+        thread_local! {
+            // (grammar, field name) → field id; a grammar is told apart by its kind count.
+            static IDS: RefCell<std::collections::HashMap<(usize, usize), u16>> = RefCell::new(Default::default());
+        }
+        let language = self.language();
+        let key = (language.node_kind_count(), name.as_ptr() as usize);
+        let id = IDS.with(|ids| {
+            *ids.borrow_mut()
+                .entry(key)
+                .or_insert_with(|| language.field_id_for_name(name).map_or(0, |id| id.get()))
+        });
+        if id == 0 {
+            return None;
+        }
+        self.child_by_field_id(id)
+    }
+}
+
 /// How many error and missing nodes a tree holds.
 pub fn count_errors(tree: &Tree) -> usize {
     let mut count = 0;

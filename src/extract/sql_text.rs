@@ -2,6 +2,7 @@
 //! `query(…)` arguments, raw strings). The TypeScript extractor finds its own (`sql`
 //! templates, SQL-looking literals) and records them through [`push`].
 
+use super::FieldExt;
 use tree_sitter::{Node, Tree};
 
 use crate::extract::sql::{looks_like_lease_write, split_statements, SqlSource};
@@ -85,7 +86,7 @@ fn in_query_macro(node: Node, text: &[u8]) -> bool {
     let mut current = node.parent();
     while let Some(parent) = current {
         if parent.kind() == "macro_invocation" {
-            let Some(name) = parent.child_by_field_name("macro") else {
+            let Some(name) = parent.field("macro") else {
                 return false;
             };
             let name = std::str::from_utf8(&text[name.byte_range()]).unwrap_or("");

@@ -75,10 +75,16 @@ fn effect_module_of_source(source: &str) -> Option<&str> {
 impl FileFacts {
     /// Resolves `Schedule.exponential`, `S.exponential` (aliased), `exponential` (imported from
     /// `effect/Schedule`) or `Effect.Schedule.exponential` (namespace of the package root) to
-    /// `("Schedule", "exponential")` when, and only when, the names come from Effect.
+    /// `("Schedule", "exponential")` when, and only when, the names come from Effect. A local
+    /// or a parameter shadows any import: not Effect's.
     pub fn effect_member<'a>(&'a self, expr: &'a Expr) -> Option<(&'a str, &'a str)> {
-        match expr {
-            Expr::Ident(name, _) => {
+        self.effect_member_path(&expr.path()?)
+    }
+
+    /// [`FileFacts::effect_member`] of a name path as written: `["Schedule", "exponential"]`.
+    pub fn effect_member_path<'a>(&'a self, path: &[&'a str]) -> Option<(&'a str, &'a str)> {
+        match path {
+            [name] => {
                 let import = self.import(name)?;
                 if !is_effect_source(&import.source) {
                     return None;
@@ -88,18 +94,20 @@ impl FileFacts {
                     _ => None,
                 }
             }
-            Expr::Member(object, member, _) => {
-                let module = self.effect_module(object)?;
-                Some((module, member.as_str()))
-            }
-            _ => None,
+            [prefix @ .., member] => Some((self.effect_module_path(prefix)?, member)),
+            [] => None,
         }
     }
 
     /// Resolves an expression naming an Effect module (`Schedule`, `S`, `Effect.Schedule`).
     pub fn effect_module<'a>(&'a self, expr: &'a Expr) -> Option<&'a str> {
-        match expr {
-            Expr::Ident(name, _) => {
+        self.effect_module_path(&expr.path()?)
+    }
+
+    /// [`FileFacts::effect_module`] of a name path as written.
+    pub fn effect_module_path<'a>(&'a self, path: &[&'a str]) -> Option<&'a str> {
+        match path {
+            [name] => {
                 let import = self.import(name)?;
                 if !is_effect_source(&import.source) {
                     return None;
@@ -113,16 +121,13 @@ impl FileFacts {
                     ImportKind::Namespace | ImportKind::Default => effect_module_of_source(&import.source),
                 }
             }
-            Expr::Member(object, member, _) => {
-                // `import * as Fx from "effect"` then `Fx.Schedule`.
-                let Expr::Ident(name, _) = object.as_ref() else {
-                    return None;
-                };
+            // `import * as Fx from "effect"` then `Fx.Schedule`.
+            [name, member] => {
                 let import = self.import(name)?;
                 let root = is_effect_source(&import.source)
                     && effect_module_of_source(&import.source).is_none()
                     && matches!(import.kind, ImportKind::Namespace);
-                root.then_some(member.as_str())
+                root.then_some(*member)
             }
             _ => None,
         }
@@ -132,9 +137,9 @@ impl FileFacts {
 impl FileFacts {
     /// The local name under which this file imports Effect's `module` (`Schedule`, `S`).
     pub fn effect_module_local(&self, module: &str) -> Option<&str> {
-        self.imports.iter().find_map(|import| {
-            let local = Expr::Ident(import.local.clone(), Span::default());
-            (self.effect_module(&local) == Some(module)).then_some(import.local.as_str())
-        })
+        self.imports
+            .iter()
+            .find(|import| self.effect_module_path(&[import.local.as_str()]) == Some(module))
+            .map(|import| import.local.as_str())
     }
 }

@@ -54,7 +54,7 @@ impl<'t> Rx<'t> {
                 Some(inner) => self.eval(*inner, module, env, next),
                 None => Val::Unknown,
             },
-            "reference_expression" | "type_cast_expression" => match node.child_by_field_name("value") {
+            "reference_expression" | "type_cast_expression" => match node.field("value") {
                 Some(inner) => self.eval(inner, module, env, next),
                 None => Val::Unknown,
             },
@@ -120,11 +120,8 @@ impl<'t> Rx<'t> {
         env: Option<&HashMap<String, Val>>,
         depth: usize,
     ) -> Val {
-        let (Some(left), Some(right), Some(op)) = (
-            node.child_by_field_name("left"),
-            node.child_by_field_name("right"),
-            node.child_by_field_name("operator"),
-        ) else {
+        let (Some(left), Some(right), Some(op)) = (node.field("left"), node.field("right"), node.field("operator"))
+        else {
             return Val::Unknown;
         };
         let left = self.arg(self.eval(left, module, env, depth));
@@ -144,9 +141,7 @@ impl<'t> Rx<'t> {
     }
 
     pub(super) fn args(&self, call: Node<'t>) -> Vec<Node<'t>> {
-        call.child_by_field_name("arguments")
-            .map(named_children)
-            .unwrap_or_default()
+        call.field("arguments").map(named_children).unwrap_or_default()
     }
 
     pub(super) fn call(
@@ -156,7 +151,7 @@ impl<'t> Rx<'t> {
         env: Option<&HashMap<String, Val>>,
         depth: usize,
     ) -> Val {
-        let Some(function) = node.child_by_field_name("function") else {
+        let Some(function) = node.field("function") else {
             return Val::Unknown;
         };
         let args = self.args(node);
@@ -167,10 +162,7 @@ impl<'t> Rx<'t> {
         };
         match function.kind() {
             "field_expression" => {
-                let (Some(receiver), Some(field)) = (
-                    function.child_by_field_name("value"),
-                    function.child_by_field_name("field"),
-                ) else {
+                let (Some(receiver), Some(field)) = (function.field("value"), function.field("field")) else {
                     return Val::Unknown;
                 };
                 let method = self.text_of(field);
@@ -257,7 +249,7 @@ impl<'t> Rx<'t> {
         env: Option<&HashMap<String, Val>>,
         depth: usize,
     ) -> Val {
-        let Some(name) = node.child_by_field_name("name") else {
+        let Some(name) = node.field("name") else {
             return Val::Unknown;
         };
         let path = self.expand(self.segments(name));
@@ -265,13 +257,11 @@ impl<'t> Rx<'t> {
             return Val::Unknown;
         };
         let mut ops = Vec::new();
-        if let Some(body) = node.child_by_field_name("body") {
+        if let Some(body) = node.field("body") {
             for field in named_children(body) {
                 match field.kind() {
                     "field_initializer" => {
-                        let (Some(key), Some(value)) =
-                            (field.child_by_field_name("field"), field.child_by_field_name("value"))
-                        else {
+                        let (Some(key), Some(value)) = (field.field("field"), field.field("value")) else {
                             return Val::Unknown;
                         };
                         ops.push(RustOp {

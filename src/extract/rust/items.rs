@@ -9,16 +9,15 @@ impl<'t> Rx<'t> {
             let public = named_children(item).iter().any(|c| c.kind() == "visibility_modifier");
             match item.kind() {
                 "function_item" => {
-                    let (Some(name), Some(body)) = (item.child_by_field_name("name"), item.child_by_field_name("body"))
-                    else {
+                    let (Some(name), Some(body)) = (item.field("name"), item.field("body")) else {
                         continue;
                     };
                     let params: Vec<String> = item
-                        .child_by_field_name("parameters")
+                        .field("parameters")
                         .map(|p| {
                             named_children(p)
                                 .into_iter()
-                                .filter_map(|param| param.child_by_field_name("pattern"))
+                                .filter_map(|param| param.field("pattern"))
                                 .map(|pattern| {
                                     let mut names = Vec::new();
                                     self.pattern_names(pattern, &mut names);
@@ -27,9 +26,7 @@ impl<'t> Rx<'t> {
                                 .collect()
                         })
                         .unwrap_or_default();
-                    let has_params = item
-                        .child_by_field_name("parameters")
-                        .is_some_and(|p| !named_children(p).is_empty());
+                    let has_params = item.field("parameters").is_some_and(|p| !named_children(p).is_empty());
                     self.items.push(Item {
                         name: self.text_of(name).to_string(),
                         name_span: span(name),
@@ -43,7 +40,7 @@ impl<'t> Rx<'t> {
                     });
                 }
                 "const_item" | "static_item" => {
-                    let Some(name) = item.child_by_field_name("name") else {
+                    let Some(name) = item.field("name") else {
                         continue;
                     };
                     self.items.push(Item {
@@ -51,7 +48,7 @@ impl<'t> Rx<'t> {
                         name_span: span(name),
                         module: module.clone(),
                         node: item,
-                        value: item.child_by_field_name("value"),
+                        value: item.field("value"),
                         body: None,
                         params: Vec::new(),
                         has_params: false,
@@ -59,11 +56,10 @@ impl<'t> Rx<'t> {
                     });
                 }
                 "mod_item" => {
-                    if let Some(name) = item.child_by_field_name("name") {
+                    if let Some(name) = item.field("name") {
                         self.modules.push(self.text_of(name).to_string());
                     }
-                    let (Some(name), Some(body)) = (item.child_by_field_name("name"), item.child_by_field_name("body"))
-                    else {
+                    let (Some(name), Some(body)) = (item.field("name"), item.field("body")) else {
                         continue;
                     };
                     module.push(self.text_of(name).to_string());
@@ -118,14 +114,14 @@ impl<'t> Rx<'t> {
                         .filter(|c| c.kind() == "let_declaration" && c.end_byte() <= position)
                         .find(|c| {
                             let mut names = Vec::new();
-                            if let Some(pattern) = c.child_by_field_name("pattern") {
+                            if let Some(pattern) = c.field("pattern") {
                                 self.pattern_names(pattern, &mut names);
                             }
                             names.iter().any(|n| n == name)
                         });
                     if let Some(declaration) = found {
-                        let pattern = declaration.child_by_field_name("pattern");
-                        return match (declaration.child_by_field_name("value"), pattern) {
+                        let pattern = declaration.field("pattern");
+                        return match (declaration.field("value"), pattern) {
                             (Some(value), Some(pattern)) if pattern.kind() == "identifier" => Local::Let {
                                 value,
                                 pattern: span(pattern),
@@ -136,7 +132,7 @@ impl<'t> Rx<'t> {
                 }
                 "closure_expression" => {
                     let mut names = Vec::new();
-                    if let Some(params) = node.child_by_field_name("parameters") {
+                    if let Some(params) = node.field("parameters") {
                         self.pattern_names(params, &mut names);
                     }
                     if names.iter().any(|n| n == name) {
@@ -145,7 +141,7 @@ impl<'t> Rx<'t> {
                 }
                 "match_arm" | "for_expression" | "let_condition" | "if_let_expression" => {
                     let mut names = Vec::new();
-                    if let Some(pattern) = node.child_by_field_name("pattern") {
+                    if let Some(pattern) = node.field("pattern") {
                         self.pattern_names(pattern, &mut names);
                     }
                     if names.iter().any(|n| n == name) {
@@ -154,7 +150,7 @@ impl<'t> Rx<'t> {
                 }
                 "function_item" => {
                     let mut names = Vec::new();
-                    if let Some(params) = node.child_by_field_name("parameters") {
+                    if let Some(params) = node.field("parameters") {
                         self.pattern_names(params, &mut names);
                     }
                     return if names.iter().any(|n| n == name) {

@@ -21,6 +21,7 @@ use sites::Walk;
 
 use std::collections::HashMap;
 
+use super::FieldExt;
 use tree_sitter::{Node, Tree};
 
 use crate::facts::{

@@ -9,7 +9,7 @@ impl<'t> Rx<'t> {
         'walk: loop {
             let node = cursor.node();
             if node.kind() == "use_declaration" {
-                if let Some(argument) = node.child_by_field_name("argument") {
+                if let Some(argument) = node.field("argument") {
                     self.use_tree(argument, &[]);
                 }
             } else if cursor.goto_first_child() {
@@ -36,8 +36,7 @@ impl<'t> Rx<'t> {
                 }
             }
             "use_as_clause" => {
-                let (Some(target), Some(alias)) = (node.child_by_field_name("path"), node.child_by_field_name("alias"))
-                else {
+                let (Some(target), Some(alias)) = (node.field("path"), node.field("alias")) else {
                     return;
                 };
                 let mut path = prefix.to_vec();
@@ -56,10 +55,10 @@ impl<'t> Rx<'t> {
             }
             "scoped_use_list" => {
                 let mut next = prefix.to_vec();
-                if let Some(path) = node.child_by_field_name("path") {
+                if let Some(path) = node.field("path") {
                     next.extend(self.segments(path));
                 }
-                if let Some(list) = node.child_by_field_name("list") {
+                if let Some(list) = node.field("list") {
                     self.use_tree(list, &next);
                 }
             }
@@ -83,19 +82,13 @@ impl<'t> Rx<'t> {
     pub(super) fn segments(&self, node: Node) -> Vec<String> {
         match node.kind() {
             "scoped_identifier" | "scoped_type_identifier" => {
-                let mut out = node
-                    .child_by_field_name("path")
-                    .map(|p| self.segments(p))
-                    .unwrap_or_default();
-                if let Some(name) = node.child_by_field_name("name") {
+                let mut out = node.field("path").map(|p| self.segments(p)).unwrap_or_default();
+                if let Some(name) = node.field("name") {
                     out.push(self.text_of(name).to_string());
                 }
                 out
             }
-            "generic_type" => node
-                .child_by_field_name("type")
-                .map(|t| self.segments(t))
-                .unwrap_or_default(),
+            "generic_type" => node.field("type").map(|t| self.segments(t)).unwrap_or_default(),
             _ => vec![self.text_of(node).to_string()],
         }
     }

@@ -44,7 +44,7 @@ impl<'t> Walk<'_, 't, '_> {
             "impl_item" => {
                 let mut pushed = 0;
                 for field in ["trait", "type"] {
-                    if let Some(name) = node.child_by_field_name(field).and_then(type_name) {
+                    if let Some(name) = node.field(field).and_then(type_name) {
                         self.containers.push(Container {
                             kind: ContainerKind::Impl,
                             name,
@@ -55,7 +55,7 @@ impl<'t> Walk<'_, 't, '_> {
                 (pushed, false)
             }
             "trait_item" | "function_item" | "mod_item" => {
-                let Some(name) = node.child_by_field_name("name").map(|n| rx.text_of(n).to_string()) else {
+                let Some(name) = node.field("name").map(|n| rx.text_of(n).to_string()) else {
                     return (0, false);
                 };
                 let kind = match node.kind() {
@@ -63,7 +63,7 @@ impl<'t> Walk<'_, 't, '_> {
                     "function_item" => ContainerKind::Function,
                     _ => ContainerKind::Module,
                 };
-                let module = kind == ContainerKind::Module && node.child_by_field_name("body").is_some();
+                let module = kind == ContainerKind::Module && node.field("body").is_some();
                 if module {
                     self.module.push(name.clone());
                 }
@@ -76,13 +76,13 @@ impl<'t> Walk<'_, 't, '_> {
 
     pub(super) fn call(&mut self, node: Node<'t>) {
         let rx = self.rx;
-        let Some(function) = node.child_by_field_name("function") else {
+        let Some(function) = node.field("function") else {
             return;
         };
         let args = rx.args(node);
         let (lib, callee, callee_span, policy_arg, has_predicate) = match function.kind() {
             "field_expression" => {
-                let Some(field) = function.child_by_field_name("field") else {
+                let Some(field) = function.field("field") else {
                     return;
                 };
                 if rx.text_of(field) != "retry" || args.len() != 1 || !rx.backon_in_scope() {
@@ -138,7 +138,7 @@ impl<'t> Walk<'_, 't, '_> {
         let mut stripped = policy_arg;
         loop {
             stripped = match stripped.kind() {
-                "reference_expression" => match stripped.child_by_field_name("value") {
+                "reference_expression" => match stripped.field("value") {
                     Some(v) => v,
                     None => break,
                 },
@@ -148,13 +148,13 @@ impl<'t> Walk<'_, 't, '_> {
                 },
                 "call_expression" => {
                     let receiver = stripped
-                        .child_by_field_name("function")
+                        .field("function")
                         .filter(|f| f.kind() == "field_expression")
                         .filter(|f| {
-                            f.child_by_field_name("field")
+                            f.field("field")
                                 .is_some_and(|m| matches!(rx.text_of(m), "clone" | "to_owned"))
                         })
-                        .and_then(|f| f.child_by_field_name("value"));
+                        .and_then(|f| f.field("value"));
                     match receiver {
                         Some(v) if rx.args(stripped).is_empty() => v,
                         _ => break,
@@ -179,7 +179,7 @@ impl<'t> Walk<'_, 't, '_> {
         // `job.retry(n)` with `n` unknown: backon retries a closure or a function; a receiver
         // that is a value (a parameter, a `let` of something else) is some other `.retry`.
         if lib == Library::Backon && chain.is_none() {
-            let receiver = function.child_by_field_name("value");
+            let receiver = function.field("value");
             if !receiver.is_some_and(|r| retryable_receiver(rx, r)) {
                 return;
             }
@@ -202,7 +202,7 @@ impl<'t> Walk<'_, 't, '_> {
         };
         // What the retry replays: backon's receiver, tokio-retry's action, backoff's operation.
         let operation = match lib {
-            Library::Backon => function.child_by_field_name("value"),
+            Library::Backon => function.field("value"),
             Library::TokioRetry | Library::Backoff => args.get(1).copied(),
             _ => None,
         };
@@ -250,12 +250,12 @@ impl<'t> Walk<'_, 't, '_> {
         'walk: loop {
             let node = cursor.node();
             if node.kind() == "call_expression" {
-                let function = node.child_by_field_name("function");
+                let function = node.field("function");
                 // `.map_err(classify)`: a classifier passed by name; `classify(e)`: called.
                 let names: Vec<Node> = match function.map(|f| f.kind()) {
                     Some("field_expression")
                         if function
-                            .and_then(|f| f.child_by_field_name("field"))
+                            .and_then(|f| f.field("field"))
                             .is_some_and(|f| rx.text_of(f) == "map_err") =>
                     {
                         rx.args(node)
@@ -337,14 +337,11 @@ pub(super) fn backon_when(rx: &Rx, retry_call: Node) -> bool {
     let mut current = retry_call;
     while let Some(parent) = current.parent() {
         match parent.kind() {
-            "field_expression" if parent.child_by_field_name("value") == Some(current) => {
+            "field_expression" if parent.field("value") == Some(current) => {
                 let Some(call) = parent.parent().filter(|g| g.kind() == "call_expression") else {
                     return false;
                 };
-                if parent
-                    .child_by_field_name("field")
-                    .is_some_and(|f| rx.text_of(f) == "when")
-                {
+                if parent.field("field").is_some_and(|f| rx.text_of(f) == "when") {
                     return true;
                 }
                 current = call;

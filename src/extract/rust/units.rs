@@ -32,7 +32,7 @@ impl<'t> Rx<'t> {
         match operation.kind() {
             "parenthesized_expression" => self.unit_of(*named_children(operation).first()?, module),
             "closure_expression" | "async_block" => Some(self.unit(operation, None)),
-            "reference_expression" => self.unit_of(operation.child_by_field_name("value")?, module),
+            "reference_expression" => self.unit_of(operation.field("value")?, module),
             "identifier" | "scoped_identifier" => {
                 let path = self.expand(self.segments(operation));
                 let item = match path.as_slice() {
@@ -93,7 +93,7 @@ impl<'t> Rx<'t> {
     /// transaction started.
     fn operation(&self, call: Node<'t>, begin: &mut Option<u32>, unit: Node<'t>) -> Option<UnitOp> {
         if call.kind() == "macro_invocation" {
-            let name = self.segments(call.child_by_field_name("macro")?);
+            let name = self.segments(call.field("macro")?);
             let last = name.last()?;
             if !QUERY_CALLS.contains(&last.as_str()) {
                 return None;
@@ -104,11 +104,11 @@ impl<'t> Rx<'t> {
                 kind: OpKind::Sql(classify_sql(&query)),
             });
         }
-        let function = call.child_by_field_name("function")?;
+        let function = call.field("function")?;
         let kind = match function.kind() {
             "field_expression" => {
-                let receiver = function.child_by_field_name("value")?;
-                let method = self.text_of(function.child_by_field_name("field")?).to_string();
+                let receiver = function.field("value")?;
+                let method = self.text_of(function.field("field")?).to_string();
                 match method.as_str() {
                     "begin" | "begin_transaction" | "transaction" => {
                         begin.get_or_insert(call.start_byte() as u32);
@@ -143,7 +143,7 @@ impl<'t> Rx<'t> {
             }
             "identifier" | "scoped_identifier" | "generic_function" => {
                 let callee = match function.kind() {
-                    "generic_function" => function.child_by_field_name("function")?,
+                    "generic_function" => function.field("function")?,
                     _ => function,
                 };
                 let path = self.segments(callee);
@@ -201,18 +201,18 @@ impl<'t> Rx<'t> {
         for _ in 0..32 {
             let next = match current.kind() {
                 "call_expression" => {
-                    let Some(function) = current.child_by_field_name("function") else {
+                    let Some(function) = current.field("function") else {
                         return false;
                     };
                     if function.kind() == "field_expression" {
-                        let method = function.child_by_field_name("field").map(|f| self.text_of(f));
+                        let method = function.field("field").map(|f| self.text_of(f));
                         if method.is_some_and(|m| HTTP_METHODS.contains(&m)) && self.args(current).len() == 1 {
                             return true;
                         }
                     }
                     function
                 }
-                "field_expression" => match current.child_by_field_name("value") {
+                "field_expression" => match current.field("value") {
                     Some(value) => value,
                     None => return false,
                 },

@@ -2,12 +2,54 @@
 
 use super::*;
 
+/// Nodes one conversion visits at most: policies, options and job definitions are a few
+/// dozen; a large initializer (a whole service in one `const`) becomes opaque instead of a
+/// copy of the file.
+const EXPR_BUDGET: usize = 2_000;
+
 impl<'t> Extractor<'t, '_> {
+    /// Converts `node` (at `depth` of an enclosing conversion) into an [`Expr`].
     pub(super) fn expr(&self, node: Node<'t>, depth: usize) -> Expr {
+        self.budget.set(EXPR_BUDGET);
+        self.convert(node, depth)
+    }
+
+    /// The names of an identifier or member chain as written (`Effect.retry` →
+    /// `["Effect", "retry"]`), without converting it. `None` for anything else, and when the
+    /// first name is a local or a parameter: it shadows any import, as in [`Expr::path`].
+    pub(super) fn name_path(&self, node: Node<'t>) -> Option<Vec<&'t str>> {
+        let mut names = Vec::with_capacity(4);
+        let mut current = node;
+        loop {
+            match current.kind() {
+                "member_expression" => {
+                    names.push(self.text_of(current.field("property")?));
+                    current = current.field("object")?;
+                }
+                "identifier" => {
+                    let name = self.text_of(current);
+                    if self.lookup_local(name).is_some() {
+                        return None;
+                    }
+                    names.push(name);
+                    names.reverse();
+                    return Some(names);
+                }
+                _ => return None,
+            }
+            if names.len() > 8 {
+                return None;
+            }
+        }
+    }
+
+    fn convert(&self, node: Node<'t>, depth: usize) -> Expr {
         let span = Self::span(node);
-        if depth > MAX_EXPR_DEPTH || node.is_error() || node.is_missing() {
+        let budget = self.budget.get();
+        if depth > MAX_EXPR_DEPTH || budget == 0 || node.is_error() || node.is_missing() {
             return Expr::Opaque(span);
         }
+        self.budget.set(budget - 1);
         match node.kind() {
             "identifier" | "undefined" => {
                 let name = self.text_of(node);
@@ -15,7 +57,7 @@ impl<'t> Extractor<'t, '_> {
                     Some((def, Some(value))) => Expr::Local {
                         name: name.to_string(),
                         def,
-                        value: Box::new(self.expr(value, depth + 1)),
+                        value: Box::new(self.convert(value, depth + 1)),
                         span,
                     },
                     // A parameter or an uninitialised local: it shadows any import.
@@ -24,22 +66,17 @@ impl<'t> Extractor<'t, '_> {
                 }
             }
             "member_expression" => {
-                let (Some(object), Some(property)) =
-                    (node.child_by_field_name("object"), node.child_by_field_name("property"))
-                else {
+                let (Some(object), Some(property)) = (node.field("object"), node.field("property")) else {
                     return Expr::Opaque(span);
                 };
                 Expr::Member(
-                    Box::new(self.expr(object, depth + 1)),
+                    Box::new(self.convert(object, depth + 1)),
                     self.text_of(property).to_string(),
                     span,
                 )
             }
             "call_expression" => {
-                let (Some(callee), Some(arguments)) = (
-                    node.child_by_field_name("function"),
-                    node.child_by_field_name("arguments"),
-                ) else {
+                let (Some(callee), Some(arguments)) = (node.field("function"), node.field("arguments")) else {
                     return Expr::Opaque(span);
                 };
                 if arguments.kind() != "arguments" {
@@ -50,10 +87,10 @@ impl<'t> Extractor<'t, '_> {
                 let args = arguments
                     .named_children(&mut cursor)
                     .filter(|a| a.kind() != "comment")
-                    .map(|a| self.expr(a, depth + 1))
+                    .map(|a| self.convert(a, depth + 1))
                     .collect();
                 Expr::Call {
-                    callee: Box::new(self.expr(callee, depth + 1)),
+                    callee: Box::new(self.convert(callee, depth + 1)),
                     args,
                     span,
                 }
@@ -77,28 +114,23 @@ impl<'t> Extractor<'t, '_> {
             "true" => Expr::Bool(true, span),
             "false" => Expr::Bool(false, span),
             "unary_expression" => {
-                let operator = node.child_by_field_name("operator").map(|o| o.kind());
-                match (
-                    operator,
-                    node.child_by_field_name("argument").map(|a| self.expr(a, depth + 1)),
-                ) {
+                let operator = node.field("operator").map(|o| o.kind());
+                match (operator, node.field("argument").map(|a| self.convert(a, depth + 1))) {
                     (Some("-"), Some(Expr::Num(n, _))) => Expr::Num(-n, span),
                     (Some("+"), Some(Expr::Num(n, _))) => Expr::Num(n, span),
                     _ => Expr::Opaque(span),
                 }
             }
             "binary_expression" => {
-                let (Some(left), Some(right), Some(op)) = (
-                    node.child_by_field_name("left"),
-                    node.child_by_field_name("right"),
-                    node.child_by_field_name("operator"),
-                ) else {
+                let (Some(left), Some(right), Some(op)) =
+                    (node.field("left"), node.field("right"), node.field("operator"))
+                else {
                     return Expr::Opaque(span);
                 };
                 Expr::Binary {
                     op: op.kind().to_string(),
-                    left: Box::new(self.expr(left, depth + 1)),
-                    right: Box::new(self.expr(right, depth + 1)),
+                    left: Box::new(self.convert(left, depth + 1)),
+                    right: Box::new(self.convert(right, depth + 1)),
                     span,
                 }
             }
@@ -112,7 +144,7 @@ impl<'t> Extractor<'t, '_> {
                     .named_children(&mut cursor)
                     .find(|c| !c.kind().starts_with("type") && c.kind() != "comment");
                 match inner {
-                    Some(inner) => self.expr(inner, depth + 1),
+                    Some(inner) => self.convert(inner, depth + 1),
                     None => Expr::Opaque(span),
                 }
             }
@@ -122,9 +154,7 @@ impl<'t> Extractor<'t, '_> {
                 for child in node.named_children(&mut cursor) {
                     match child.kind() {
                         "pair" => {
-                            let (Some(key), Some(value)) =
-                                (child.child_by_field_name("key"), child.child_by_field_name("value"))
-                            else {
+                            let (Some(key), Some(value)) = (child.field("key"), child.field("value")) else {
                                 continue;
                             };
                             let key_text = match key.kind() {
@@ -136,7 +166,7 @@ impl<'t> Extractor<'t, '_> {
                             props.push(Property {
                                 key: key_text,
                                 key_span: Self::span(key),
-                                value: self.expr(value, depth + 1),
+                                value: self.convert(value, depth + 1),
                             });
                         }
                         "shorthand_property_identifier" => {
@@ -145,7 +175,7 @@ impl<'t> Extractor<'t, '_> {
                                 Some((def, Some(value))) => Expr::Local {
                                     name: name.to_string(),
                                     def,
-                                    value: Box::new(self.expr(value, depth + 1)),
+                                    value: Box::new(self.convert(value, depth + 1)),
                                     span: Self::span(child),
                                 },
                                 Some((_, None)) => Expr::Param(name.to_string(), Self::span(child)),
@@ -158,7 +188,7 @@ impl<'t> Extractor<'t, '_> {
                             });
                         }
                         "method_definition" => {
-                            if let Some(name) = child.child_by_field_name("name") {
+                            if let Some(name) = child.field("name") {
                                 props.push(Property {
                                     key: self.text_of(name).to_string(),
                                     key_span: Self::span(name),
@@ -185,7 +215,7 @@ impl<'t> Extractor<'t, '_> {
                         if c.kind() == "spread_element" {
                             Expr::Opaque(Self::span(c))
                         } else {
-                            self.expr(c, depth + 1)
+                            self.convert(c, depth + 1)
                         }
                     })
                     .collect();
@@ -197,24 +227,30 @@ impl<'t> Extractor<'t, '_> {
     }
 
     /// A function as a value: its parameter names and, when it is a single expression, its body.
-    pub(super) fn function(&self, node: Node<'t>, depth: usize) -> Expr {
+    /// A function declaration as an [`Expr::Function`], within a fresh budget.
+    pub(super) fn function_expr(&self, node: Node<'t>) -> Expr {
+        self.budget.set(EXPR_BUDGET);
+        self.function(node, 0)
+    }
+
+    fn function(&self, node: Node<'t>, depth: usize) -> Expr {
         let span = Self::span(node);
         let mut params = Vec::new();
-        if let Some(param) = node.child_by_field_name("parameter") {
+        if let Some(param) = node.field("parameter") {
             params.push(self.text_of(param).to_string());
         }
-        if let Some(list) = node.child_by_field_name("parameters") {
+        if let Some(list) = node.field("parameters") {
             let mut cursor = list.walk();
             for param in list.named_children(&mut cursor) {
                 let name = param
-                    .child_by_field_name("pattern")
-                    .or_else(|| param.child_by_field_name("name"))
+                    .field("pattern")
+                    .or_else(|| param.field("name"))
                     .map(|p| self.text_of(p).to_string())
                     .unwrap_or_default();
                 params.push(name);
             }
         }
-        let body = node.child_by_field_name("body").and_then(|body| {
+        let body = node.field("body").and_then(|body| {
             if body.kind() == "statement_block" {
                 // Only `{ return expr }` has a value the model can follow.
                 let mut cursor = body.walk();

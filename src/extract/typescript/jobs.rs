@@ -6,6 +6,8 @@
 
 use tree_sitter::Node;
 
+use crate::extract::FieldExt;
+
 use super::{Extractor, MAX_EXPR_DEPTH};
 use crate::extract::sql::{looks_like_sql, SqlSource};
 use crate::extract::sql_text;
@@ -51,7 +53,6 @@ impl<'t> Extractor<'t, '_> {
     /// Called by `enter` for every node.
     pub(super) fn job_and_sql_facts(&mut self, node: Node<'t>) {
         match node.kind() {
-            "call_expression" => self.job_call(node),
             "new_expression" if self.is_new_date_now(node) => {
                 self.facts.clock_reads.push(ClockRead {
                     span: Self::span(node),
@@ -63,36 +64,42 @@ impl<'t> Extractor<'t, '_> {
         }
     }
 
-    fn job_call(&mut self, node: Node<'t>) {
-        let (Some(callee), Some(arguments)) = (
-            node.child_by_field_name("function"),
-            node.child_by_field_name("arguments"),
-        ) else {
-            return;
-        };
-        if arguments.kind() != "arguments" || !matches!(callee.kind(), "member_expression" | "identifier") {
+    /// The job facts of a call whose callee is the name path `path` (Effect's `effect`).
+    pub(super) fn job_call(
+        &mut self,
+        node: Node<'t>,
+        arguments: Node<'t>,
+        path: &[&str],
+        effect: Option<(&str, &str)>,
+    ) {
+        let interesting = path.ends_with(&["Jobs", "make"])
+            || path == ["Date", "now"]
+            || matches!(
+                effect,
+                Some(("Schedule", "cron") | ("Ref" | "SynchronizedRef" | "SubscriptionRef", _))
+            );
+        if !interesting || arguments.kind() != "arguments" {
             return;
         }
-        let callee_expr = self.expr(callee, MAX_EXPR_DEPTH - 3);
         let mut cursor = arguments.walk();
         let args: Vec<Node<'t>> = arguments
             .named_children(&mut cursor)
             .filter(|a| a.kind() != "comment")
             .collect();
-        if let Some(path) = callee_expr.path() {
-            if path.ends_with(&["Jobs", "make"]) {
-                self.job_def(node, &args);
-                return;
-            }
-            if path == ["Date", "now"] && args.is_empty() {
+        if path.ends_with(&["Jobs", "make"]) {
+            self.job_def(node, &args);
+            return;
+        }
+        if path == ["Date", "now"] {
+            if args.is_empty() {
                 self.facts.clock_reads.push(ClockRead {
                     span: Self::span(node),
                     call: "Date.now()".into(),
                 });
-                return;
             }
+            return;
         }
-        match self.facts.effect_member(&callee_expr) {
+        match effect {
             Some(("Schedule", "cron")) => self.cron_repeat(node),
             Some(("Ref" | "SynchronizedRef" | "SubscriptionRef", member)) => {
                 let member = member.to_string();
@@ -133,11 +140,11 @@ impl<'t> Extractor<'t, '_> {
         for child in object.named_children(&mut cursor) {
             match child.kind() {
                 "pair" => {
-                    let key = child.child_by_field_name("key")?;
+                    let key = child.field("key")?;
                     if super::string_value(self.text_of(key)) != "run" {
                         continue;
                     }
-                    let value = child.child_by_field_name("value")?;
+                    let value = child.field("value")?;
                     return Some(match value.kind() {
                         "arrow_function" | "function_expression" | "function" | "generator_function" => {
                             self.run_function(value)
@@ -150,9 +157,7 @@ impl<'t> Extractor<'t, '_> {
                     });
                 }
                 "method_definition" => {
-                    let is_run = child
-                        .child_by_field_name("name")
-                        .is_some_and(|n| self.text_of(n) == "run");
+                    let is_run = child.field("name").is_some_and(|n| self.text_of(n) == "run");
                     if is_run {
                         return Some(self.run_function(child));
                     }
@@ -173,19 +178,19 @@ impl<'t> Extractor<'t, '_> {
     /// Whether a `run` function reads its slot parameter.
     fn run_function(&self, function: Node<'t>) -> JobRun {
         let span = Self::span(function);
-        let first_param = match function.child_by_field_name("parameter") {
+        let first_param = match function.field("parameter") {
             Some(param) => Some(param),
-            None => function.child_by_field_name("parameters").and_then(|list| {
+            None => function.field("parameters").and_then(|list| {
                 let mut cursor = list.walk();
                 let first = list.named_children(&mut cursor).find(|p| p.kind() != "comment");
-                first.map(|p| p.child_by_field_name("pattern").unwrap_or(p))
+                first.map(|p| p.field("pattern").unwrap_or(p))
             }),
         };
         let slot = match first_param {
             None => SlotUse::Ignored { param: None },
             Some(param) if param.kind() == "identifier" => {
                 let name = self.text_of(param);
-                let body = function.child_by_field_name("body");
+                let body = function.field("body");
                 if body.is_some_and(|b| mentions_identifier(b, name, self.text)) {
                     SlotUse::Used
                 } else {
@@ -217,7 +222,7 @@ impl<'t> Extractor<'t, '_> {
             if parent.kind() != "call_expression" {
                 continue;
             }
-            let Some(callee) = parent.child_by_field_name("function") else {
+            let Some(callee) = parent.field("function") else {
                 continue;
             };
             let callee_expr = self.expr(callee, MAX_EXPR_DEPTH - 3);
@@ -232,7 +237,7 @@ impl<'t> Extractor<'t, '_> {
                 _ => {}
             }
             // `….pipe(Effect.repeat(…), Effect.forkScoped)`: a fork among the pipe's steps.
-            if let Some(arguments) = parent.child_by_field_name("arguments") {
+            if let Some(arguments) = parent.field("arguments") {
                 let mut cursor = arguments.walk();
                 let steps: Vec<Node<'t>> = arguments.named_children(&mut cursor).collect();
                 forked |= steps.iter().any(|step| {
@@ -259,7 +264,7 @@ impl<'t> Extractor<'t, '_> {
     /// constructor.
     fn layer_name(&self, call: Node<'t>, member: &str) -> String {
         let tag = call
-            .child_by_field_name("arguments")
+            .field("arguments")
             .and_then(|a| a.named_child(0))
             .filter(|a| matches!(a.kind(), "identifier" | "member_expression"))
             .map(|a| self.text_of(a).to_string());
@@ -315,7 +320,7 @@ impl<'t> Extractor<'t, '_> {
         if parent.kind() != "variable_declarator" {
             return (None, self.is_passed_on(top, 0));
         }
-        let Some(name) = parent.child_by_field_name("name").filter(|n| n.kind() == "identifier") else {
+        let Some(name) = parent.field("name").filter(|n| n.kind() == "identifier") else {
             return (None, false);
         };
         let name_text = self.text_of(name);
@@ -363,10 +368,7 @@ impl<'t> Extractor<'t, '_> {
                 if call.kind() == "new_expression" {
                     return self.is_passed_on(call, depth + 1);
                 }
-                let callee = call
-                    .child_by_field_name("function")
-                    .map(|c| self.text_of(c))
-                    .unwrap_or("");
+                let callee = call.field("function").map(|c| self.text_of(c)).unwrap_or("");
                 let last = callee.rsplit('.').next().unwrap_or(callee);
                 !(LOG_CALLEES.contains(&last) || callee.starts_with("console."))
             }
@@ -375,10 +377,8 @@ impl<'t> Extractor<'t, '_> {
                 .and_then(|template| template.parent().map(|call| (template, call)))
                 .is_some_and(|(template, call)| {
                     call.kind() == "call_expression"
-                        && call.child_by_field_name("arguments") == Some(template)
-                        && call
-                            .child_by_field_name("function")
-                            .is_some_and(|tag| is_sql_tag(self.text_of(tag)))
+                        && call.field("arguments") == Some(template)
+                        && call.field("function").is_some_and(|tag| is_sql_tag(self.text_of(tag)))
                 }),
             "pair" => parent
                 .parent()
@@ -410,7 +410,7 @@ impl<'t> Extractor<'t, '_> {
             },
             "member_expression" | "call_expression" => {
                 let target = match node.kind() {
-                    "call_expression" => match node.child_by_field_name("function") {
+                    "call_expression" => match node.field("function") {
                         Some(callee) => callee,
                         None => return false,
                     },
@@ -437,19 +437,15 @@ impl<'t> Extractor<'t, '_> {
         if !matches!(function.kind(), "arrow_function" | "function_expression") {
             return false;
         }
-        function
-            .child_by_field_name("body")
-            .is_some_and(|body| self.is_clock_read(body, 0))
+        function.field("body").is_some_and(|body| self.is_clock_read(body, 0))
     }
 
     /// `new Date()` with no arguments, `Date` being the global.
     fn is_new_date_now(&self, node: Node<'t>) -> bool {
-        let Some(constructor) = node.child_by_field_name("constructor") else {
+        let Some(constructor) = node.field("constructor") else {
             return false;
         };
-        let no_args = node
-            .child_by_field_name("arguments")
-            .is_none_or(|a| a.named_child_count() == 0);
+        let no_args = node.field("arguments").is_none_or(|a| a.named_child_count() == 0);
         no_args
             && self.text_of(constructor) == "Date"
             && self.lookup_local("Date").is_none()
@@ -459,12 +455,10 @@ impl<'t> Extractor<'t, '_> {
     // ---------------------------------------------------------------- SQL texts
 
     fn sql_literal(&mut self, node: Node<'t>) {
-        let tagged = node.parent().is_some_and(|call| {
+        let tagged = self.walk_parent().is_some_and(|call| {
             call.kind() == "call_expression"
-                && call.child_by_field_name("arguments") == Some(node)
-                && call
-                    .child_by_field_name("function")
-                    .is_some_and(|tag| is_sql_tag(self.text_of(tag)))
+                && call.field("arguments") == Some(node)
+                && call.field("function").is_some_and(|tag| is_sql_tag(self.text_of(tag)))
         });
         let (start, end) = (node.start_byte() + 1, node.end_byte().saturating_sub(1));
         // Most strings are not SQL: decide on the raw text before building anything.

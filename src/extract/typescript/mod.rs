@@ -9,6 +9,7 @@ mod scopes;
 mod sites;
 mod units;
 
+use super::FieldExt;
 use tree_sitter::{Node, Tree};
 
 pub(crate) use recovery::parse_with_recovery;
@@ -33,8 +34,14 @@ pub(super) fn extract(facts: &mut FileFacts, text: &[u8]) {
         facts.note(None, "skipped: the parser gave up on this file");
         return;
     };
+    let Ok(src) = std::str::from_utf8(text) else {
+        return;
+    };
     let mut extractor = Extractor {
         text,
+        src,
+        budget: std::cell::Cell::new(0),
+        ancestors: Vec::new(),
         facts,
         scopes: Vec::new(),
         containers: Vec::new(),
@@ -64,18 +71,29 @@ type ScopeEntry<'t> = (String, Option<Node<'t>>, Span);
 
 struct Extractor<'t, 'f> {
     text: &'t [u8],
+    /// The same text, checked to be UTF-8 once.
+    src: &'t str,
     facts: &'f mut FileFacts,
     scopes: Vec<Vec<ScopeEntry<'t>>>,
     containers: Vec<Container>,
     frames: Vec<Frame>,
     /// Parameter names shadowed while a function body is converted to an `Expr`.
     shadowed: std::cell::RefCell<Vec<Vec<String>>>,
+    /// Nodes an expression conversion may still visit (see `expr`).
+    budget: std::cell::Cell<usize>,
+    /// The nodes the walk is inside, innermost last: a node's parent without `Node::parent`,
+    /// which tree-sitter answers by descending from the root.
+    ancestors: Vec<Node<'t>>,
 }
 
 impl<'t> Extractor<'t, '_> {
     fn text_of(&self, node: Node) -> &'t str {
-        // The caller checked the file is UTF-8 and nodes end on character boundaries.
-        std::str::from_utf8(&self.text[node.byte_range()]).unwrap_or("")
+        self.src.get(node.byte_range()).unwrap_or("")
+    }
+
+    /// The parent of the node being entered (the walk's own stack).
+    fn walk_parent(&self) -> Option<Node<'t>> {
+        self.ancestors.iter().rev().nth(1).copied()
     }
 
     fn span(node: Node) -> Span {

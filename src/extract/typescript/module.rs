@@ -18,10 +18,7 @@ impl<'t> Extractor<'t, '_> {
     }
 
     pub(super) fn import_statement(&mut self, node: Node<'t>) {
-        let Some(source) = node
-            .child_by_field_name("source")
-            .map(|s| string_value(self.text_of(s)))
-        else {
+        let Some(source) = node.field("source").map(|s| string_value(self.text_of(s))) else {
             return;
         };
         let type_only = has_token_child(node, "type");
@@ -45,12 +42,12 @@ impl<'t> Extractor<'t, '_> {
                             if spec.kind() != "import_specifier" {
                                 continue;
                             }
-                            let Some(name) = spec.child_by_field_name("name") else {
+                            let Some(name) = spec.field("name") else {
                                 continue;
                             };
                             let imported = string_value(self.text_of(name));
                             let local = spec
-                                .child_by_field_name("alias")
+                                .field("alias")
                                 .map(|a| self.text_of(a).to_string())
                                 .unwrap_or_else(|| imported.clone());
                             let spec_type_only = type_only || has_token_child(spec, "type");
@@ -74,10 +71,8 @@ impl<'t> Extractor<'t, '_> {
     }
 
     pub(super) fn export_statement(&mut self, node: Node<'t>) {
-        let source = node
-            .child_by_field_name("source")
-            .map(|s| string_value(self.text_of(s)));
-        if let Some(declaration) = node.child_by_field_name("declaration") {
+        let source = node.field("source").map(|s| string_value(self.text_of(s)));
+        if let Some(declaration) = node.field("declaration") {
             for name in self.declaration(declaration) {
                 self.facts.exports.push(Export::Local {
                     name: name.clone(),
@@ -86,7 +81,7 @@ impl<'t> Extractor<'t, '_> {
             }
             return;
         }
-        if let Some(value) = node.child_by_field_name("value") {
+        if let Some(value) = node.field("value") {
             let value = self.expr(value, 0);
             self.facts.bindings.push(Binding {
                 name: "default".into(),
@@ -107,12 +102,12 @@ impl<'t> Extractor<'t, '_> {
                     saw_clause = true;
                     let mut specs = child.walk();
                     for spec in child.named_children(&mut specs) {
-                        let Some(name) = spec.child_by_field_name("name") else {
+                        let Some(name) = spec.field("name") else {
                             continue;
                         };
                         let local = string_value(self.text_of(name));
                         let exported = spec
-                            .child_by_field_name("alias")
+                            .field("alias")
                             .map(|a| string_value(self.text_of(a)))
                             .unwrap_or_else(|| local.clone());
                         self.facts.exports.push(match &source {
@@ -154,13 +149,13 @@ impl<'t> Extractor<'t, '_> {
                     if declarator.kind() != "variable_declarator" {
                         continue;
                     }
-                    let Some(name) = declarator.child_by_field_name("name") else {
+                    let Some(name) = declarator.field("name") else {
                         continue;
                     };
                     if name.kind() != "identifier" {
                         continue;
                     }
-                    let value = match declarator.child_by_field_name("value") {
+                    let value = match declarator.field("value") {
                         Some(value) => self.expr(value, 0),
                         None => Expr::Opaque(Self::span(declarator)),
                     };
@@ -174,8 +169,8 @@ impl<'t> Extractor<'t, '_> {
                 }
             }
             "function_declaration" | "generator_function_declaration" => {
-                if let Some(name) = node.child_by_field_name("name") {
-                    let value = self.function(node, 0);
+                if let Some(name) = node.field("name") {
+                    let value = self.function_expr(node);
                     let name = self.text_of(name).to_string();
                     self.facts.bindings.push(Binding {
                         name: name.clone(),
@@ -186,7 +181,7 @@ impl<'t> Extractor<'t, '_> {
                 }
             }
             "class_declaration" | "abstract_class_declaration" | "enum_declaration" => {
-                if let Some(name) = node.child_by_field_name("name") {
+                if let Some(name) = node.field("name") {
                     let name = self.text_of(name).to_string();
                     self.facts.bindings.push(Binding {
                         name: name.clone(),

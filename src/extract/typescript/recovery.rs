@@ -4,22 +4,24 @@
 
 use super::*;
 
-/// Parses the file; when the tree has errors, retries once with TypeScript constructs that
-/// tree-sitter-typescript 0.23 does not know (variance annotations `<in out A>`, `const` type
-/// parameters) blanked out. Blanking keeps every byte offset, so spans stay true to the file.
+/// Parses the file with the TypeScript constructs tree-sitter-typescript 0.23 does not know
+/// (variance annotations `<in out A>`, `const` type parameters, some type lists) blanked out
+/// first — a byte scan, so a file that needs it is parsed once, not twice. Blanking keeps
+/// every byte offset, so spans stay true to the file. Only when the blanked text still has
+/// errors is the original parsed too, and the tree with fewer errors kept.
 pub(crate) fn parse_with_recovery(language: Language, text: &[u8]) -> Option<Tree> {
-    let tree = parse(language, text)?;
-    if !tree.root_node().has_error() {
-        return Some(tree);
-    }
     let modifiers = blank_type_parameter_modifiers(text);
     let lists = blank_unparsed_type_lists(modifiers.as_deref().unwrap_or(text), language == Language::Tsx);
     let Some(blanked) = lists.or(modifiers) else {
-        return Some(tree);
+        return parse(language, text);
     };
-    let retried = parse(language, &blanked)?;
-    if count_errors(&retried) < count_errors(&tree) {
-        Some(retried)
+    let tree = parse(language, &blanked)?;
+    if !tree.root_node().has_error() {
+        return Some(tree);
+    }
+    let original = parse(language, text)?;
+    if count_errors(&original) < count_errors(&tree) {
+        Some(original)
     } else {
         Some(tree)
     }
@@ -33,10 +35,23 @@ pub(crate) fn parse_with_recovery(language: Language, text: &[u8]) -> Option<Tre
 ///   (not in TSX, where a line may open with a JSX tag).
 pub(super) fn blank_unparsed_type_lists(text: &[u8], tsx: bool) -> Option<Vec<u8>> {
     let mut out: Option<Vec<u8>> = None;
+    // Every file is scanned before its parse: look for a closing `>` only where one of the
+    // three shapes can open (a name before a tagged template's `<`, a `:` or a line start).
+    let has_template = memchr::memchr(b'`', text).is_some();
     let mut i = 0;
     while let Some(offset) = memchr::memchr(b'<', &text[i..]) {
         let open = i + offset;
         i = open + 1;
+        let before = text[..open].iter().rposition(|c| *c != b' ' && *c != b'\t');
+        let candidate = match before.map(|b| text[b]) {
+            Some(c) if c.is_ascii_alphanumeric() || c == b'_' => has_template,
+            Some(b':') => true,
+            Some(b'\n') | None => !tsx,
+            _ => false,
+        };
+        if !candidate {
+            continue;
+        }
         let Some(close) = matching_angle(text, open) else {
             continue;
         };
@@ -44,7 +59,6 @@ pub(super) fn blank_unparsed_type_lists(text: &[u8], tsx: bool) -> Option<Vec<u8
             .iter()
             .position(|c| !c.is_ascii_whitespace())
             .map(|p| close + 1 + p);
-        let before = text[..open].iter().rposition(|c| *c != b' ' && *c != b'\t');
         let starts_identifier = text[open + 1..]
             .iter()
             .find(|c| !c.is_ascii_whitespace())

@@ -27,6 +27,7 @@ impl<'t> Extractor<'t, '_> {
     }
 
     pub(super) fn leave(&mut self) {
+        self.ancestors.pop();
         let frame = self.frames.pop().unwrap_or_default();
         if frame.scope {
             self.scopes.pop();
@@ -38,6 +39,7 @@ impl<'t> Extractor<'t, '_> {
 
     /// Called before a node's children; returns whether to visit them.
     pub(super) fn enter(&mut self, node: Node<'t>) -> bool {
+        self.ancestors.push(node);
         let mut frame = Frame::default();
         let mut descend = true;
         self.job_and_sql_facts(node);
@@ -65,10 +67,7 @@ impl<'t> Extractor<'t, '_> {
                 let params = self.param_names(node);
                 self.scopes.push(params);
                 frame.scope = true;
-                if let Some(name) = node
-                    .child_by_field_name("name")
-                    .filter(|_| node.kind() != "arrow_function")
-                {
+                if let Some(name) = node.field("name").filter(|_| node.kind() != "arrow_function") {
                     if !node.kind().ends_with("expression") && node.kind() != "generator_function" {
                         self.containers.push(Container {
                             kind: ContainerKind::Function,
@@ -79,7 +78,7 @@ impl<'t> Extractor<'t, '_> {
                 }
             }
             "class_declaration" | "abstract_class_declaration" | "class" => {
-                if let Some(name) = node.child_by_field_name("name") {
+                if let Some(name) = node.field("name") {
                     self.containers.push(Container {
                         kind: ContainerKind::Class,
                         name: self.text_of(name).to_string(),
@@ -88,19 +87,21 @@ impl<'t> Extractor<'t, '_> {
                 }
             }
             "variable_declarator" => {
-                if let Some(name) = node.child_by_field_name("name").filter(|n| n.kind() == "identifier") {
+                if let Some(name) = node.field("name").filter(|n| n.kind() == "identifier") {
                     let name_text = self.text_of(name).to_string();
                     // Locals (not top-level bindings, which the module pass recorded) join the scope.
-                    let local = node
-                        .parent()
-                        .and_then(|p| p.parent())
+                    let declaration = self.walk_parent();
+                    let local = self
+                        .ancestors
+                        .iter()
+                        .rev()
+                        .nth(2)
                         .is_some_and(|scope| scope.kind() != "program" && scope.kind() != "export_statement");
                     if local {
                         if let Some(scope) = self.scopes.last_mut() {
-                            let is_const = node
-                                .parent()
-                                .is_some_and(|decl| decl.child(0).is_some_and(|kw| kw.kind() == "const"));
-                            let value = node.child_by_field_name("value").filter(|_| is_const);
+                            let is_const =
+                                declaration.is_some_and(|decl| decl.child(0).is_some_and(|kw| kw.kind() == "const"));
+                            let value = node.field("value").filter(|_| is_const);
                             scope.push((name_text.clone(), value, Self::span(node)));
                         }
                     }
@@ -112,22 +113,16 @@ impl<'t> Extractor<'t, '_> {
                 }
             }
             "call_expression" => {
-                if let Some(container) = self.call_container(node) {
+                if let Some(container) = self.call(node) {
                     self.containers.push(container);
                     frame.container = true;
                 }
-                if let Some(request) = units::client_request(self.text, node) {
-                    self.facts.client_requests.push(request);
-                }
-                self.retry_site(node);
             }
             // `queue: async (batch, env) => …` in a Workers handler object.
             "pair" => {
-                let key = node
-                    .child_by_field_name("key")
-                    .filter(|k| k.kind() == "property_identifier");
+                let key = node.field("key").filter(|k| k.kind() == "property_identifier");
                 let is_function = node
-                    .child_by_field_name("value")
+                    .field("value")
                     .is_some_and(|v| matches!(v.kind(), "arrow_function" | "function_expression" | "function"));
                 if let (Some(key), true) = (key, is_function) {
                     self.containers.push(Container {
@@ -145,13 +140,13 @@ impl<'t> Extractor<'t, '_> {
 
     pub(super) fn param_names(&self, node: Node<'t>) -> Vec<ScopeEntry<'t>> {
         let mut out = Vec::new();
-        if let Some(param) = node.child_by_field_name("parameter") {
+        if let Some(param) = node.field("parameter") {
             out.push((self.text_of(param).to_string(), None, Self::span(param)));
         }
-        if let Some(list) = node.child_by_field_name("parameters") {
+        if let Some(list) = node.field("parameters") {
             let mut cursor = list.walk();
             for param in list.named_children(&mut cursor) {
-                if let Some(pattern) = param.child_by_field_name("pattern") {
+                if let Some(pattern) = param.field("pattern") {
                     collect_pattern_names(pattern, self.text, &mut out);
                 }
             }
@@ -162,9 +157,12 @@ impl<'t> Extractor<'t, '_> {
     /// `Layer.effect(UserRepository, …)` names the layer after its tag; `Effect.fn("name")(…)`
     /// names the unit; a call that registers a handler (`Outbox.subscribe(…, handler)`) is
     /// named by its callee, so rules can tell code that runs under a durable retrier.
-    pub(super) fn call_container(&self, node: Node<'t>) -> Option<Container> {
-        let callee = node.child_by_field_name("function")?;
-        let arguments = node.child_by_field_name("arguments")?;
+    pub(super) fn call_container(
+        &self,
+        callee: Node<'t>,
+        arguments: Node<'t>,
+        effect: Option<(&str, &str)>,
+    ) -> Option<Container> {
         if callee.kind() == "member_expression" {
             let mut cursor = arguments.walk();
             let takes_handler = arguments.named_children(&mut cursor).any(|a| {
@@ -181,11 +179,10 @@ impl<'t> Extractor<'t, '_> {
                 });
             }
         }
-        let callee_expr = self.expr(callee, MAX_EXPR_DEPTH - 3);
-        if let Some(("Layer", member)) = self.facts.effect_member(&callee_expr) {
+        if let Some(("Layer", member)) = effect {
             if matches!(member, "effect" | "succeed" | "scoped" | "sync" | "function") {
                 let tag = arguments.named_child(0)?;
-                let name = self.expr(tag, MAX_EXPR_DEPTH - 3).path()?.join(".");
+                let name = self.name_path(tag)?.join(".");
                 return Some(Container {
                     kind: ContainerKind::Layer,
                     name,
@@ -194,9 +191,9 @@ impl<'t> Extractor<'t, '_> {
         }
         // `Effect.fn("name")(body, …pipeables)`: the callee is itself the call `Effect.fn("name")`.
         if callee.kind() == "call_expression" {
-            let inner_callee = self.expr(callee.child_by_field_name("function")?, MAX_EXPR_DEPTH - 3);
-            if let Some(("Effect", "fn" | "fnUntraced")) = self.facts.effect_member(&inner_callee) {
-                let name_arg = callee.child_by_field_name("arguments")?.named_child(0)?;
+            let inner_callee = self.name_path(callee.field("function")?)?;
+            if let Some(("Effect", "fn" | "fnUntraced")) = self.facts.effect_member_path(&inner_callee) {
+                let name_arg = callee.field("arguments")?.named_child(0)?;
                 if let Expr::Str(name, _) = self.expr(name_arg, 0) {
                     return Some(Container {
                         kind: ContainerKind::EffectFn,

@@ -27,31 +27,58 @@ impl RetryKind {
     }
 }
 
+/// The methods a request is sent with through a named client.
+const CLIENT_METHODS: &[&str] = &[
+    "get", "post", "put", "patch", "del", "delete", "head", "options", "execute",
+];
+
 impl<'t> Extractor<'t, '_> {
-    pub(super) fn retry_site(&mut self, node: Node<'t>) {
-        let Some(callee) = node.child_by_field_name("function") else {
-            return;
+    /// Everything a call can be, decided once per call from its callee's names: the scope it
+    /// opens (returned: an `Effect.fn`, a layer, a handler registration), a request through a
+    /// named client, a retry, a job fact. Most calls are none of these, and cost a name path.
+    pub(super) fn call(&mut self, node: Node<'t>) -> Option<Container> {
+        let callee = node.field("function")?;
+        let arguments = node.field("arguments")?;
+        let path = self.name_path(callee);
+        let (module, member) = match path.as_deref().and_then(|p| self.facts.effect_member_path(p)) {
+            Some((module, member)) => (Some(module.to_string()), Some(member.to_string())),
+            None => (None, None),
         };
-        if !matches!(callee.kind(), "member_expression" | "identifier") {
-            return;
+        let effect = module.as_deref().zip(member.as_deref());
+        let container = self.call_container(callee, arguments, effect);
+        // A client is usually a local (`const client = yield* HttpClient.HttpClient`).
+        let method = (callee.kind() == "member_expression")
+            .then(|| callee.field("property"))
+            .flatten()
+            .map(|p| self.text_of(p));
+        if method.is_some_and(|m| CLIENT_METHODS.contains(&m)) {
+            if let Some(request) = units::client_request(self.text, node) {
+                self.facts.client_requests.push(request);
+            }
         }
-        let callee_expr = self.expr(callee, MAX_EXPR_DEPTH - 3);
-        let kind = match self.facts.effect_member(&callee_expr) {
-            Some(("Effect", "retry")) => RetryKind::EffectRetry,
-            Some(("Effect", "retryOrElse")) => RetryKind::EffectRetryOrElse,
-            Some(("Stream", "retry")) => RetryKind::StreamRetry,
-            Some(("HttpClient", "retryTransient")) => RetryKind::HttpRetryTransient,
-            _ => return,
+        let retry = match effect {
+            Some(("Effect", "retry")) => Some(RetryKind::EffectRetry),
+            Some(("Effect", "retryOrElse")) => Some(RetryKind::EffectRetryOrElse),
+            Some(("Stream", "retry")) => Some(RetryKind::StreamRetry),
+            Some(("HttpClient", "retryTransient")) => Some(RetryKind::HttpRetryTransient),
+            _ => None,
         };
+        if let Some(kind) = retry {
+            self.retry_site(node, callee, kind);
+        }
+        if let Some(path) = &path {
+            self.job_call(node, arguments, path, effect);
+        }
+        container
+    }
+
+    fn retry_site(&mut self, node: Node<'t>, callee: Node<'t>, kind: RetryKind) {
         if node.has_error() {
             // A retry whose own arguments did not parse: say so rather than guess its policy.
             self.note_unanalysed(node, &format!("a call of `{}`", kind.callee()));
             return;
         }
-        let Some(arguments) = node
-            .child_by_field_name("arguments")
-            .filter(|a| a.kind() == "arguments")
-        else {
+        let Some(arguments) = node.field("arguments").filter(|a| a.kind() == "arguments") else {
             return;
         };
         let mut cursor = arguments.walk();

@@ -2,6 +2,7 @@
 //! alive. A unit is a list of operations in source order — calls (classified later by the
 //! rules, whose verbs are configurable), SQL statements, HTTP requests and transactions.
 
+use super::FieldExt;
 use tree_sitter::Node;
 
 use crate::extract::sql::classify_sql;
@@ -66,8 +67,8 @@ pub fn unit(source: &[u8], node: Node, name: Option<String>) -> Unit {
 
 /// One call as a unit operation.
 fn operation(source: &[u8], call: Node) -> Option<UnitOp> {
-    let callee = call.child_by_field_name("function")?;
-    let arguments = call.child_by_field_name("arguments")?;
+    let callee = call.field("function")?;
+    let arguments = call.field("arguments")?;
     if arguments.kind() == "template_string" {
         // sql`…`, this.sql`…`, tx.sql`…`
         let tag = text(source, callee);
@@ -81,8 +82,8 @@ fn operation(source: &[u8], call: Node) -> Option<UnitOp> {
     }
     let kind = match callee.kind() {
         "member_expression" => {
-            let object = callee.child_by_field_name("object")?;
-            let method = text(source, callee.child_by_field_name("property")?).to_string();
+            let object = callee.field("object")?;
+            let method = text(source, callee.field("property")?).to_string();
             if method == "withTransaction" {
                 OpKind::Transaction
             } else if text(source, object) == "HttpClientRequest" && HTTP_METHODS.contains(&method.as_str()) {
@@ -119,7 +120,7 @@ fn first_argument_has_client_id(source: &[u8], arguments: Node) -> Option<bool> 
     let mut cursor = first.walk();
     let found = first.named_children(&mut cursor).any(|property| {
         let key = match property.kind() {
-            "pair" => property.child_by_field_name("key").map(|k| text(source, k)),
+            "pair" => property.field("key").map(|k| text(source, k)),
             "shorthand_property_identifier" => Some(text(source, property)),
             _ => None,
         };
@@ -163,15 +164,11 @@ pub fn retried_target<'t>(
     }
     let arguments = call.parent().filter(|p| p.kind() == "arguments")?;
     let outer = arguments.parent().filter(|p| p.kind() == "call_expression")?;
-    let callee = outer.child_by_field_name("function")?;
+    let callee = outer.field("function")?;
     match callee.kind() {
         // x.pipe(…, Effect.retry(…))
-        "member_expression"
-            if callee
-                .child_by_field_name("property")
-                .is_some_and(|p| text(source, p) == "pipe") =>
-        {
-            Some((callee.child_by_field_name("object")?, None))
+        "member_expression" if callee.field("property").is_some_and(|p| text(source, p) == "pipe") => {
+            Some((callee.field("object")?, None))
         }
         // pipe(x, …, Effect.retry(…))
         "identifier" if text(source, callee) == "pipe" => {
@@ -180,13 +177,13 @@ pub fn retried_target<'t>(
         }
         // Effect.fn("name")(function* () {…}, …, Effect.retry(…))
         "call_expression" => {
-            let inner = callee.child_by_field_name("function")?;
+            let inner = callee.field("function")?;
             let inner_text = text(source, inner);
             if !(inner_text.ends_with(".fn") || inner_text == "fn" || inner_text.ends_with(".fnUntraced")) {
                 return None;
             }
             let name = callee
-                .child_by_field_name("arguments")
+                .field("arguments")
                 .and_then(|a| a.named_child(0))
                 .filter(|n| n.kind() == "string")
                 .map(|n| text(source, n).trim_matches(['"', '\'', '`']).to_string());
@@ -205,9 +202,7 @@ pub fn bound_client_name(source: &[u8], call: Node) -> Option<(String, Span)> {
         let parent = node.parent()?;
         match parent.kind() {
             "variable_declarator" => {
-                let name = parent
-                    .child_by_field_name("name")
-                    .filter(|n| n.kind() == "identifier")?;
+                let name = parent.field("name").filter(|n| n.kind() == "identifier")?;
                 return Some((text(source, name).to_string(), span(name)));
             }
             "arguments" | "call_expression" | "member_expression" | "parenthesized_expression" => node = parent,
@@ -219,18 +214,14 @@ pub fn bound_client_name(source: &[u8], call: Node) -> Option<(String, Span)> {
 
 /// `client.execute(HttpClientRequest.post(…))` or `client.post(…)` on a named client.
 pub fn client_request(source: &[u8], call: Node) -> Option<ClientRequest> {
-    let callee = call
-        .child_by_field_name("function")
-        .filter(|c| c.kind() == "member_expression")?;
-    let object = callee
-        .child_by_field_name("object")
-        .filter(|o| o.kind() == "identifier")?;
-    let method = text(source, callee.child_by_field_name("property")?);
+    let callee = call.field("function").filter(|c| c.kind() == "member_expression")?;
+    let object = callee.field("object").filter(|o| o.kind() == "identifier")?;
+    let method = text(source, callee.field("property")?);
     let client = text(source, object);
     if client == "HttpClientRequest" || client == "HttpClient" {
         return None;
     }
-    let arguments = call.child_by_field_name("arguments")?;
+    let arguments = call.field("arguments")?;
     let http_method = if method == "execute" {
         // The request's method, when it is built right there.
         let request = text(source, arguments);
@@ -260,15 +251,15 @@ pub fn named_units(source: &[u8], root: Node) -> Vec<Unit> {
         let node = cursor.node();
         let named = match node.kind() {
             "variable_declarator" => node
-                .child_by_field_name("name")
+                .field("name")
                 .filter(|n| n.kind() == "identifier")
-                .zip(node.child_by_field_name("value").filter(|v| is_unit_value(source, *v))),
+                .zip(node.field("value").filter(|v| is_unit_value(source, *v))),
             "pair" => node
-                .child_by_field_name("key")
+                .field("key")
                 .filter(|k| k.kind() == "property_identifier")
-                .zip(node.child_by_field_name("value").filter(|v| is_unit_value(source, *v))),
+                .zip(node.field("value").filter(|v| is_unit_value(source, *v))),
             "function_declaration" | "generator_function_declaration" | "method_definition" => {
-                node.child_by_field_name("name").zip(node.child_by_field_name("body"))
+                node.field("name").zip(node.field("body"))
             }
             _ => None,
         };
@@ -301,7 +292,7 @@ fn is_unit_value(source: &[u8], value: Node) -> bool {
     match value.kind() {
         "arrow_function" | "function_expression" | "generator_function" | "function" => true,
         "call_expression" => {
-            let callee = value.child_by_field_name("function");
+            let callee = value.field("function");
             callee.is_some_and(|c| {
                 let t = text(source, c);
                 t.starts_with("Effect.fn") || t.ends_with(".gen") || t == "gen" || c.kind() == "call_expression"
