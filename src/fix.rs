@@ -101,6 +101,7 @@ pub fn fix_project(
         round_options.select = options.select.clone();
         round_options.ignore = options.ignore.clone();
         round_options.overlay = overlay.clone();
+        round_options.cache = options.cache.clone();
         let outcome = crate::check::run(config()?, &round_options)?;
         let mut by_file: HashMap<crate::index::FileId, Vec<&Fix>> = HashMap::new();
         for d in &outcome.diagnostics {

@@ -14,6 +14,7 @@
 
 pub mod analysis;
 pub mod baseline;
+pub mod cache;
 pub mod changed;
 pub mod check;
 pub mod config;

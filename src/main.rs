@@ -102,6 +102,10 @@ struct CheckArgs {
     /// Parse every file instead of only those that can hold a fact (for verifying the prefilter).
     #[arg(long, hide = true)]
     no_prefilter: bool,
+    /// Neither read nor write the facts cache (.retrylint_cache/ at the project root, or
+    /// RETRYLINT_CACHE_DIR); RETRYLINT_NO_CACHE=1 does the same.
+    #[arg(long)]
+    no_cache: bool,
 }
 
 #[derive(clap::Args)]
@@ -214,6 +218,11 @@ fn run_check(args: CheckArgs) -> Result<ExitCode, Report> {
     };
     let mut options = CheckOptions::new(args.paths.clone());
     options.prefilter = !args.no_prefilter;
+    let no_cache = args.no_cache || std::env::var_os("RETRYLINT_NO_CACHE").is_some_and(|v| !v.is_empty() && v != "0");
+    options.cache = (!no_cache).then(|| {
+        let dir = std::env::var_os("RETRYLINT_CACHE_DIR").map(PathBuf::from);
+        std::sync::Arc::new(retrylint::cache::FactsCache::open(&config.root, dir.as_deref()))
+    });
     options.select = (!select.is_empty()).then_some(select);
     options.ignore = ignore;
 
@@ -266,6 +275,10 @@ fn run_check(args: CheckArgs) -> Result<ExitCode, Report> {
     }
     // After fixes, the config is read again: a fix never edits it, but the files it names changed.
     let outcome = check::run(if args.fix { load_config(&args)? } else { config }, &options)?;
+    // A cache that cannot be written (a read-only checkout) only costs the next run time.
+    if let Some(cache) = &options.cache {
+        let _ = cache.save();
+    }
     if let Some(path) = &args.write_baseline {
         let count = baseline::write(path, &outcome.index, &outcome.diagnostics)?;
         eprintln!(

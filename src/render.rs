@@ -329,6 +329,7 @@ struct JsonNote {
 struct JsonSummary {
     files: usize,
     parsed: usize,
+    cached: usize,
     errors: usize,
     warnings: usize,
     elapsed_ms: u128,
@@ -388,6 +389,7 @@ pub fn json(out: &mut dyn Write, outcome: &Outcome) -> io::Result<()> {
         summary: JsonSummary {
             files: outcome.files,
             parsed: outcome.parsed,
+            cached: outcome.cached,
             errors: outcome.count(Severity::Error),
             warnings: outcome.count(Severity::Warning),
             elapsed_ms: outcome.elapsed.as_millis(),

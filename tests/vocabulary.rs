@@ -27,19 +27,6 @@ fn findings(dir: &Path) -> BTreeSet<Finding> {
         .collect()
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
-
 /// Every key of the README's configuration example: what users are told they can set.
 fn documented_keys() -> BTreeSet<String> {
     let readme = std::fs::read_to_string(common::repo_root().join("README.md")).unwrap();
@@ -63,7 +50,7 @@ fn every_configured_name_changes_a_finding() {
 
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path().join("configured-app");
-    copy_dir(&fixture, &project);
+    common::copy_dir(&fixture, &project);
     let full = findings(&project);
     for key in &keys {
         let mut without = config.clone();

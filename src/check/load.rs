@@ -1,11 +1,13 @@
 //! Reading one file for the index: the overlay's text (an editor buffer, a fix in progress)
-//! or the disk's, the prefilter's verdict, and extraction. The text of a parsed file is kept
-//! with its facts; the text of a file the prefilter rules out is dropped at once.
+//! or the disk's, the prefilter's verdict, and extraction — each skipped when the facts cache
+//! already knows the answer. The text of a parsed file is kept with its facts; the text of a
+//! file the prefilter rules out is dropped at once.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::cache::{content_hash, FactsCache, Stat, Verdict};
 use crate::extract::{self, Prefilter};
 use crate::index::Loaded;
 use crate::source::{Note, SourceFile};
@@ -13,31 +15,84 @@ use crate::source::{Note, SourceFile};
 pub struct Loader<'o> {
     /// `None`: every file is parsed.
     pub prefilter: Option<Prefilter>,
+    /// Identifies the prefilter in the cache: a verdict of another prefilter is not reused.
+    pub prefilter_key: u64,
     pub overlay: &'o HashMap<PathBuf, Arc<[u8]>>,
+    pub cache: Option<&'o FactsCache>,
 }
 
 impl Loader<'_> {
     /// Loads `file`; with `filtered`, only if the prefilter keeps it.
     pub fn load(&self, file: &SourceFile, filtered: bool) -> Loaded {
-        let text: Arc<[u8]> = match self.overlay.get(&file.absolute) {
-            Some(text) => text.clone(),
-            None => match std::fs::read(&file.absolute) {
-                Ok(bytes) => bytes.into(),
-                Err(e) => {
+        let filtered = filtered && self.prefilter.is_some();
+        if let Some(text) = self.overlay.get(&file.absolute) {
+            return self.load_text(file, text.clone(), None, filtered);
+        }
+        let stat = std::fs::metadata(&file.absolute).ok().and_then(|m| Stat::of(&m));
+        if let (Some(cache), Some(stat)) = (self.cache, stat) {
+            match cache.by_stat(&file.absolute, stat) {
+                Some(Verdict::Skipped { prefilter }) if filtered && prefilter == self.prefilter_key => {
                     return Loaded {
-                        notes: vec![Note {
-                            path: file.path.clone(),
-                            line: None,
-                            message: format!("skipped: cannot read: {e}"),
-                        }],
+                        prefiltered: true,
+                        cached: true,
                         ..Loaded::default()
                     }
                 }
+                Some(Verdict::Extracted {
+                    facts,
+                    text: Some(text),
+                }) => {
+                    return Loaded {
+                        facts: Some(facts),
+                        text: Some(text),
+                        cached: true,
+                        ..Loaded::default()
+                    }
+                }
+                _ => {}
+            }
+        }
+        match std::fs::read(&file.absolute) {
+            Ok(bytes) => self.load_text(file, bytes.into(), stat, filtered),
+            Err(e) => Loaded {
+                notes: vec![Note {
+                    path: file.path.clone(),
+                    line: None,
+                    message: format!("skipped: cannot read: {e}"),
+                }],
+                ..Loaded::default()
             },
-        };
+        }
+    }
+
+    fn load_text(&self, file: &SourceFile, text: Arc<[u8]>, stat: Option<Stat>, filtered: bool) -> Loaded {
+        let hash = self.cache.map(|_| content_hash(&text));
+        if let (Some(cache), Some(hash)) = (self.cache, hash) {
+            if let Some(facts) = cache.by_hash(&file.absolute, hash) {
+                if stat.is_some() || cache.keeps_texts() {
+                    let verdict = Verdict::Extracted {
+                        facts: facts.clone(),
+                        text: Some(text.clone()),
+                    };
+                    cache.store(&file.absolute, stat, hash, verdict);
+                }
+                return Loaded {
+                    facts: Some(facts),
+                    text: Some(text),
+                    cached: true,
+                    ..Loaded::default()
+                };
+            }
+        }
         if filtered {
             if let Some(prefilter) = &self.prefilter {
                 if !prefilter.is_relevant(file.language, &text) {
+                    if let (Some(cache), Some(hash)) = (self.cache, hash) {
+                        let verdict = Verdict::Skipped {
+                            prefilter: self.prefilter_key,
+                        };
+                        cache.store(&file.absolute, stat, hash, verdict);
+                    }
                     return Loaded {
                         prefiltered: true,
                         ..Loaded::default()
@@ -45,12 +100,18 @@ impl Loader<'_> {
                 }
             }
         }
-        let facts = extract::extract_file(file.language, &text);
+        let facts = Arc::new(extract::extract_file(file.language, &text));
+        if let (Some(cache), Some(hash)) = (self.cache, hash) {
+            let verdict = Verdict::Extracted {
+                facts: facts.clone(),
+                text: Some(text.clone()),
+            };
+            cache.store(&file.absolute, stat, hash, verdict);
+        }
         Loaded {
-            facts: Some(Arc::new(facts)),
+            facts: Some(facts),
             text: Some(text),
-            notes: Vec::new(),
-            prefiltered: false,
+            ..Loaded::default()
         }
     }
 }

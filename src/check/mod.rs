@@ -39,6 +39,8 @@ pub struct CheckOptions {
     /// Texts that replace the files on disk (canonical path → text): editor buffers, fixes
     /// in progress.
     pub overlay: HashMap<PathBuf, Arc<[u8]>>,
+    /// Facts kept from earlier runs (`cache`): on disk for the CLI, in memory for the editor.
+    pub cache: Option<Arc<crate::cache::FactsCache>>,
 }
 
 impl CheckOptions {
@@ -51,6 +53,7 @@ impl CheckOptions {
             changed: None,
             baseline: None,
             overlay: HashMap::new(),
+            cache: None,
         }
     }
 }
@@ -62,8 +65,10 @@ pub struct Outcome {
     pub notes: Vec<Note>,
     /// Files discovered (parsed or ruled out by the prefilter).
     pub files: usize,
-    /// Files parsed.
+    /// Files parsed (or whose facts came from the cache).
     pub parsed: usize,
+    /// Files whose prefilter verdict or facts came from the facts cache.
+    pub cached: usize,
     /// Baseline entries that matched no finding.
     pub stale: Vec<crate::baseline::Entry>,
     pub elapsed: Duration,
@@ -140,9 +145,12 @@ pub fn load_index(config: Config, files: Vec<crate::source::SourceFile>, loader:
 pub fn load_paths(config: Config, paths: &[PathBuf], triggers: &[Trigger]) -> Result<(Index, Analysis), Report> {
     let discovery = discover::discover(paths, &config)?;
     let overlay = HashMap::new();
+    let prefilter = Prefilter::new(triggers, &config);
     let loader = Loader {
-        prefilter: Some(Prefilter::new(triggers, &config)),
+        prefilter_key: prefilter.key(),
+        prefilter: Some(prefilter),
         overlay: &overlay,
+        cache: None,
     };
     Ok(load_index(config, discovery.files, &loader))
 }
@@ -161,9 +169,12 @@ pub fn run(config: Config, options: &CheckOptions) -> Result<Outcome, Report> {
 pub fn run_files(config: Config, files: Vec<crate::source::SourceFile>, options: &CheckOptions) -> Outcome {
     let started = Instant::now();
     let enabled = enabled_rules(&config, options);
+    let prefilter = prefilter_for(&config, &enabled, options.prefilter);
     let loader = Loader {
-        prefilter: prefilter_for(&config, &enabled, options.prefilter),
+        prefilter_key: prefilter.as_ref().map_or(0, Prefilter::key),
+        prefilter,
         overlay: &options.overlay,
+        cache: options.cache.as_deref(),
     };
     let (index, analysis) = load_index(config, files, &loader);
 
@@ -198,6 +209,7 @@ pub fn run_files(config: Config, files: Vec<crate::source::SourceFile>, options:
     Outcome {
         files: index.len(),
         parsed: checked.len(),
+        cached: index.cached_files(),
         index,
         analysis,
         diagnostics,

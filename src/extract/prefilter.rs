@@ -94,6 +94,7 @@ pub struct Prefilter {
     typescript: Matcher,
     rust: Matcher,
     sql: Matcher,
+    key: u64,
 }
 
 impl Prefilter {
@@ -133,11 +134,25 @@ impl Prefilter {
                 list.push(("retrylint-ignore".into(), Needs::Alone));
             }
         }
+        // What the prefilter looks for, as one hash: a cached verdict of another is not reused.
+        let mut described = String::new();
+        for (name, list) in [("ts", &typescript), ("rs", &rust), ("sql", &sql)] {
+            described.push_str(name);
+            for (pattern, needs) in list.iter() {
+                described.push_str(&format!("\0{pattern}\0{needs:?}"));
+            }
+        }
         Prefilter {
             typescript: Matcher::new(typescript),
             rust: Matcher::new(rust),
             sql: Matcher::new(sql),
+            key: crate::source::fnv1a64(described.as_bytes()),
         }
+    }
+
+    /// Identifies what this prefilter looks for.
+    pub fn key(&self) -> u64 {
+        self.key
     }
 
     /// Whether `text` can hold a fact an enabled rule reads.

@@ -35,6 +35,8 @@ pub struct Loaded {
     pub notes: Vec<Note>,
     /// The prefilter ruled the file out: it is loaded in full if resolution asks for it.
     pub prefiltered: bool,
+    /// The verdict or the facts came from the facts cache, not from this run.
+    pub cached: bool,
 }
 
 pub struct Index {
@@ -116,6 +118,11 @@ impl Index {
         misses.dedup();
         misses.retain(|&f| self.loaded[f].facts.is_none() && self.loaded[f].prefiltered);
         misses
+    }
+
+    /// Files whose verdict or facts came from the facts cache.
+    pub fn cached_files(&self) -> usize {
+        self.loaded.iter().filter(|l| l.cached).count()
     }
 
     /// Files whose facts came from a parse: what rules run on.

@@ -4,10 +4,30 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// The binary, with the facts cache off: tests must not write `.retrylint_cache/` into the
+/// fixtures (tests/cache.rs turns it on, in temporary directories).
 pub fn bin() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_retrylint"));
-    command.env_remove("GITHUB_ACTIONS").env("NO_COLOR", "1");
     command
+        .env_remove("GITHUB_ACTIONS")
+        .env_remove("RETRYLINT_CACHE_DIR")
+        .env("NO_COLOR", "1")
+        .env("RETRYLINT_NO_CACHE", "1");
+    command
+}
+
+/// Copies a directory tree (a fixture, into a temporary directory).
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
 }
 
 pub fn repo_root() -> PathBuf {
