@@ -181,6 +181,10 @@ struct Workspace {
     analysis: Option<features::Analysis>,
     /// What the last check found, per document.
     diagnostics: HashMap<Url, Vec<lsp_types::Diagnostic>>,
+    /// Facts of every file, kept between checks: an edit re-extracts the edited buffer only.
+    cache: std::sync::Arc<crate::cache::FactsCache>,
+    /// The discovered files, kept until a file is created or removed, or the config changes.
+    files: Option<crate::discover::Discovery>,
 }
 
 impl Workspace {
@@ -419,6 +423,12 @@ impl<W: Write> Server<W> {
                         config = true;
                     } else if let Ok(path) = change.uri.to_file_path() {
                         let path = canonical(&path);
+                        if change.typ != lsp_types::FileChangeType::CHANGED {
+                            // A file came or went: discover again.
+                            for workspace in self.workspaces.iter_mut().filter(|w| w.contains(&path)) {
+                                workspace.files = None;
+                            }
+                        }
                         self.touch(Some(&path));
                     }
                 }
@@ -510,7 +520,7 @@ impl<W: Write> Server<W> {
         if !self.watch_files {
             return;
         }
-        let watchers = [format!("**/{CONFIG_FILE}"), "**/*.{ts,tsx,mts,cts,sql}".to_string()]
+        let watchers = [format!("**/{CONFIG_FILE}"), "**/*.{ts,tsx,mts,cts,rs,sql}".to_string()]
             .into_iter()
             .map(|glob| lsp_types::FileSystemWatcher {
                 glob_pattern: lsp_types::GlobPattern::String(glob),
@@ -563,6 +573,8 @@ impl<W: Write> Server<W> {
             dirty: true,
             analysis: None,
             diagnostics: HashMap::new(),
+            cache: std::sync::Arc::new(crate::cache::FactsCache::in_memory()),
+            files: None,
         }
     }
 
@@ -625,6 +637,8 @@ impl<W: Write> Server<W> {
                 Err(error) => self.config_failed(&error, "keeping the last good config"),
             }
             self.workspaces[index].dirty = true;
+            // Include and exclude globs may have changed.
+            self.workspaces[index].files = None;
         }
         self.dirty_since.get_or_insert_with(Instant::now);
         if self.workspaces.is_empty() {
@@ -714,21 +728,48 @@ impl<W: Write> Server<W> {
             Config::defaults(dir.to_path_buf())
         });
         let mut options = CheckOptions::new(workspace.paths.clone());
+        options.cache = Some(workspace.cache.clone());
+        let discovery = match workspace.files.take() {
+            Some(files) => files,
+            None => match crate::discover::discover(&workspace.paths, &config) {
+                Ok(files) => files,
+                Err(report) => {
+                    let message = format!("cannot check {}: {report}", workspace.root.display());
+                    self.log(&message);
+                    return;
+                }
+            },
+        };
+        let mut files = discovery.files.clone();
         let mut uris: HashMap<PathBuf, Url> = HashMap::new();
         for (uri, doc) in &self.docs {
             let Some(path) = &doc.path else { continue };
             if workspace.contains(path) {
                 options.overlay.insert(path.clone(), doc.good_text.as_bytes().into());
                 uris.insert(path.clone(), uri.clone());
+                // A buffer not saved yet is analysed as if it were on disk.
+                if let (Some(language), false) = (doc.language, files.iter().any(|f| &f.absolute == path)) {
+                    let shown = std::env::current_dir()
+                        .map(|cwd| crate::source::display_path(&cwd, path))
+                        .unwrap_or_else(|_| path.clone());
+                    files.push(crate::source::SourceFile {
+                        path: shown,
+                        absolute: path.clone(),
+                        language,
+                    });
+                }
             }
         }
-        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check::run(config, &options)));
+        files.sort_by(|a, b| a.absolute.cmp(&b.absolute));
+        let notes = discovery.notes.clone();
+        workspace.files = Some(discovery);
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            check::run_files(config, files, &options)
+        }));
         let outcome: Outcome = match result {
-            Ok(Ok(outcome)) => outcome,
-            Ok(Err(report)) => {
-                let message = format!("cannot check {}: {report}", workspace.root.display());
-                self.log(&message);
-                return;
+            Ok(mut outcome) => {
+                outcome.notes.extend(notes);
+                outcome
             }
             Err(_) => {
                 let message = format!(

@@ -8,6 +8,9 @@ use super::{BinOp, Callback, Lambda, Param, Sched, Term};
 const SIM_LIMIT: usize = 10_000;
 /// Nominal delays kept for display and for differential tests.
 pub const SHOWN_DELAYS: usize = 20;
+/// Steps run of a schedule whose structure has no cap: enough for the delays shown and for
+/// the jitter comparison.
+const UNCAPPED_LIMIT: usize = 64;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Attempts {
@@ -63,8 +66,15 @@ pub struct Summary {
 }
 
 pub fn summarize(sched: &Sched) -> Summary {
-    let nominal = run(sched, SIM_LIMIT, 0.5);
     let structural = cap(sched);
+    // A schedule with no cap anywhere in its structure never stops: what the run adds after
+    // the delays shown is thousands of steps that change no answer.
+    let limit = if matches!(structural, Cap::Infinite) {
+        UNCAPPED_LIMIT
+    } else {
+        SIM_LIMIT
+    };
+    let nominal = run(sched, limit, 0.5);
     let attempts = match nominal.end {
         End::Terminated => {
             let retries = nominal.delays.len() as u64;
