@@ -31,7 +31,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Check files and directories (default: the current directory).
-    Check(CheckArgs),
+    Check(Box<CheckArgs>),
     /// List every rule: name, default severity, summary.
     Rules,
     /// Print one rule's documentation.
@@ -66,6 +66,10 @@ struct CheckArgs {
     /// exist; stdin stands in for its text). Only its findings are reported.
     #[arg(long, value_name = "PATH", conflicts_with_all = ["fix", "diff", "write_baseline"])]
     stdin_filename: Option<PathBuf>,
+    /// Analyse DIR as the project (imports and policies resolve across it) and report only the
+    /// findings in PATHS: for hooks that pass the files a commit changes.
+    #[arg(long, value_name = "DIR")]
+    project: Option<PathBuf>,
     /// Write the report to FILE instead of stdout (never coloured).
     #[arg(long, short = 'o', value_name = "FILE")]
     output_file: Option<PathBuf>,
@@ -170,7 +174,7 @@ fn main() -> ExitCode {
     }
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Check(args) => run_check(args),
+        Command::Check(args) => run_check(*args),
         Command::Rules => list_rules(),
         Command::Rule { name } => show_rule(&name),
         Command::ScheduleEval => schedule_eval(),
@@ -254,6 +258,13 @@ fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
             "--statistics prints counts in the human, short or json format, not {format:?}"
         ));
     }
+    // `--project DIR`: DIR is checked, and the findings in the paths given are reported.
+    let mut report_only: Option<Vec<PathBuf>> = None;
+    if let Some(dir) = &args.project {
+        let (only, paths) = cli::project_paths(dir, &args.paths)?;
+        report_only = Some(only);
+        args.paths = paths;
+    }
     // `--stdin-filename`: the config is the file's, and the project around it is checked with
     // stdin in place of the file's text.
     let stdin_file = match &args.stdin_filename {
@@ -265,6 +276,7 @@ fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
             let config = find_config(args.config.as_deref(), args.no_config, std::slice::from_ref(name))?;
             let (absolute, paths) = cli::stdin_paths(name, &args.paths, &config)?;
             args.paths = paths;
+            report_only = Some(vec![absolute.clone()]);
             if args.config.is_none() && !args.no_config {
                 args.config = config.path.clone();
             }
@@ -339,8 +351,8 @@ fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
     }
     // After fixes, the config is read again: a fix never edits it, but the files it names changed.
     let mut outcome = check::run(if args.fix { load_config(&args)? } else { config }, &options)?;
-    if let Some((absolute, _)) = &stdin_file {
-        cli::keep_only(&mut outcome, absolute);
+    if let Some(only) = &report_only {
+        cli::keep_within(&mut outcome, only);
     }
     if let Some(path) = &args.write_baseline {
         let count = baseline::write(path, &outcome.project, &outcome.diagnostics)?;

@@ -546,3 +546,52 @@ fn init_finds_a_retry_module_and_lease_table_the_defaults_miss() {
     assert_eq!(findings(&after), Vec::<(String, u64, String)>::new(), "{written}");
     assert_eq!(code, 0);
 }
+
+#[test]
+fn project_reports_the_given_files_with_the_project_around_them() {
+    let dir = project(&[
+        ("src/infra/retry.ts", RETRY_MODULE),
+        (
+            "src/policies.ts",
+            "import { Schedule } from \"effect\"\nexport const slow = Schedule.spaced(\"1 second\")\n",
+        ),
+        (
+            "src/features/a.ts",
+            "import { Effect } from \"effect\"\nimport { slow } from \"../policies.js\"\nexport const a = Effect.succeed(1).pipe(Effect.retry({ schedule: slow, while: (e) => e === 1 }))\n",
+        ),
+        ("src/features/b.ts", FEATURE),
+    ]);
+    let rules_of = |report: &serde_json::Value, path: &str| -> Vec<String> {
+        findings(report)
+            .into_iter()
+            .filter(|f| f.0 == path)
+            .map(|f| f.2)
+            .collect()
+    };
+    let (_, whole) = check_json(dir.path(), &["."]);
+    let expected = rules_of(&whole, "src/features/a.ts");
+    assert!(expected.contains(&"inline-schedule".to_string()), "{expected:?}");
+
+    // The file alone does not know where `slow` comes from.
+    let (_, alone) = check_json(dir.path(), &["src/features/a.ts"]);
+    assert_ne!(rules_of(&alone, "src/features/a.ts"), expected);
+
+    // With --project, it does; only a.ts is reported, given relative or absolute (lint-staged).
+    let absolute = dir.path().join("src/features/a.ts");
+    for path in ["src/features/a.ts", absolute.to_str().unwrap()] {
+        let (code, report) = check_json(dir.path(), &["--project", ".", path]);
+        assert_eq!(code, 1);
+        assert_eq!(rules_of(&report, "src/features/a.ts"), expected, "{path}");
+        assert_eq!(findings(&report).len(), expected.len(), "only a.ts: {report}");
+        assert_eq!(report["summary"]["files"], 1);
+    }
+    // A directory reports what is inside it.
+    let (_, report) = check_json(dir.path(), &["--project", ".", "src/features"]);
+    let paths: std::collections::BTreeSet<String> = findings(&report).into_iter().map(|f| f.0).collect();
+    assert_eq!(
+        paths.into_iter().collect::<Vec<_>>(),
+        ["src/features/a.ts", "src/features/b.ts"]
+    );
+    let output = check(dir.path(), &["--project", "nope", "src/features/a.ts"]);
+    assert_eq!(output.status.code(), Some(2));
+}

@@ -118,20 +118,44 @@ pub fn stdin_paths(name: &Path, given: &[PathBuf], config: &Config) -> Result<(P
     Ok((absolute, paths))
 }
 
-/// Keeps the findings and notes of one file (the project was checked for its context).
-pub fn keep_only(outcome: &mut Outcome, absolute: &Path) {
+/// `--project DIR PATHS…`: the canonical PATHS (what to report) and the paths to analyse: DIR,
+/// and any of PATHS outside it.
+pub fn project_paths(dir: &Path, given: &[PathBuf]) -> Result<(Vec<PathBuf>, Vec<PathBuf>), Report> {
+    let root = std::fs::canonicalize(dir).map_err(|e| miette!("cannot check project {}: {e}", dir.display()))?;
+    if !root.is_dir() {
+        return Err(miette!("--project {} is not a directory", dir.display()));
+    }
+    let mut only = Vec::new();
+    let mut paths = vec![dir.to_path_buf()];
+    for path in given {
+        let absolute = std::fs::canonicalize(path).map_err(|e| {
+            miette!(
+                help = "check the path, or run from the project root",
+                "cannot check {}: {e}",
+                path.display()
+            )
+        })?;
+        if !absolute.starts_with(&root) {
+            paths.push(path.clone());
+        }
+        only.push(absolute);
+    }
+    Ok((only, paths))
+}
+
+/// Keeps the findings and notes of the files in `only` (files, or directories holding them):
+/// the project was checked for their context.
+pub fn keep_within(outcome: &mut Outcome, only: &[PathBuf]) {
     let project = &outcome.project;
-    let Some(id) = (0..project.len()).find(|&id| project.sources[id].absolute == absolute) else {
-        // Discovery did not take it (not a file retrylint reads): nothing to report.
-        outcome.diagnostics.clear();
-        outcome.notes.clear();
-        outcome.files = 0;
-        return;
-    };
-    let shown = project.path(id).to_path_buf();
-    outcome.diagnostics.retain(|d| d.file == id);
-    outcome.notes.retain(|n| n.path == shown);
-    outcome.files = 1;
+    let inside = |absolute: &Path| only.iter().any(|p| absolute.starts_with(p));
+    let kept: std::collections::HashSet<usize> = (0..project.len())
+        .filter(|&id| inside(&project.sources[id].absolute))
+        .collect();
+    outcome.diagnostics.retain(|d| kept.contains(&d.file));
+    outcome
+        .notes
+        .retain(|n| std::fs::canonicalize(&n.path).is_ok_and(|p| inside(&p)));
+    outcome.files = kept.len();
 }
 
 /// `retrylint init [DIR] [--force]`.
