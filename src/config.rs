@@ -15,13 +15,13 @@ pub const CONFIG_FILE: &str = "retrylint.toml";
 
 /// Defaults that fit the layout the policy describes.
 /// Rust: the crate's `retry` module (`src/retry.rs` or `src/retry/mod.rs`, at any depth).
-const DEFAULT_RETRY_MODULES: &[&str] = &[
+pub const DEFAULT_RETRY_MODULES: &[&str] = &[
     "**/infra/retry.ts",
     "**/infra/retry/index.ts",
     "**/retry.rs",
     "**/retry/mod.rs",
 ];
-const DEFAULT_REPOSITORIES: &[&str] = &[
+pub const DEFAULT_REPOSITORIES: &[&str] = &[
     "**/repositories/**",
     "**/repository/**",
     "**/*Repository.ts",
@@ -32,8 +32,8 @@ const DEFAULT_REPOSITORIES: &[&str] = &[
     "**/*_repository.rs",
     "**/*_repo.rs",
 ];
-const DEFAULT_MAX_FILE_SIZE: u64 = 1024 * 1024;
-const DEFAULT_DURABLE_PATHS: &[&str] = &["**/subscribers/**", "**/consumers/**"];
+pub const DEFAULT_MAX_FILE_SIZE: u64 = 1024 * 1024;
+pub const DEFAULT_DURABLE_PATHS: &[&str] = &["**/subscribers/**", "**/consumers/**"];
 
 /// The words the unit rules know, from the policy's vocabulary; every list is configurable.
 #[derive(Debug, Clone)]

@@ -10,7 +10,7 @@
 //! [`fix`] | [`lsp`].
 //!
 //! Below them: [`source`] (spans, files, the line index), [`diagnostic`] (findings),
-//! [`config`], [`facts`] (what extraction produces),.
+//! [`config`], [`facts`] (what extraction produces) and the [`cache`] of facts.
 
 pub mod analysis;
 pub mod baseline;
@@ -26,8 +26,10 @@ pub mod files;
 pub mod fingerprint;
 pub mod fix;
 pub mod index;
+pub mod init;
 pub mod lsp;
 pub mod render;
 pub mod rules;
 pub mod schedule;
+pub mod settings;
 pub mod source;

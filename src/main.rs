@@ -1,9 +1,11 @@
-use std::io::{IsTerminal, Write};
+mod cli;
+
+use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
+use codespan_reporting::term::termcolor::ColorChoice;
 use miette::{miette, Report};
 
 use retrylint::baseline;
@@ -29,7 +31,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Check files and directories (default: the current directory).
-    Check(CheckArgs),
+    Check(Box<CheckArgs>),
     /// List every rule: name, default severity, summary.
     Rules {
         /// `table` (one line per rule) or `json` (name, severity, fix, decision, summary).
@@ -43,6 +45,9 @@ enum Command {
     },
     /// List every retry policy: where it is defined, attempts, gap cap, jitter, delays, totals.
     Policies(PoliciesArgs),
+    /// Write a retrylint.toml with what retrylint infers: retry modules, lease tables, durable
+    /// registrations.
+    Init(InitArgs),
     /// Run the language server on stdin/stdout (for editors).
     Lsp {
         /// Accepted for clients that pass it; stdio is the only transport.
@@ -56,12 +61,34 @@ enum Command {
 
 #[derive(clap::Args)]
 struct CheckArgs {
-    /// Files or directories to check.
-    #[arg(default_value = ".")]
+    /// Files or directories to check [default: .].
     paths: Vec<PathBuf>,
     /// Output format [default: human; github when GITHUB_ACTIONS=true].
     #[arg(long, value_enum)]
     format: Option<Format>,
+    /// Read the source from stdin and check it as this file, in its project (the file must
+    /// exist; stdin stands in for its text). Only its findings are reported.
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["fix", "diff", "write_baseline"])]
+    stdin_filename: Option<PathBuf>,
+    /// Analyse DIR as the project (imports and policies resolve across it) and report only the
+    /// findings in PATHS: for hooks that pass the files a commit changes.
+    #[arg(long, value_name = "DIR")]
+    project: Option<PathBuf>,
+    /// Write the report to FILE instead of stdout (never coloured).
+    #[arg(long, short = 'o', value_name = "FILE")]
+    output_file: Option<PathBuf>,
+    /// Print how many findings each rule reported instead of the findings (human, short, json).
+    #[arg(long)]
+    statistics: bool,
+    /// Print the findings only: no summary, no notes.
+    #[arg(long, short = 'q')]
+    quiet: bool,
+    /// Exit 0 even when findings would fail the run (usage and I/O errors still exit 2).
+    #[arg(long)]
+    exit_zero: bool,
+    /// Print the settings in force for FILE (config, globs, severities) and exit.
+    #[arg(long, value_name = "FILE")]
+    show_settings: Option<PathBuf>,
     /// Report only findings on lines added or changed since REV (git diff REV, plus untracked
     /// files); the whole project is still analysed.
     #[arg(long, value_name = "REV")]
@@ -96,7 +123,7 @@ struct CheckArgs {
     /// Exit 1 on warnings too.
     #[arg(long)]
     deny_warnings: bool,
-    /// When to colour human output.
+    /// When to colour human and short output.
     #[arg(long, value_enum, default_value_t = Color::Auto)]
     color: Color,
     /// Parse every file instead of only those that can hold a fact (for verifying the prefilter).
@@ -124,8 +151,18 @@ struct PoliciesArgs {
     no_config: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(clap::Args)]
+struct InitArgs {
+    /// The project directory to look at and write retrylint.toml into.
+    #[arg(default_value = ".")]
+    dir: PathBuf,
+    /// Replace an existing retrylint.toml.
+    #[arg(long)]
+    force: bool,
+}
+
 /// How `policies` and `rules` print: a table for people, JSON for tools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum PoliciesFormat {
     Table,
     Json,
@@ -146,11 +183,12 @@ fn main() -> ExitCode {
     }
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Check(args) => run_check(args),
+        Command::Check(args) => run_check(*args),
         Command::Rules { format } => list_rules(format),
         Command::Rule { name } => show_rule(&name),
         Command::ScheduleEval => schedule_eval(),
         Command::Policies(args) => list_policies(args),
+        Command::Init(args) => cli::init(&args.dir, args.force),
         Command::Lsp { .. } => retrylint::lsp::run_stdio(),
     };
     match result {
@@ -205,9 +243,56 @@ fn find_config(explicit: Option<&std::path::Path>, no_config: bool, paths: &[Pat
     Ok(Config::defaults(root))
 }
 
-fn run_check(args: CheckArgs) -> Result<ExitCode, Report> {
+fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
+    if args.paths.is_empty() {
+        args.paths.push(PathBuf::from("."));
+    }
     let select = parse_rules(&args.select, "--select")?;
     let ignore = parse_rules(&args.ignore, "--ignore")?;
+    if let Some(file) = &args.show_settings {
+        // The file's config; without one, the defaults rooted where `check` would root them.
+        let mut config = find_config(args.config.as_deref(), args.no_config, std::slice::from_ref(file))?;
+        if config.path.is_none() {
+            config = find_config(None, true, &args.paths)?;
+        }
+        print!("{}", retrylint::settings::show(&config, file)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let on_github = std::env::var_os("GITHUB_ACTIONS").is_some_and(|v| v == "true");
+    let format = args
+        .format
+        .unwrap_or(if on_github { Format::Github } else { Format::Human });
+    if args.statistics && !matches!(format, Format::Human | Format::Short | Format::Json) {
+        return Err(miette!(
+            "--statistics prints counts in the human, short or json format, not {format:?}"
+        ));
+    }
+    // `--project DIR`: DIR is checked, and the findings in the paths given are reported.
+    let mut report_only: Option<Vec<PathBuf>> = None;
+    if let Some(dir) = &args.project {
+        let (only, paths) = cli::project_paths(dir, &args.paths)?;
+        report_only = Some(only);
+        args.paths = paths;
+    }
+    // `--stdin-filename`: the config is the file's, and the project around it is checked with
+    // stdin in place of the file's text.
+    let stdin_file = match &args.stdin_filename {
+        Some(name) => {
+            let mut text = Vec::new();
+            std::io::stdin()
+                .read_to_end(&mut text)
+                .map_err(|e| miette!("cannot read stdin: {e}"))?;
+            let config = find_config(args.config.as_deref(), args.no_config, std::slice::from_ref(name))?;
+            let (absolute, paths) = cli::stdin_paths(name, &args.paths, &config)?;
+            args.paths = paths;
+            report_only = Some(vec![absolute.clone()]);
+            if args.config.is_none() && !args.no_config {
+                args.config = config.path.clone();
+            }
+            Some((absolute, text))
+        }
+        None => None,
+    };
     let config = load_config(&args)?;
     let changed = match &args.changed_since {
         Some(rev) => {
@@ -217,6 +302,9 @@ fn run_check(args: CheckArgs) -> Result<ExitCode, Report> {
         None => None,
     };
     let mut options = CheckOptions::new(args.paths.clone());
+    if let Some((absolute, text)) = &stdin_file {
+        options.overlay.insert(absolute.clone(), text.as_slice().into());
+    }
     options.prefilter = !args.no_prefilter;
     let no_cache = args.no_cache || std::env::var_os("RETRYLINT_NO_CACHE").is_some_and(|v| !v.is_empty() && v != "0");
     options.cache = (!no_cache).then(|| {
@@ -233,7 +321,7 @@ fn run_check(args: CheckArgs) -> Result<ExitCode, Report> {
             Applicability::Safe
         };
         let report = fix::fix_project(&|| load_config(&args), &options, applicability)?;
-        for note in &report.notes {
+        for note in report.notes.iter().filter(|_| !args.quiet) {
             eprintln!("note: {}: {}", note.path.display(), note.message);
         }
         if args.diff {
@@ -241,14 +329,16 @@ fn run_check(args: CheckArgs) -> Result<ExitCode, Report> {
             for file in &report.files {
                 let _ = write!(out, "{}", fix::unified_diff(file));
             }
-            eprintln!(
-                "{} fix{} in {} file{} (not written)",
-                report.applied,
-                if report.applied == 1 { "" } else { "es" },
-                report.files.len(),
-                if report.files.len() == 1 { "" } else { "s" }
-            );
-            return Ok(if report.files.is_empty() {
+            if !args.quiet {
+                eprintln!(
+                    "{} fix{} in {} file{} (not written)",
+                    report.applied,
+                    if report.applied == 1 { "" } else { "es" },
+                    report.files.len(),
+                    if report.files.len() == 1 { "" } else { "s" }
+                );
+            }
+            return Ok(if report.files.is_empty() || args.exit_zero {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::from(1)
@@ -258,7 +348,7 @@ fn run_check(args: CheckArgs) -> Result<ExitCode, Report> {
             retrylint::files::write_atomically(&file.absolute, &file.fixed)
                 .map_err(|e| miette!("cannot write {}: {e}", file.path.display()))?;
         }
-        if !report.files.is_empty() {
+        if !report.files.is_empty() && !args.quiet {
             eprintln!(
                 "fixed {} finding{} in {} file{}",
                 report.applied,
@@ -274,10 +364,13 @@ fn run_check(args: CheckArgs) -> Result<ExitCode, Report> {
         options.baseline = Some(baseline::read(path)?);
     }
     // After fixes, the config is read again: a fix never edits it, but the files it names changed.
-    let outcome = check::run(if args.fix { load_config(&args)? } else { config }, &options)?;
+    let mut outcome = check::run(if args.fix { load_config(&args)? } else { config }, &options)?;
     // A cache that cannot be written (a read-only checkout) only costs the next run time.
     if let Some(cache) = &options.cache {
         let _ = cache.save();
+    }
+    if let Some(only) = &report_only {
+        cli::keep_within(&mut outcome, only);
     }
     if let Some(path) = &args.write_baseline {
         let count = baseline::write(path, &outcome.index, &outcome.diagnostics)?;
@@ -288,51 +381,62 @@ fn run_check(args: CheckArgs) -> Result<ExitCode, Report> {
         );
         return Ok(ExitCode::SUCCESS);
     }
-    for entry in &outcome.stale {
+    for entry in outcome.stale.iter().filter(|_| !args.quiet) {
         eprintln!(
             "note: {}: baseline entry for {} no longer matches a finding; regenerate the baseline so it only shrinks",
             entry.path, entry.rule
         );
     }
-    // On a GitHub runner, annotations unless a format is asked for (as oxlint and biome do).
-    let on_github = std::env::var_os("GITHUB_ACTIONS").is_some_and(|v| v == "true");
-    let format = args
-        .format
-        .unwrap_or(if on_github { Format::Github } else { Format::Human });
-
-    let stdout = std::io::stdout();
-    let written = match format {
-        Format::Human => {
-            let choice = match args.color {
-                Color::Always => ColorChoice::Always,
-                Color::Never => ColorChoice::Never,
-                Color::Auto if stdout.is_terminal() => ColorChoice::Auto,
-                Color::Auto => ColorChoice::Never,
-            };
-            let mut out = StandardStream::stdout(choice);
-            render::human(&mut out, &outcome).and_then(|_| render::notes(&mut std::io::stderr(), &outcome))
+    let color = match args.color {
+        Color::Always => ColorChoice::Always,
+        Color::Never => ColorChoice::Never,
+        Color::Auto if args.output_file.is_none() && std::io::stdout().is_terminal() => ColorChoice::Auto,
+        Color::Auto => ColorChoice::Never,
+    };
+    let mut out = cli::Output::open(args.output_file.as_deref(), color)?;
+    let mut stderr = std::io::stderr();
+    let mut sink = std::io::sink();
+    // Notes go to stderr in the formats read by people; `--quiet` drops them.
+    let notes_out: &mut dyn Write = if args.quiet { &mut sink } else { &mut stderr };
+    let written = if args.statistics {
+        match format {
+            Format::Json => render::statistics::json(&mut out, &outcome),
+            _ => render::statistics::text(&mut out, &outcome).and_then(|_| {
+                if args.quiet {
+                    Ok(())
+                } else {
+                    render::summary(&mut out, &outcome)
+                }
+            }),
         }
-        Format::Short => {
-            render::short(&mut stdout.lock(), &outcome).and_then(|_| render::notes(&mut std::io::stderr(), &outcome))
-        }
-        Format::Json => render::json(&mut stdout.lock(), &outcome),
-        Format::Sarif => render::sarif::sarif(&mut stdout.lock(), &outcome),
-        Format::Github => {
-            let env = GithubEnv::from_env();
-            write_step_summary(&outcome, &env, args.changed_since.as_deref());
-            render::github::annotations(&mut stdout.lock(), &outcome, &env)
-                .and_then(|_| render::notes(&mut std::io::stderr(), &outcome))
+    } else {
+        match format {
+            Format::Human if args.quiet => render::human_findings(&mut out, &outcome),
+            Format::Human => render::human(&mut out, &outcome).and_then(|_| render::notes(notes_out, &outcome)),
+            Format::Short if args.quiet => render::short_findings(&mut out, &outcome),
+            Format::Short => render::short(&mut out, &outcome).and_then(|_| render::notes(notes_out, &outcome)),
+            Format::Json => render::json(&mut out, &outcome),
+            Format::Sarif => render::sarif::sarif(&mut out, &outcome),
+            Format::Gitlab => {
+                render::gitlab::gitlab(&mut out, &outcome, render::gitlab::project_dir_from_env().as_deref())
+            }
+            Format::Junit => render::junit::junit(&mut out, &outcome),
+            Format::Github => {
+                let env = GithubEnv::from_env();
+                write_step_summary(&outcome, &env, args.changed_since.as_deref());
+                render::github::annotations(&mut out, &outcome, &env).and_then(|_| render::notes(notes_out, &outcome))
+            }
         }
     };
-    match written {
+    match written.and_then(|_| out.finish()) {
         Ok(()) => {}
         // `retrylint check | head` closes the pipe early: not an error worth a report.
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
         Err(e) => return Err(miette!("cannot write output: {e}")),
     }
-    let _ = std::io::stdout().flush();
 
-    let failing = outcome.count(Severity::Error) > 0 || (args.deny_warnings && outcome.count(Severity::Warning) > 0);
+    let failing = !args.exit_zero
+        && (outcome.count(Severity::Error) > 0 || (args.deny_warnings && outcome.count(Severity::Warning) > 0));
     Ok(if failing { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 

@@ -1,9 +1,13 @@
 //! Printers: human (codespan-reporting), short, json, github (workflow commands, in
-//! [`github`]) and sarif (in [`sarif`]). Each writes into any `io::Write`, so tests print into
-//! a buffer.
+//! [`github`]), sarif (in [`sarif`]), gitlab (Code Climate JSON, in [`gitlab`]), junit (in
+//! [`junit`]) and the per-rule counts of `--statistics` (in [`statistics`]). Each writes into
+//! any `io::Write`, so tests print into a buffer.
 
 pub mod github;
+pub mod gitlab;
+pub mod junit;
 pub mod sarif;
+pub mod statistics;
 
 use std::collections::HashMap;
 use std::io::{self, Write};
@@ -31,6 +35,10 @@ pub enum Format {
     Github,
     /// SARIF 2.1.0, for code scanning and SARIF viewers.
     Sarif,
+    /// GitLab Code Quality (Code Climate JSON), for merge request widgets.
+    Gitlab,
+    /// JUnit XML: one test case per finding, for CI test reports.
+    Junit,
 }
 
 /// Where a rule's documentation is published.
@@ -179,21 +187,42 @@ fn position(outcome: &Outcome, d: &Diagnostic) -> Position {
     }
 }
 
-pub fn short(out: &mut dyn Write, outcome: &Outcome) -> io::Result<()> {
+/// `path:line:col: severity[rule]: message` per finding, coloured when `out` supports it,
+/// then the summary.
+pub fn short(out: &mut dyn WriteColor, outcome: &Outcome) -> io::Result<()> {
+    short_findings(out, outcome)?;
+    summary(out, outcome)
+}
+
+/// The findings of [`short`] alone (`--quiet`).
+pub fn short_findings(out: &mut dyn WriteColor, outcome: &Outcome) -> io::Result<()> {
+    use codespan_reporting::term::termcolor::{Color, ColorSpec};
     for d in &outcome.diagnostics {
         let p = position(outcome, d);
-        writeln!(
-            out,
-            "{}:{}:{}: {}[{}]: {}",
-            outcome.index.path(d.file).display(),
-            p.line,
-            p.column,
-            d.severity,
-            d.rule,
-            d.message
-        )?;
+        out.set_color(ColorSpec::new().set_bold(true))?;
+        write!(out, "{}:{}:{}:", outcome.index.path(d.file).display(), p.line, p.column)?;
+        out.reset()?;
+        write!(out, " ")?;
+        let color = if d.severity == Severity::Error {
+            Color::Red
+        } else {
+            Color::Yellow
+        };
+        out.set_color(ColorSpec::new().set_fg(Some(color)).set_bold(true))?;
+        write!(out, "{}[{}]", d.severity, d.rule)?;
+        out.reset()?;
+        writeln!(out, ": {}", d.message)?;
     }
-    summary_line(out, outcome)
+    Ok(())
+}
+
+/// The closing lines of the human and short formats: the counts, and what `--fix` would fix.
+pub fn summary(out: &mut dyn Write, outcome: &Outcome) -> io::Result<()> {
+    summary_line(out, outcome)?;
+    if let Some(line) = fixable_line(outcome) {
+        writeln!(out, "{line}")?;
+    }
+    Ok(())
 }
 
 fn summary_line(out: &mut dyn Write, outcome: &Outcome) -> io::Result<()> {
@@ -219,13 +248,37 @@ fn summary_line(out: &mut dyn Write, outcome: &Outcome) -> io::Result<()> {
     }
 }
 
+/// "N fixable with --fix (M more with --unsafe-fixes)", when any finding has a fix.
+pub fn fixable_line(outcome: &Outcome) -> Option<String> {
+    let safe = outcome
+        .diagnostics
+        .iter()
+        .filter(|d| d.fix.as_ref().is_some_and(|f| f.safety == FixSafety::Safe))
+        .count();
+    let with_fix = outcome.diagnostics.iter().filter(|d| d.fix.is_some()).count();
+    let unsafe_only = with_fix - safe;
+    match (safe, unsafe_only) {
+        (0, 0) => None,
+        (0, m) => Some(format!("{m} fixable with --fix --unsafe-fixes")),
+        (n, 0) => Some(format!("{n} fixable with --fix")),
+        (n, m) => Some(format!("{n} fixable with --fix ({m} more with --unsafe-fixes)")),
+    }
+}
+
 pub fn human(out: &mut dyn WriteColor, outcome: &Outcome) -> io::Result<()> {
+    human_findings(out, outcome)?;
+    summary(out, outcome)
+}
+
+/// The findings of [`human`] alone (`--quiet`).
+pub fn human_findings(out: &mut dyn WriteColor, outcome: &Outcome) -> io::Result<()> {
     let mut files = SimpleFiles::new();
     let mut ids: HashMap<FileId, usize> = HashMap::new();
     let mut file_id = |file: FileId, files: &mut SimpleFiles<String, String>| -> Option<usize> {
         if let Some(id) = ids.get(&file) {
             return Some(*id);
         }
+        // The text as analysed (stdin's for `--stdin-filename`).
         let text = text_of(outcome, file)?.to_string();
         let id = files.add(outcome.index.path(file).display().to_string(), text);
         ids.insert(file, id);
@@ -278,7 +331,7 @@ pub fn human(out: &mut dyn WriteColor, outcome: &Outcome) -> io::Result<()> {
         let mut writer = StylesWriter::new(&mut *out, &styles);
         term::emit_to_write_style(&mut writer, &config, &files, &report).map_err(io::Error::other)?;
     }
-    summary_line(out, outcome)
+    Ok(())
 }
 
 #[derive(Serialize)]

@@ -1,7 +1,9 @@
 //! GitHub: `--format github` (workflow commands and the job summary), its selection by
 //! `GITHUB_ACTIONS=true`, and the composite action in `action.yml`, whose check step is run here
 //! with bash as a runner would run it — on a pull request checked out shallowly, as
-//! actions/checkout does — with the freshly built binary on PATH instead of `cargo install`.
+//! actions/checkout does — with the freshly built binary on PATH instead of `cargo install`;
+//! its download step, against a fake release served on loopback (python3 -m http.server),
+//! checksum verification included; and the fallback to building from source.
 
 mod common;
 #[path = "support/git.rs"]
@@ -20,6 +22,7 @@ use git::{Repo, BASE, RETRY};
 struct Step {
     id: Option<String>,
     uses: Option<String>,
+    condition: Option<String>,
     env: Vec<(String, String)>,
     run: Option<String>,
 }
@@ -84,6 +87,7 @@ fn steps(action: &str) -> Vec<Step> {
             steps.push(Step {
                 id: None,
                 uses: None,
+                condition: None,
                 env: Vec::new(),
                 run: None,
             });
@@ -101,6 +105,8 @@ fn steps(action: &str) -> Vec<Step> {
             step.id = Some(unquote(id));
         } else if let Some(uses) = key_line.strip_prefix("uses:") {
             step.uses = Some(unquote(uses));
+        } else if let Some(condition) = key_line.strip_prefix("if:") {
+            step.condition = Some(unquote(condition));
         } else if key_line == "env:" {
             while i + 1 < lines.len() && indent(lines[i + 1]) == 8 && !lines[i + 1].trim().is_empty() {
                 i += 1;
@@ -233,6 +239,15 @@ impl Run {
 /// Runs the action's check step as the runner would: `bash --noprofile --norc -eo pipefail`,
 /// in the workspace, with the step's env (expressions substituted) and the runner's variables.
 fn run_check_step(pr: &PullRequest, event: &str, inputs: &[(&str, &str)]) -> Run {
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_retrylint"))
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    run_check_step_with(pr, event, inputs, &bin_dir)
+}
+
+/// [`run_check_step`] with `bin_dir` (where the install steps put retrylint) on PATH.
+fn run_check_step_with(pr: &PullRequest, event: &str, inputs: &[(&str, &str)], bin_dir: &Path) -> Run {
     let action = action_yml();
     let check = steps(&action)
         .into_iter()
@@ -258,10 +273,6 @@ fn run_check_step(pr: &PullRequest, event: &str, inputs: &[(&str, &str)]) -> Run
     let outputs = runner.path().join("github_output");
     let script = runner.path().join("check.sh");
     std::fs::write(&script, check.run.as_deref().expect("the check step runs a script")).unwrap();
-    let bin_dir = Path::new(env!("CARGO_BIN_EXE_retrylint"))
-        .parent()
-        .unwrap()
-        .to_path_buf();
     let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
 
     let mut command = Command::new("bash");
@@ -458,7 +469,7 @@ fn bad_inputs_fail_the_step() {
 }
 
 #[test]
-fn the_action_builds_retrylint_from_its_own_source() {
+fn without_a_release_binary_the_action_builds_retrylint() {
     let action = action_yml();
     let all = steps(&action);
     let cache = all
@@ -479,6 +490,22 @@ fn the_action_builds_retrylint_from_its_own_source() {
     assert!(script.contains("cargo install --locked"), "{script}");
     assert!(script.contains("--path \"$GITHUB_ACTION_PATH\""), "{script}");
     assert!(script.contains(">> \"$GITHUB_PATH\""), "{script}");
+    // The cache and the build run only when the download did not install retrylint.
+    for step in [cache, key, install] {
+        assert_eq!(
+            step.condition.as_deref(),
+            Some("steps.download.outputs.installed != 'true'"),
+            "{:?}",
+            step.id
+        );
+    }
+    let download = all.iter().position(|s| s.id.as_deref() == Some("download")).unwrap();
+    let check = all.iter().position(|s| s.id.as_deref() == Some("check")).unwrap();
+    let build = all
+        .iter()
+        .position(|s| s.id.as_deref() == install.id.as_deref())
+        .unwrap();
+    assert!(download < build && build < check);
     assert_eq!(
         input_defaults(&action),
         HashMap::from([
@@ -486,8 +513,351 @@ fn the_action_builds_retrylint_from_its_own_source() {
             ("args".to_string(), String::new()),
             ("changed-only".to_string(), "auto".to_string()),
             ("sarif-file".to_string(), String::new()),
+            ("version".to_string(), String::new()),
+            ("releases-url".to_string(), String::new()),
         ])
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// The download step, against a fake release on a loopback HTTP server.
+
+/// `python3 -m http.server` on 127.0.0.1, on a port the kernel picks, serving `dir`.
+struct Server {
+    child: std::process::Child,
+    url: String,
+}
+
+impl Server {
+    fn serve(dir: &Path) -> Server {
+        use std::io::BufRead;
+        let mut child = Command::new("python3")
+            .args(["-u", "-m", "http.server", "0", "--bind", "127.0.0.1", "--directory"])
+            .arg(dir)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("python3 runs");
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        // "Serving HTTP on 127.0.0.1 port 40231 (http://127.0.0.1:40231/) ..."
+        let port = line
+            .split_whitespace()
+            .skip_while(|w| *w != "port")
+            .nth(1)
+            .unwrap_or_else(|| panic!("no port in {line:?}"))
+            .to_string();
+        Server {
+            child,
+            url: format!("http://127.0.0.1:{port}"),
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+const LINUX_X64: &str = "x86_64-unknown-linux-musl";
+
+/// A release directory as the release workflow publishes it: `v<version>/` (and `latest/download/`)
+/// holding `retrylint-<target>.tar.gz` for two targets and `sha256sums.txt`. The "binary" is a
+/// script running the binary under test.
+fn fake_release(root: &Path, version: &str) -> PathBuf {
+    let release = root.join(format!("v{version}"));
+    for target in [LINUX_X64, "aarch64-unknown-linux-musl"] {
+        let name = format!("retrylint-{target}");
+        let dir = root.join("build").join(&name);
+        std::fs::create_dir_all(&dir).unwrap();
+        let binary = dir.join("retrylint");
+        std::fs::write(
+            &binary,
+            format!("#!/bin/sh\nexec '{}' \"$@\"\n", env!("CARGO_BIN_EXE_retrylint")),
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&binary, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::create_dir_all(&release).unwrap();
+        let status = Command::new("tar")
+            .arg("-czf")
+            .arg(release.join(format!("{name}.tar.gz")))
+            .arg("-C")
+            .arg(root.join("build"))
+            .arg(&name)
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+    let sums = Command::new("sh")
+        .args(["-c", "sha256sum ./*.tar.gz | sed 's# \\./# #' > sha256sums.txt"])
+        .current_dir(&release)
+        .status()
+        .unwrap();
+    assert!(sums.success());
+    let latest = root.join("latest/download");
+    std::fs::create_dir_all(&latest).unwrap();
+    for entry in std::fs::read_dir(&release).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), latest.join(entry.file_name())).unwrap();
+    }
+    release
+}
+
+struct StepRun {
+    output: Output,
+    /// `$GITHUB_OUTPUT` as key → value.
+    outputs: HashMap<String, String>,
+    /// The lines appended to `$GITHUB_PATH`.
+    path: Vec<PathBuf>,
+    _runner: tempfile::TempDir,
+}
+
+impl StepRun {
+    fn code(&self) -> i32 {
+        self.output.status.code().expect("exited")
+    }
+
+    fn stdout(&self) -> String {
+        String::from_utf8_lossy(&self.output.stdout).into_owned()
+    }
+}
+
+/// Runs the download step with bash as the runner would, for a runner of `os`/`arch`.
+fn run_download_step(inputs: &[(&str, &str)], action_ref: &str, os: &str, arch: &str) -> StepRun {
+    let action = action_yml();
+    let download = steps(&action)
+        .into_iter()
+        .find(|s| s.id.as_deref() == Some("download"))
+        .expect("a step with id: download");
+    let mut values: HashMap<String, String> = input_defaults(&action)
+        .into_iter()
+        .map(|(name, default)| (format!("inputs.{name}"), default))
+        .collect();
+    for (name, value) in inputs {
+        let key = format!("inputs.{name}");
+        assert!(values.contains_key(&key), "action.yml has no input `{name}`");
+        values.insert(key, value.to_string());
+    }
+    values.insert("github.action_ref".into(), action_ref.into());
+    let runner = tempfile::tempdir().unwrap();
+    let script = runner.path().join("download.sh");
+    std::fs::write(&script, download.run.as_deref().unwrap()).unwrap();
+    let outputs = runner.path().join("github_output");
+    let github_path = runner.path().join("github_path");
+    let temp = runner.path().join("temp");
+    std::fs::create_dir_all(&temp).unwrap();
+    let mut command = Command::new("bash");
+    command
+        .args(["--noprofile", "--norc", "-eo", "pipefail"])
+        .arg(&script)
+        .current_dir(runner.path())
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", runner.path())
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_ACTION_PATH", common::repo_root())
+        .env("GITHUB_OUTPUT", &outputs)
+        .env("GITHUB_PATH", &github_path)
+        .env("RUNNER_OS", os)
+        .env("RUNNER_ARCH", arch)
+        .env("RUNNER_TEMP", &temp);
+    for (key, value) in &download.env {
+        command.env(key, substitute(value, &values));
+    }
+    let output = command.output().expect("bash runs");
+    let outputs = std::fs::read_to_string(&outputs)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let path = std::fs::read_to_string(&github_path)
+        .unwrap_or_default()
+        .lines()
+        .map(PathBuf::from)
+        .collect();
+    StepRun {
+        output,
+        outputs,
+        path,
+        _runner: runner,
+    }
+}
+
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+#[test]
+fn the_action_downloads_its_own_release_and_verifies_it() {
+    let releases = tempfile::tempdir().unwrap();
+    fake_release(releases.path(), VERSION);
+    let server = Server::serve(releases.path());
+    let url = server.url.clone();
+
+    // `uses: retrylint/retrylint@v<version>`: no version input, the action's tag decides.
+    let run = run_download_step(&[("releases-url", &url)], &format!("v{VERSION}"), "Linux", "X64");
+    assert_eq!(
+        run.code(),
+        0,
+        "{}\n{}",
+        run.stdout(),
+        String::from_utf8_lossy(&run.output.stderr)
+    );
+    assert_eq!(
+        run.outputs.get("installed").map(String::as_str),
+        Some("true"),
+        "{:?}",
+        run.outputs
+    );
+    assert_eq!(run.outputs.get("version").map(String::as_str), Some(VERSION));
+    assert_eq!(run.path.len(), 1, "{:?}", run.path);
+    assert!(run.path[0].join("retrylint").is_file());
+    assert!(run
+        .stdout()
+        .contains(&format!("retrylint {VERSION} (retrylint-{LINUX_X64}.tar.gz, sha256 ")));
+
+    // The binary it installed is the one the check step then runs.
+    let pr = pull_request(HEAD);
+    let check = run_check_step_with(
+        &pr,
+        "pull_request",
+        &[("args", "--select inline-schedule")],
+        &run.path[0],
+    );
+    assert_eq!(check.code(), 1);
+    assert_eq!(check.annotated().len(), 2, "{}", check.stdout());
+
+    // The version input, with or without its `v`, and `latest`; an arm64 runner gets its asset.
+    for version in [VERSION.to_string(), format!("v{VERSION}"), "latest".to_string()] {
+        // `<releases-url>/v<version>/<asset>`; `latest` is GitHub's `…/latest/download/<asset>`.
+        let releases_url = if version == "latest" {
+            format!("{url}/download")
+        } else {
+            url.clone()
+        };
+        let run = run_download_step(
+            &[("releases-url", &releases_url), ("version", &version)],
+            "main",
+            "Linux",
+            "ARM64",
+        );
+        assert_eq!(run.code(), 0, "{version}: {}", run.stdout());
+        assert_eq!(
+            run.outputs.get("installed").map(String::as_str),
+            Some("true"),
+            "{version}"
+        );
+        assert!(run
+            .stdout()
+            .contains("(retrylint-aarch64-unknown-linux-musl.tar.gz, sha256 "));
+    }
+}
+
+#[test]
+fn a_checksum_mismatch_fails_the_download() {
+    let releases = tempfile::tempdir().unwrap();
+    let release = fake_release(releases.path(), VERSION);
+    let server = Server::serve(releases.path());
+    let sums = release.join("sha256sums.txt");
+    let original = std::fs::read_to_string(&sums).unwrap();
+    let download = || {
+        run_download_step(
+            &[("releases-url", &server.url), ("version", VERSION)],
+            "main",
+            "Linux",
+            "X64",
+        )
+    };
+
+    // A tampered archive: its checksum no longer matches.
+    let tampered: String = original
+        .lines()
+        .map(|l| {
+            if l.ends_with(&format!("retrylint-{LINUX_X64}.tar.gz")) {
+                format!("{}{}", "0".repeat(64), &l[64..])
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    std::fs::write(&sums, format!("{tampered}\n")).unwrap();
+    let run = download();
+    assert_eq!(run.code(), 1, "{}", run.stdout());
+    assert!(
+        run.stdout().contains(&format!(
+            "::error title=retrylint::checksum mismatch for {}/v{VERSION}/retrylint-{LINUX_X64}.tar.gz: expected {}",
+            server.url,
+            "0".repeat(64)
+        )),
+        "{}",
+        run.stdout()
+    );
+    assert!(run.path.is_empty(), "nothing is installed: {:?}", run.path);
+    assert_eq!(run.outputs.get("installed"), None);
+
+    // No checksum listed for the asset, or no checksum file: unverifiable, so a failure too.
+    let other: String = original
+        .lines()
+        .filter(|l| !l.contains(LINUX_X64))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&sums, other).unwrap();
+    let run = download();
+    assert_eq!(run.code(), 1);
+    assert!(run
+        .stdout()
+        .contains("lists no checksum for retrylint-x86_64-unknown-linux-musl.tar.gz"));
+    std::fs::remove_file(&sums).unwrap();
+    let run = download();
+    assert_eq!(run.code(), 1);
+    assert!(run.stdout().contains("cannot download"), "{}", run.stdout());
+    assert!(run.path.is_empty());
+}
+
+#[test]
+fn without_a_matching_release_the_download_step_asks_for_a_build() {
+    let releases = tempfile::tempdir().unwrap();
+    fake_release(releases.path(), VERSION);
+    let server = Server::serve(releases.path());
+    let outputs = |run: &StepRun| {
+        (
+            run.outputs.get("installed").cloned().unwrap_or_default(),
+            run.outputs.get("from").cloned().unwrap_or_default(),
+            run.outputs.get("crate-version").cloned().unwrap_or_default(),
+        )
+    };
+    let owned = |a: &str, b: &str, c: &str| (a.to_string(), b.to_string(), c.to_string());
+
+    // A version with no release: the published crate of that version is built.
+    let run = run_download_step(
+        &[("releases-url", &server.url), ("version", "9.9.9")],
+        "main",
+        "Linux",
+        "X64",
+    );
+    assert_eq!(run.code(), 0, "{}", run.stdout());
+    assert_eq!(outputs(&run), owned("false", "crate", "9.9.9"));
+    assert!(run.stdout().contains("::warning title=retrylint::no release binary at"));
+
+    // The action at a branch or a commit: its own source is built, nothing is downloaded.
+    let run = run_download_step(&[("releases-url", &server.url)], "main", "Linux", "X64");
+    assert_eq!(outputs(&run), owned("false", "path", ""));
+    assert!(run.stdout().contains("not a release tag"));
+
+    // The action's own version on a runner with no release binary: its source is built.
+    let run = run_download_step(
+        &[("releases-url", &server.url)],
+        &format!("v{VERSION}"),
+        "Linux",
+        "RISCV64",
+    );
+    assert_eq!(outputs(&run), owned("false", "path", VERSION));
+    assert!(run.path.is_empty());
 }
 
 #[test]

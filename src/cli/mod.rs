@@ -1,0 +1,197 @@
+//! Command-line plumbing kept out of `main`: where the report goes (`--output-file`), the
+//! project around `--stdin-filename`, and `retrylint init`.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use codespan_reporting::term::termcolor::{BufferedStandardStream, ColorChoice, ColorSpec, NoColor, WriteColor};
+use miette::{miette, Report};
+
+use retrylint::check::Outcome;
+use retrylint::config::Config;
+
+/// The report's destination: stdout (coloured as asked) or a file (never coloured).
+pub enum Output {
+    Stdout(BufferedStandardStream),
+    File(NoColor<BufWriter<File>>, PathBuf),
+}
+
+impl Output {
+    pub fn open(file: Option<&Path>, color: ColorChoice) -> Result<Output, Report> {
+        match file {
+            None => Ok(Output::Stdout(BufferedStandardStream::stdout(color))),
+            Some(path) => {
+                if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+                    std::fs::create_dir_all(parent).map_err(|e| miette!("cannot create {}: {e}", parent.display()))?;
+                }
+                let file = File::create(path).map_err(|e| miette!("cannot write {}: {e}", path.display()))?;
+                Ok(Output::File(NoColor::new(BufWriter::new(file)), path.to_path_buf()))
+            }
+        }
+    }
+
+    /// Flushes what is buffered.
+    pub fn finish(&mut self) -> io::Result<()> {
+        match self {
+            Output::Stdout(out) => out.flush(),
+            Output::File(out, path) => out
+                .get_mut()
+                .flush()
+                .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display()))),
+        }
+    }
+}
+
+impl Write for Output {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Output::Stdout(out) => out.write(buf),
+            Output::File(out, _) => out.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Output::Stdout(out) => out.flush(),
+            Output::File(out, _) => out.flush(),
+        }
+    }
+}
+
+impl WriteColor for Output {
+    fn supports_color(&self) -> bool {
+        match self {
+            Output::Stdout(out) => out.supports_color(),
+            Output::File(out, _) => out.supports_color(),
+        }
+    }
+
+    fn set_color(&mut self, spec: &ColorSpec) -> io::Result<()> {
+        match self {
+            Output::Stdout(out) => out.set_color(spec),
+            Output::File(out, _) => out.set_color(spec),
+        }
+    }
+
+    fn reset(&mut self) -> io::Result<()> {
+        match self {
+            Output::Stdout(out) => out.reset(),
+            Output::File(out, _) => out.reset(),
+        }
+    }
+}
+
+/// `--stdin-filename NAME`: the canonical path of the file stdin stands in for, and the paths
+/// to check so that its imports resolve: the paths given (when not just the default `.`), else
+/// the config's directory, else the current directory (or the file's, when it is outside),
+/// with the file itself added when none of them holds it.
+pub fn stdin_paths(name: &Path, given: &[PathBuf], config: &Config) -> Result<(PathBuf, Vec<PathBuf>), Report> {
+    let absolute = std::fs::canonicalize(name).map_err(|e| {
+        miette!(
+            help = "--stdin-filename names an existing file whose text stdin replaces",
+            "cannot check {} from stdin: {e}",
+            name.display()
+        )
+    })?;
+    if !absolute.is_file() {
+        return Err(miette!("--stdin-filename {} is not a file", name.display()));
+    }
+    let cwd = std::env::current_dir().map_err(|e| miette!("cannot read the current directory: {e}"))?;
+    let mut paths: Vec<PathBuf> = if given != [PathBuf::from(".")] {
+        given.to_vec()
+    } else if config.path.is_some() {
+        vec![config.root.clone()]
+    } else if absolute.starts_with(&cwd) {
+        vec![PathBuf::from(".")]
+    } else {
+        vec![absolute.parent().map_or_else(|| absolute.clone(), Path::to_path_buf)]
+    };
+    let covered = paths
+        .iter()
+        .filter_map(|p| std::fs::canonicalize(p).ok())
+        .any(|p| absolute.starts_with(p));
+    if !covered {
+        paths.push(absolute.clone());
+    }
+    Ok((absolute, paths))
+}
+
+/// `--project DIR PATHS…`: the canonical PATHS (what to report) and the paths to analyse: DIR,
+/// and any of PATHS outside it.
+pub fn project_paths(dir: &Path, given: &[PathBuf]) -> Result<(Vec<PathBuf>, Vec<PathBuf>), Report> {
+    let root = std::fs::canonicalize(dir).map_err(|e| miette!("cannot check project {}: {e}", dir.display()))?;
+    if !root.is_dir() {
+        return Err(miette!("--project {} is not a directory", dir.display()));
+    }
+    let mut only = Vec::new();
+    let mut paths = vec![dir.to_path_buf()];
+    for path in given {
+        let absolute = std::fs::canonicalize(path).map_err(|e| {
+            miette!(
+                help = "check the path, or run from the project root",
+                "cannot check {}: {e}",
+                path.display()
+            )
+        })?;
+        if !absolute.starts_with(&root) {
+            paths.push(path.clone());
+        }
+        only.push(absolute);
+    }
+    Ok((only, paths))
+}
+
+/// Keeps the findings and notes of the files in `only` (files, or directories holding them):
+/// the project was checked for their context.
+pub fn keep_within(outcome: &mut Outcome, only: &[PathBuf]) {
+    let index = &outcome.index;
+    let inside = |absolute: &Path| only.iter().any(|p| absolute.starts_with(p));
+    let kept: std::collections::HashSet<usize> = (0..index.len())
+        .filter(|&id| inside(&index.files[id].absolute))
+        .collect();
+    outcome.diagnostics.retain(|d| kept.contains(&d.file));
+    outcome
+        .notes
+        .retain(|n| std::fs::canonicalize(&n.path).is_ok_and(|p| inside(&p)));
+    outcome.files = kept.len();
+}
+
+/// `retrylint init [DIR] [--force]`.
+pub fn init(dir: &Path, force: bool) -> Result<ExitCode, Report> {
+    if !dir.is_dir() {
+        return Err(miette!("{} is not a directory", dir.display()));
+    }
+    let target = dir.join(retrylint::config::CONFIG_FILE);
+    if target.exists() && !force {
+        return Err(miette!(
+            help = "pass --force to replace it",
+            "{} already exists",
+            target.display()
+        ));
+    }
+    let inferred = retrylint::init::infer(dir)?;
+    let path = retrylint::init::write(dir, &inferred, force)?;
+    let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+    eprintln!(
+        "wrote {}: {} ({}), {} ({}), {} ({})",
+        path.display(),
+        plural(inferred.retry_modules.len(), "retry module"),
+        join_or_none(inferred.retry_modules.iter()),
+        plural(inferred.lease_tables.len(), "lease table"),
+        join_or_none(inferred.lease_tables.keys()),
+        plural(inferred.durable_registrations.len(), "durable registration"),
+        join_or_none(inferred.durable_registrations.keys()),
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn join_or_none<'a>(items: impl Iterator<Item = &'a String>) -> String {
+    let all: Vec<&str> = items.map(String::as_str).collect();
+    if all.is_empty() {
+        "none found".to_string()
+    } else {
+        all.join(", ")
+    }
+}

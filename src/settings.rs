@@ -1,0 +1,143 @@
+//! `retrylint check --show-settings FILE`: the settings in force for one file — which config
+//! file applies (or the defaults), what the globs make of the file (checked, retry module,
+//! repository, durable path), and every setting as TOML, rule severities included.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use miette::{miette, Report};
+
+use crate::config::{self, Config, Vocabulary};
+use crate::rules::{self, Severity};
+use crate::source::Language;
+
+fn list<S: AsRef<str>>(items: &[S]) -> String {
+    let quoted: Vec<String> = items
+        .iter()
+        .map(|s| toml::Value::String(s.as_ref().to_string()).to_string())
+        .collect();
+    format!("[{}]", quoted.join(", "))
+}
+
+fn yes(value: bool) -> &'static str {
+    if value {
+        "yes"
+    } else {
+        "no"
+    }
+}
+
+/// The glob lists as written in the config file (what the compiled sets do not keep).
+fn written_globs(config: &Config, key: &str) -> Option<Vec<String>> {
+    let text = std::fs::read_to_string(config.path.as_ref()?).ok()?;
+    let table: toml::Table = text.parse().ok()?;
+    let values = table.get(key)?.as_array()?;
+    Some(values.iter().filter_map(|v| v.as_str().map(String::from)).collect())
+}
+
+pub fn show(config: &Config, file: &Path) -> Result<String, Report> {
+    let absolute = std::fs::canonicalize(file).map_err(|e| miette!("cannot read {}: {e}", file.display()))?;
+    let mut out = String::new();
+    let _ = writeln!(out, "# settings for {}", file.display());
+    match &config.path {
+        Some(path) => {
+            let _ = writeln!(out, "# config: {}", path.display());
+        }
+        None => out.push_str("# config: none found, the defaults apply\n"),
+    }
+    let _ = writeln!(out, "# root: {}", config.root.display());
+    let language = match Language::from_path(&absolute) {
+        Some(Language::TypeScript) => "typescript",
+        Some(Language::Tsx) => "tsx",
+        Some(Language::Rust) => "rust",
+        Some(Language::Sql) => "sql (read for lease statements)",
+        None => "none: retrylint does not read this file",
+    };
+    let _ = writeln!(out, "# language: {language}");
+    let relative = config.relative(&absolute);
+    let size = std::fs::metadata(&absolute).map(|m| m.len()).unwrap_or(0);
+    let checked = if absolute.is_dir() {
+        "no: a directory".to_string()
+    } else if Language::from_path(&absolute).is_none() {
+        "no: not a file retrylint reads".to_string()
+    } else if config.exclude.is_match(relative) {
+        "no: matched by `exclude`".to_string()
+    } else if config.include.as_ref().is_some_and(|i| !i.is_match(relative)) {
+        "no: not matched by `include`".to_string()
+    } else if size > config.max_file_size {
+        format!("no: {size} bytes, over max-file-size")
+    } else {
+        "yes (unless an ignore file or a hidden directory hides it from a directory walk)".to_string()
+    };
+    let _ = writeln!(out, "# checked: {checked}");
+    let _ = writeln!(out, "# retry module: {}", yes(config.is_retry_module(&absolute)));
+    let _ = writeln!(
+        out,
+        "# repository by path: {} (a class or service named *Repository/*Repo is one anywhere)",
+        yes(config.is_repository_path(&absolute))
+    );
+    let _ = writeln!(
+        out,
+        "# durable path (runs under a durable retrier): {}",
+        yes(config.is_durable_path(&absolute))
+    );
+    out.push('\n');
+
+    let globs = |key: &str, defaults: &[&str]| -> String {
+        match written_globs(config, key) {
+            Some(written) => list(&written),
+            None => list(defaults),
+        }
+    };
+    let _ = writeln!(
+        out,
+        "retry-modules = {}",
+        globs("retry-modules", config::DEFAULT_RETRY_MODULES)
+    );
+    let _ = writeln!(
+        out,
+        "repositories = {}",
+        globs("repositories", config::DEFAULT_REPOSITORIES)
+    );
+    if config.include.is_some() {
+        let _ = writeln!(out, "include = {}", globs("include", &[]));
+    }
+    let _ = writeln!(out, "exclude = {}", globs("exclude", &[]));
+    let _ = writeln!(
+        out,
+        "durable-paths = {}",
+        globs("durable-paths", config::DEFAULT_DURABLE_PATHS)
+    );
+    let _ = writeln!(out, "max-file-size = {}", config.max_file_size);
+    let _ = writeln!(out, "budget = \"{} millis\"", config.budget_ms);
+    let _ = writeln!(out, "lease-tables = {}", list(&config.lease_tables));
+    let Vocabulary {
+        contention_policies,
+        transient_policies,
+        contention_predicates,
+        transient_predicates,
+        append_calls,
+        create_calls,
+        durable_registrations,
+    } = &config.vocabulary;
+    for (key, value) in [
+        ("contention-policies", contention_policies),
+        ("transient-policies", transient_policies),
+        ("contention-predicates", contention_predicates),
+        ("transient-predicates", transient_predicates),
+        ("append-calls", append_calls),
+        ("create-calls", create_calls),
+        ("durable-registrations", durable_registrations),
+    ] {
+        let _ = writeln!(out, "{key} = {}", list(value));
+    }
+    out.push_str("\n[rules]\n");
+    for rule in rules::RULES {
+        let severity = match config.severity(rule.name, rule.default_severity) {
+            Severity::Warning => "warn",
+            other => other.as_str(),
+        };
+        let _ = writeln!(out, "{} = \"{severity}\"", rule.name);
+    }
+    Ok(out)
+}
