@@ -49,14 +49,17 @@ impl Stat {
 /// What a run made of a file.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub enum Verdict {
-    /// The prefilter identified by this key ruled the file out.
-    Skipped { prefilter: u64 },
+    /// The prefilter identified by this key ruled the file out (`generated`: as generated
+    /// code).
+    Skipped { prefilter: u64, generated: bool },
     /// The file was parsed into these facts. The text is kept in memory only (the language
     /// server), never written to disk.
     Extracted {
         facts: Arc<FileFacts>,
         #[serde(skip)]
         text: Option<Arc<[u8]>>,
+        /// The file is generated code: a run that skips generated files skips it.
+        generated: bool,
     },
 }
 
@@ -125,11 +128,11 @@ impl FactsCache {
     }
 
     /// The facts of `path` if its text hashes as cached.
-    pub fn by_hash(&self, path: &Path, hash: u64) -> Option<Arc<FileFacts>> {
+    pub fn by_hash(&self, path: &Path, hash: u64) -> Option<(Arc<FileFacts>, bool)> {
         let entries = self.entries();
         let entry = entries.get(path)?;
         match &entry.verdict {
-            Verdict::Extracted { facts, .. } if entry.hash == hash => Some(facts.clone()),
+            Verdict::Extracted { facts, generated, .. } if entry.hash == hash => Some((facts.clone(), *generated)),
             _ => None,
         }
     }
@@ -137,9 +140,10 @@ impl FactsCache {
     /// Records what this run made of `path`.
     pub fn store(&self, path: &Path, stat: Option<Stat>, hash: u64, verdict: Verdict) {
         let verdict = match verdict {
-            Verdict::Extracted { facts, text } => Verdict::Extracted {
+            Verdict::Extracted { facts, text, generated } => Verdict::Extracted {
                 facts,
                 text: text.filter(|_| self.keep_texts),
+                generated,
             },
             skipped => skipped,
         };
@@ -215,12 +219,20 @@ mod tests {
         ));
         let stat = Stat { size: 19, modified: 7 };
         let path = dir.path().join("a.ts");
-        cache.store(&path, Some(stat), 42, Verdict::Extracted { facts, text: None });
+        let verdict = Verdict::Extracted {
+            facts,
+            text: None,
+            generated: false,
+        };
+        cache.store(&path, Some(stat), 42, verdict);
         cache.store(
             &dir.path().join("b.ts"),
             Some(stat),
             1,
-            Verdict::Skipped { prefilter: 9 },
+            Verdict::Skipped {
+                prefilter: 9,
+                generated: false,
+            },
         );
         cache.save().unwrap();
         let again = FactsCache::open(dir.path(), None);

@@ -77,6 +77,7 @@ struct RawConfig {
     include: Option<Vec<Spanned<String>>>,
     exclude: Option<Vec<Spanned<String>>>,
     max_file_size: Option<Spanned<i64>>,
+    generated: Option<Spanned<String>>,
     budget: Option<Spanned<String>>,
     lease_tables: Option<Vec<Spanned<String>>>,
     contention_policies: Option<Vec<String>>,
@@ -102,6 +103,8 @@ pub struct Config {
     pub include: Option<GlobSet>,
     pub exclude: GlobSet,
     pub max_file_size: u64,
+    /// Check generated files too (`generated = "check"`); by default they are skipped.
+    pub check_generated: bool,
     /// The longest an in-process policy may wait in total, worst case (milliseconds).
     pub budget_ms: f64,
     /// Tables that hold job leases (lowercase), besides any table with a `lease_until` column.
@@ -124,6 +127,7 @@ impl Config {
             include: None,
             exclude: GlobSet::empty(),
             max_file_size: DEFAULT_MAX_FILE_SIZE,
+            check_generated: false,
             budget_ms: DEFAULT_BUDGET_MS,
             lease_tables: vec!["jobs_leases".to_string()],
             vocabulary: Vocabulary::default(),
@@ -203,6 +207,19 @@ impl Config {
         }
         if let Some(globs) = &raw.exclude {
             config.exclude = compile(globs)?;
+        }
+        if let Some(generated) = &raw.generated {
+            config.check_generated = match generated.get_ref().as_str() {
+                "skip" => false,
+                "check" => true,
+                other => {
+                    return Err(at(
+                        generated.span(),
+                        format!("invalid value `{other}` for generated"),
+                        "use \"skip\" (the default) or \"check\"",
+                    ))
+                }
+            };
         }
         if let Some(size) = &raw.max_file_size {
             let bytes = *size.get_ref();

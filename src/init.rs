@@ -206,6 +206,7 @@ pub fn render(inferred: &Inferred) -> String {
     out.push_str("# exclude = []\n");
     out.push_str("# budget = \"2 seconds\"\n");
     let _ = writeln!(out, "# max-file-size = {}", crate::config::DEFAULT_MAX_FILE_SIZE);
+    out.push_str("# generated = \"skip\"\n");
     for (key, value) in [
         ("contention-policies", &defaults.contention_policies),
         ("transient-policies", &defaults.transient_policies),

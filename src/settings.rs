@@ -109,6 +109,11 @@ pub fn show(config: &Config, file: &Path) -> Result<String, Report> {
         globs("durable-paths", config::DEFAULT_DURABLE_PATHS)
     );
     let _ = writeln!(out, "max-file-size = {}", config.max_file_size);
+    let _ = writeln!(
+        out,
+        "generated = \"{}\"",
+        if config.check_generated { "check" } else { "skip" }
+    );
     let _ = writeln!(out, "budget = \"{} millis\"", config.budget_ms);
     let _ = writeln!(out, "lease-tables = {}", list(&config.lease_tables));
     let Vocabulary {

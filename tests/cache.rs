@@ -104,6 +104,17 @@ fn other_rules_or_config_are_not_answered_from_the_cache() {
     let cold = common::check_json(dir.path(), &["."]).1;
     assert_eq!(findings(&unconfigured)["diagnostics"], findings(&cold)["diagnostics"]);
     assert_ne!(unconfigured["diagnostics"], full["diagnostics"]);
+    // Generated files were checked and their facts cached; skipped now, they are not reported.
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, text.replace("generated = \"check\"\n", "")).unwrap();
+    let skipping = check_cached(dir.path(), &[]);
+    let cold = common::check_json(dir.path(), &["."]).1;
+    assert_eq!(findings(&skipping)["diagnostics"], findings(&cold)["diagnostics"]);
+    let sdk = |r: &serde_json::Value| r["diagnostics"].to_string().contains("Sdk.ts");
+    assert!(
+        sdk(&unconfigured) && !sdk(&skipping),
+        "the generated file is skipped again"
+    );
 }
 
 #[test]

@@ -19,28 +19,43 @@ pub struct Loader<'o> {
     pub prefilter_key: u64,
     pub overlay: &'o HashMap<PathBuf, Arc<[u8]>>,
     pub cache: Option<&'o FactsCache>,
+    /// Where paths are relative to (the config's root), for telling generated files.
+    pub root: &'o std::path::Path,
+    /// Skip generated files, as the prefilter skips files without a trigger.
+    pub skip_generated: bool,
 }
 
 impl Loader<'_> {
-    /// Loads `file`; with `filtered`, only if the prefilter keeps it.
+    /// Loads `file`; with `filtered`, only if the prefilter keeps it and it is not generated
+    /// code (unless generated files are checked). Without `filtered` (the demand stage), it
+    /// is loaded whatever it holds.
     pub fn load(&self, file: &SourceFile, filtered: bool) -> Loaded {
-        let filtered = filtered && self.prefilter.is_some();
         if let Some(text) = self.overlay.get(&file.absolute) {
             return self.load_text(file, text.clone(), None, filtered);
         }
         let stat = std::fs::metadata(&file.absolute).ok().and_then(|m| Stat::of(&m));
         if let (Some(cache), Some(stat)) = (self.cache, stat) {
             match cache.by_stat(&file.absolute, stat) {
-                Some(Verdict::Skipped { prefilter }) if filtered && prefilter == self.prefilter_key => {
+                Some(Verdict::Skipped { prefilter, generated }) if filtered && prefilter == self.prefilter_key => {
                     return Loaded {
                         prefiltered: true,
                         cached: true,
+                        generated,
+                        ..Loaded::default()
+                    }
+                }
+                Some(Verdict::Extracted { generated: true, .. }) if filtered && self.skip_generated => {
+                    return Loaded {
+                        prefiltered: true,
+                        cached: true,
+                        generated: true,
                         ..Loaded::default()
                     }
                 }
                 Some(Verdict::Extracted {
                     facts,
                     text: Some(text),
+                    ..
                 }) => {
                     return Loaded {
                         facts: Some(facts),
@@ -66,13 +81,17 @@ impl Loader<'_> {
     }
 
     fn load_text(&self, file: &SourceFile, text: Arc<[u8]>, stat: Option<Stat>, filtered: bool) -> Loaded {
+        let relative = file.absolute.strip_prefix(self.root).unwrap_or(&file.absolute);
+        let generated = extract::is_generated(relative, &text);
+        let skip_generated = filtered && self.skip_generated && generated;
         let hash = self.cache.map(|_| content_hash(&text));
         if let (Some(cache), Some(hash)) = (self.cache, hash) {
-            if let Some(facts) = cache.by_hash(&file.absolute, hash) {
+            if let Some((facts, _)) = cache.by_hash(&file.absolute, hash).filter(|_| !skip_generated) {
                 if stat.is_some() || cache.keeps_texts() {
                     let verdict = Verdict::Extracted {
                         facts: facts.clone(),
                         text: Some(text.clone()),
+                        generated,
                     };
                     cache.store(&file.absolute, stat, hash, verdict);
                 }
@@ -84,27 +103,31 @@ impl Loader<'_> {
                 };
             }
         }
-        if filtered {
-            if let Some(prefilter) = &self.prefilter {
-                if !prefilter.is_relevant(file.language, &text) {
-                    if let (Some(cache), Some(hash)) = (self.cache, hash) {
-                        let verdict = Verdict::Skipped {
-                            prefilter: self.prefilter_key,
-                        };
-                        cache.store(&file.absolute, stat, hash, verdict);
-                    }
-                    return Loaded {
-                        prefiltered: true,
-                        ..Loaded::default()
-                    };
-                }
+        let irrelevant = || {
+            self.prefilter
+                .as_ref()
+                .is_some_and(|prefilter| !prefilter.is_relevant(file.language, &text))
+        };
+        if filtered && (skip_generated || irrelevant()) {
+            if let (Some(cache), Some(hash)) = (self.cache, hash) {
+                let verdict = Verdict::Skipped {
+                    prefilter: self.prefilter_key,
+                    generated: skip_generated,
+                };
+                cache.store(&file.absolute, stat, hash, verdict);
             }
+            return Loaded {
+                prefiltered: true,
+                generated: skip_generated,
+                ..Loaded::default()
+            };
         }
         let facts = Arc::new(extract::extract_file(file.language, &text));
         if let (Some(cache), Some(hash)) = (self.cache, hash) {
             let verdict = Verdict::Extracted {
                 facts: facts.clone(),
                 text: Some(text.clone()),
+                generated,
             };
             cache.store(&file.absolute, stat, hash, verdict);
         }

@@ -146,11 +146,14 @@ pub fn load_paths(config: Config, paths: &[PathBuf], triggers: &[Trigger]) -> Re
     let discovery = discover::discover(paths, &config)?;
     let overlay = HashMap::new();
     let prefilter = Prefilter::new(triggers, &config);
+    let root = config.root.clone();
     let loader = Loader {
         prefilter_key: prefilter.key(),
         prefilter: Some(prefilter),
         overlay: &overlay,
         cache: None,
+        root: &root,
+        skip_generated: !config.check_generated,
     };
     Ok(load_index(config, discovery.files, &loader))
 }
@@ -170,11 +173,16 @@ pub fn run_files(config: Config, files: Vec<crate::source::SourceFile>, options:
     let started = Instant::now();
     let enabled = enabled_rules(&config, options);
     let prefilter = prefilter_for(&config, &enabled, options.prefilter);
+    let root = config.root.clone();
+    let skip_generated = !config.check_generated;
     let loader = Loader {
-        prefilter_key: prefilter.as_ref().map_or(0, Prefilter::key),
+        // Whether generated files are skipped changes the verdicts too.
+        prefilter_key: prefilter.as_ref().map_or(0, Prefilter::key) ^ u64::from(skip_generated),
         prefilter,
         overlay: &options.overlay,
         cache: options.cache.as_deref(),
+        root: &root,
+        skip_generated,
     };
     let (index, analysis) = load_index(config, files, &loader);
 
@@ -190,6 +198,21 @@ pub fn run_files(config: Config, files: Vec<crate::source::SourceFile>, options:
         notes.extend(file_notes);
     }
     notes.extend(index.notes());
+    // Generated files are skipped quietly, but never silently: one note says how many.
+    let generated: Vec<FileId> = index.generated_files().collect();
+    if let Some(&first) = generated.first() {
+        let root = &index.config.root;
+        notes.push(Note {
+            path: std::env::current_dir().map_or_else(|_| root.clone(), |cwd| crate::source::display_path(&cwd, root)),
+            line: None,
+            message: format!(
+                "skipped {} generated file{} (marked as generated, or under a generated/ directory), such as {}; set generated = \"check\" to check them",
+                generated.len(),
+                if generated.len() == 1 { "" } else { "s" },
+                index.path(first).display()
+            ),
+        });
+    }
     sort(&index, &mut diagnostics);
     diagnostics.dedup_by(|a, b| a.file == b.file && a.span == b.span && a.rule == b.rule && a.message == b.message);
     let mut diagnostics = suppress::apply(&index, diagnostics, &enabled);

@@ -2,6 +2,7 @@
 //! function returns; nothing here knows where the file is or what the configuration says
 //! (the prefilter excepted), so facts can be cached by the file's content.
 
+mod generated;
 mod prefilter;
 mod rust;
 pub mod sql;
@@ -13,6 +14,7 @@ use std::cell::RefCell;
 
 use tree_sitter::{Parser, Tree};
 
+pub use generated::is_generated;
 pub use prefilter::{Prefilter, Trigger};
 
 use crate::facts::FileFacts;

@@ -37,6 +37,8 @@ pub struct Loaded {
     pub prefiltered: bool,
     /// The verdict or the facts came from the facts cache, not from this run.
     pub cached: bool,
+    /// Skipped as generated code (it is loaded in full if resolution asks for it).
+    pub generated: bool,
 }
 
 pub struct Index {
@@ -118,6 +120,11 @@ impl Index {
         misses.dedup();
         misses.retain(|&f| self.loaded[f].facts.is_none() && self.loaded[f].prefiltered);
         misses
+    }
+
+    /// Files skipped as generated code.
+    pub fn generated_files(&self) -> impl Iterator<Item = FileId> + '_ {
+        (0..self.files.len()).filter(|&id| self.loaded[id].generated && self.loaded[id].facts.is_none())
     }
 
     /// Files whose verdict or facts came from the facts cache.

@@ -11,9 +11,9 @@ use crate::source::normalize;
 /// Per-directory answers, cached: the nearest file of each kind above a directory.
 #[derive(Default)]
 pub struct ProjectFiles {
-    effect_versions: Mutex<HashMap<PathBuf, u8>>,
-    tsconfigs: Mutex<HashMap<PathBuf, Option<Arc<TsPaths>>>>,
-    wrangler: Mutex<HashMap<PathBuf, Option<u64>>>,
+    effect_versions: Mutex<HashMap<PathBuf, Option<u8>>>,
+    tsconfigs: Mutex<HashMap<PathBuf, Option<Option<Arc<TsPaths>>>>>,
+    wrangler: Mutex<HashMap<PathBuf, Option<Option<u64>>>>,
 }
 
 impl ProjectFiles {
@@ -54,7 +54,7 @@ impl ProjectFiles {
 /// The answer `read` gives for the nearest directory at or above `dir` (and at or below
 /// `stop`) where it gives one, cached for every directory on the way.
 fn nearest<T: Clone>(
-    cache: &Mutex<HashMap<PathBuf, T>>,
+    cache: &Mutex<HashMap<PathBuf, Option<T>>>,
     dir: &Path,
     stop: Option<&Path>,
     read: impl Fn(&Path) -> Option<T>,
@@ -65,7 +65,7 @@ fn nearest<T: Clone>(
     let mut found = None;
     while let Some(d) = current {
         if let Some(known) = cache.get(d) {
-            found = Some(known.clone());
+            found = known.clone();
             break;
         }
         visited.push(d.to_path_buf());
@@ -78,11 +78,10 @@ fn nearest<T: Clone>(
         }
         current = d.parent();
     }
-    // Directories on the way share the answer; with none, there is nothing to cache.
-    if let Some(value) = &found {
-        for d in visited {
-            cache.insert(d, value.clone());
-        }
+    // Directories on the way share the answer, "none" included: a monorepo whose package.json
+    // files name no `effect` dependency must not be read again for every file.
+    for d in visited {
+        cache.insert(d, found.clone());
     }
     found
 }

@@ -9,11 +9,15 @@ impl<'t> Extractor<'t, '_> {
         let mut cursor = root.walk();
         loop {
             let node = cursor.node();
-            let descend = self.enter(node);
+            // Punctuation and keywords are half of all nodes and hold no fact: step over them.
+            let named = node.is_named();
+            let descend = named && self.enter(node);
             if descend && cursor.goto_first_child() {
                 continue;
             }
-            self.leave();
+            if named {
+                self.leave();
+            }
             loop {
                 if cursor.goto_next_sibling() {
                     break;

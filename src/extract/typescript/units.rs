@@ -147,8 +147,7 @@ pub fn chain_sets_idempotency_key(source: &[u8], node: Node) -> bool {
         }
     }
     let chain = &source[top.byte_range()];
-    memchr::memmem::find(&chain.to_ascii_lowercase(), b"idempotency-key").is_some()
-        || memchr::memmem::find(chain, b"idempotencyKey").is_some()
+    contains_ignoring_case(chain, b"idempotency-key") || memchr::memmem::find(chain, b"idempotencyKey").is_some()
 }
 
 /// The expression a retry call replays, and the unit name it carries when it is an
@@ -223,24 +222,39 @@ pub fn client_request(source: &[u8], call: Node) -> Option<ClientRequest> {
     }
     let arguments = call.field("arguments")?;
     let http_method = if method == "execute" {
-        // The request's method, when it is built right there.
-        let request = text(source, arguments);
-        HTTP_METHODS
-            .iter()
-            .find(|m| request.contains(&format!("HttpClientRequest.{m}(")))
-            .map(|m| m.to_string())
+        // The request's method, when it is built right there: `HttpClientRequest.post(`.
+        let request = &source[arguments.byte_range()];
+        memchr::memmem::find_iter(request, b"HttpClientRequest.").find_map(|at| {
+            let rest = &request[at + b"HttpClientRequest.".len()..];
+            HTTP_METHODS
+                .iter()
+                .find(|m| rest.starts_with(m.as_bytes()) && rest.get(m.len()) == Some(&b'('))
+                .map(|m| m.to_string())
+        })
     } else if HTTP_METHODS.contains(&method) {
         Some(method.to_string())
     } else {
         return None;
     };
+    // Only an unsafe method's key matters (`retrying-client-unsafe-method`); most `.get(…)`
+    // calls are not requests at all, and their chains are not searched.
+    let unsafe_method = matches!(http_method.as_deref(), Some("post" | "patch"));
     Some(ClientRequest {
         client: client.to_string(),
         method: http_method,
-        idempotency_key: chain_sets_idempotency_key(source, call)
-            || memchr::memmem::find(&source[arguments.byte_range()].to_ascii_lowercase(), b"idempotency-key").is_some(),
+        idempotency_key: unsafe_method
+            && (chain_sets_idempotency_key(source, call)
+                || contains_ignoring_case(&source[arguments.byte_range()], b"idempotency-key")),
         span: span(call),
     })
+}
+
+/// Whether `haystack` holds `needle` (lowercase ASCII) in any letter case.
+fn contains_ignoring_case(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.len() >= needle.len()
+        && haystack
+            .windows(needle.len())
+            .any(|window| window.eq_ignore_ascii_case(needle))
 }
 
 /// Every named function-like value of the file: what calls inside a retried unit can reach.
