@@ -60,6 +60,10 @@ pub fn parse(language: Language, text: &[u8]) -> Option<Tree> {
 /// every call, which made field lookups a large share of extraction.
 pub(crate) trait FieldExt<'t> {
     fn field(&self, name: &'static str) -> Option<tree_sitter::Node<'t>>;
+
+    /// `Node::kind`, without its cost: the binding checks the kind's C string to be UTF-8 on
+    /// every call, a few percent of a run. Names are looked up once per grammar and thread.
+    fn kind_str(&self) -> &'static str;
 }
 
 impl<'t> FieldExt<'t> for tree_sitter::Node<'t> {
@@ -79,6 +83,34 @@ impl<'t> FieldExt<'t> for tree_sitter::Node<'t> {
             return None;
         }
         self.child_by_field_id(id)
+    }
+
+    fn kind_str(&self) -> &'static str {
+        thread_local! {
+            // (grammar, told apart by its kind count) → kind names by id.
+            static KINDS: RefCell<Vec<(usize, Vec<&'static str>)>> = const { RefCell::new(Vec::new()) };
+        }
+        let id = self.kind_id() as usize;
+        KINDS.with(|kinds| {
+            let language = self.language();
+            let count = language.node_kind_count();
+            let mut kinds = kinds.borrow_mut();
+            let position = match kinds.iter().position(|(c, _)| *c == count) {
+                Some(p) => p,
+                None => {
+                    // Once per grammar and thread: the names are kept for the process.
+                    let names = (0..count)
+                        .map(|k| -> &'static str {
+                            let name = language.node_kind_for_id(k as u16).unwrap_or("");
+                            Box::leak(name.to_string().into_boxed_str())
+                        })
+                        .collect();
+                    kinds.push((count, names));
+                    kinds.len() - 1
+                }
+            };
+            kinds[position].1.get(id).copied().unwrap_or("")
+        })
     }
 }
 

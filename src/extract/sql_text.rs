@@ -61,7 +61,7 @@ pub(super) fn rust_strings(facts: &mut FileFacts, text: &[u8], tree: &Tree) {
     let mut cursor = tree.walk();
     'walk: loop {
         let node = cursor.node();
-        if matches!(node.kind(), "string_literal" | "raw_string_literal") {
+        if matches!(node.kind_str(), "string_literal" | "raw_string_literal") {
             // Most strings are not SQL: decide on the raw text before decoding it.
             let raw = std::str::from_utf8(&text[node.byte_range()]).unwrap_or("");
             let body = raw.trim_start_matches(['r', '#', '"']);
@@ -85,7 +85,7 @@ pub(super) fn rust_strings(facts: &mut FileFacts, text: &[u8], tree: &Tree) {
 fn in_query_macro(node: Node, text: &[u8]) -> bool {
     let mut current = node.parent();
     while let Some(parent) = current {
-        if parent.kind() == "macro_invocation" {
+        if parent.kind_str() == "macro_invocation" {
             let Some(name) = parent.field("macro") else {
                 return false;
             };
@@ -109,7 +109,7 @@ fn rust_literal(node: Node, text: &[u8]) -> Option<SqlSource> {
     let mut cursor = node.walk();
     for child in node.children(&mut cursor) {
         let piece = std::str::from_utf8(&text[child.byte_range()]).ok()?;
-        match child.kind() {
+        match child.kind_str() {
             "string_content" => source.push_str(piece, child.start_byte()),
             "escape_sequence" => {
                 let span = Span::new(child.start_byte(), child.end_byte());

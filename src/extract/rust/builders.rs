@@ -49,7 +49,7 @@ impl<'t> Rx<'t> {
             return Val::Unknown;
         }
         let next = depth + 1;
-        match node.kind() {
+        match node.kind_str() {
             "parenthesized_expression" => match named_children(node).first() {
                 Some(inner) => self.eval(*inner, module, env, next),
                 None => Val::Unknown,
@@ -160,7 +160,7 @@ impl<'t> Rx<'t> {
                 .map(|a| self.arg(self.eval(*a, module, env, depth)))
                 .collect()
         };
-        match function.kind() {
+        match function.kind_str() {
             "field_expression" => {
                 let (Some(receiver), Some(field)) = (function.field("value"), function.field("field")) else {
                     return Val::Unknown;
@@ -259,7 +259,7 @@ impl<'t> Rx<'t> {
         let mut ops = Vec::new();
         if let Some(body) = node.field("body") {
             for field in named_children(body) {
-                match field.kind() {
+                match field.kind_str() {
                     "field_initializer" => {
                         let (Some(key), Some(value)) = (field.field("field"), field.field("value")) else {
                             return Val::Unknown;
@@ -315,10 +315,10 @@ impl Val {
 /// The value of a block: its tail expression, or a lone `return expr;`.
 pub(super) fn tail(block: Node) -> Option<Node> {
     let last = *named_children(block).last()?;
-    match last.kind() {
+    match last.kind_str() {
         "expression_statement" => {
             let inner = *named_children(last).first()?;
-            if inner.kind() == "return_expression" {
+            if inner.kind_str() == "return_expression" {
                 named_children(inner).first().copied()
             } else {
                 None

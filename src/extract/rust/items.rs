@@ -6,8 +6,10 @@ use super::*;
 impl<'t> Rx<'t> {
     pub(super) fn collect_items(&mut self, container: Node<'t>, module: &mut Vec<String>) {
         for item in named_children(container) {
-            let public = named_children(item).iter().any(|c| c.kind() == "visibility_modifier");
-            match item.kind() {
+            let public = named_children(item)
+                .iter()
+                .any(|c| c.kind_str() == "visibility_modifier");
+            match item.kind_str() {
                 "function_item" => {
                     let (Some(name), Some(body)) = (item.field("name"), item.field("body")) else {
                         continue;
@@ -84,14 +86,14 @@ impl<'t> Rx<'t> {
     }
 
     pub(super) fn pattern_names(&self, pattern: Node, out: &mut Vec<String>) {
-        if pattern.kind() == "identifier" {
+        if pattern.kind_str() == "identifier" {
             out.push(self.text_of(pattern).to_string());
             return;
         }
         for child in named_children(pattern) {
             // `Point { x, .. }`: field names are bindings, type names are not.
             if matches!(
-                child.kind(),
+                child.kind_str(),
                 "type_identifier" | "scoped_type_identifier" | "scoped_identifier"
             ) {
                 continue;
@@ -106,12 +108,12 @@ impl<'t> Rx<'t> {
         let position = at.start_byte();
         let mut current = at.parent();
         while let Some(node) = current {
-            match node.kind() {
+            match node.kind_str() {
                 "block" => {
                     let found = named_children(node)
                         .into_iter()
                         .rev()
-                        .filter(|c| c.kind() == "let_declaration" && c.end_byte() <= position)
+                        .filter(|c| c.kind_str() == "let_declaration" && c.end_byte() <= position)
                         .find(|c| {
                             let mut names = Vec::new();
                             if let Some(pattern) = c.field("pattern") {
@@ -122,7 +124,7 @@ impl<'t> Rx<'t> {
                     if let Some(declaration) = found {
                         let pattern = declaration.field("pattern");
                         return match (declaration.field("value"), pattern) {
-                            (Some(value), Some(pattern)) if pattern.kind() == "identifier" => Local::Let {
+                            (Some(value), Some(pattern)) if pattern.kind_str() == "identifier" => Local::Let {
                                 value,
                                 pattern: span(pattern),
                             },

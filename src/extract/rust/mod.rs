@@ -163,7 +163,7 @@ fn collapse(text: &str) -> String {
 fn named_children<'t>(node: Node<'t>) -> Vec<Node<'t>> {
     let mut cursor = node.walk();
     node.named_children(&mut cursor)
-        .filter(|c| !matches!(c.kind(), "line_comment" | "block_comment" | "attribute_item"))
+        .filter(|c| !matches!(c.kind_str(), "line_comment" | "block_comment" | "attribute_item"))
         .collect()
 }
 

@@ -8,7 +8,7 @@ impl<'t> Rx<'t> {
         let mut cursor = root.walk();
         'walk: loop {
             let node = cursor.node();
-            if node.kind() == "use_declaration" {
+            if node.kind_str() == "use_declaration" {
                 if let Some(argument) = node.field("argument") {
                     self.use_tree(argument, &[]);
                 }
@@ -24,7 +24,7 @@ impl<'t> Rx<'t> {
     }
 
     pub(super) fn use_tree(&mut self, node: Node<'t>, prefix: &[String]) {
-        match node.kind() {
+        match node.kind_str() {
             "identifier" | "crate" | "super" | "self" | "scoped_identifier" => {
                 let mut path = prefix.to_vec();
                 path.extend(self.segments(node));
@@ -80,7 +80,7 @@ impl<'t> Rx<'t> {
 
     /// `a::b::c` as `["a", "b", "c"]`.
     pub(super) fn segments(&self, node: Node) -> Vec<String> {
-        match node.kind() {
+        match node.kind_str() {
             "scoped_identifier" | "scoped_type_identifier" => {
                 let mut out = node.field("path").map(|p| self.segments(p)).unwrap_or_default();
                 if let Some(name) = node.field("name") {

@@ -21,7 +21,7 @@ impl<'t> Walk<'_, 't, '_> {
             return;
         }
         let pushed = self.enter(node);
-        if node.kind() == "call_expression" {
+        if node.kind_str() == "call_expression" {
             self.call(node);
         }
         let mut cursor = node.walk();
@@ -40,7 +40,7 @@ impl<'t> Walk<'_, 't, '_> {
     pub(super) fn enter(&mut self, node: Node<'t>) -> (usize, bool) {
         let rx = self.rx;
         let type_name = |n: Node| rx.segments(n).last().cloned();
-        match node.kind() {
+        match node.kind_str() {
             "impl_item" => {
                 let mut pushed = 0;
                 for field in ["trait", "type"] {
@@ -58,7 +58,7 @@ impl<'t> Walk<'_, 't, '_> {
                 let Some(name) = node.field("name").map(|n| rx.text_of(n).to_string()) else {
                     return (0, false);
                 };
-                let kind = match node.kind() {
+                let kind = match node.kind_str() {
                     "trait_item" => ContainerKind::Class,
                     "function_item" => ContainerKind::Function,
                     _ => ContainerKind::Module,
@@ -80,7 +80,7 @@ impl<'t> Walk<'_, 't, '_> {
             return;
         };
         let args = rx.args(node);
-        let (lib, callee, callee_span, policy_arg, has_predicate) = match function.kind() {
+        let (lib, callee, callee_span, policy_arg, has_predicate) = match function.kind_str() {
             "field_expression" => {
                 let Some(field) = function.field("field") else {
                     return;
@@ -137,7 +137,7 @@ impl<'t> Walk<'_, 't, '_> {
         // Follow `&b`, `b.clone()`, `(b)` to a local `let`.
         let mut stripped = policy_arg;
         loop {
-            stripped = match stripped.kind() {
+            stripped = match stripped.kind_str() {
                 "reference_expression" => match stripped.field("value") {
                     Some(v) => v,
                     None => break,
@@ -149,7 +149,7 @@ impl<'t> Walk<'_, 't, '_> {
                 "call_expression" => {
                     let receiver = stripped
                         .field("function")
-                        .filter(|f| f.kind() == "field_expression")
+                        .filter(|f| f.kind_str() == "field_expression")
                         .filter(|f| {
                             f.field("field")
                                 .is_some_and(|m| matches!(rx.text_of(m), "clone" | "to_owned"))
@@ -163,7 +163,7 @@ impl<'t> Walk<'_, 't, '_> {
                 _ => break,
             };
         }
-        let local = match stripped.kind() {
+        let local = match stripped.kind_str() {
             "identifier" => match rx.local(stripped, rx.text_of(stripped)) {
                 Local::Let { pattern, .. } => Some((rx.text_of(stripped).to_string(), pattern)),
                 _ => None,
@@ -231,7 +231,7 @@ impl<'t> Walk<'_, 't, '_> {
     /// crate (`crate::retry::classify`), is unknown: that function may classify.
     pub(super) fn backoff_classifies(&self, op: Node<'t>) -> Option<bool> {
         let rx = self.rx;
-        let body = match op.kind() {
+        let body = match op.kind_str() {
             "closure_expression" | "async_block" => op,
             "identifier" => rx.item(&self.module, rx.text_of(op))?.body?,
             _ => return None,
@@ -249,10 +249,10 @@ impl<'t> Walk<'_, 't, '_> {
         let mut cursor = body.walk();
         'walk: loop {
             let node = cursor.node();
-            if node.kind() == "call_expression" {
+            if node.kind_str() == "call_expression" {
                 let function = node.field("function");
                 // `.map_err(classify)`: a classifier passed by name; `classify(e)`: called.
-                let names: Vec<Node> = match function.map(|f| f.kind()) {
+                let names: Vec<Node> = match function.map(|f| f.kind_str()) {
                     Some("field_expression")
                         if function
                             .and_then(|f| f.field("field"))
@@ -264,7 +264,7 @@ impl<'t> Walk<'_, 't, '_> {
                     _ => Vec::new(),
                 };
                 for name in names {
-                    if !matches!(name.kind(), "identifier" | "scoped_identifier") {
+                    if !matches!(name.kind_str(), "identifier" | "scoped_identifier") {
                         continue;
                     }
                     let path = rx.expand(rx.segments(name));
@@ -318,7 +318,7 @@ impl<'t> Walk<'_, 't, '_> {
 /// Whether a `.retry(…)` receiver can be what backon retries: a closure, a function named by
 /// path, or a `let` bound to a closure.
 pub(super) fn retryable_receiver<'t>(rx: &Rx<'t>, receiver: Node<'t>) -> bool {
-    match receiver.kind() {
+    match receiver.kind_str() {
         "closure_expression" | "scoped_identifier" => true,
         "parenthesized_expression" => named_children(receiver)
             .first()
@@ -336,9 +336,9 @@ pub(super) fn retryable_receiver<'t>(rx: &Rx<'t>, receiver: Node<'t>) -> bool {
 pub(super) fn backon_when(rx: &Rx, retry_call: Node) -> bool {
     let mut current = retry_call;
     while let Some(parent) = current.parent() {
-        match parent.kind() {
+        match parent.kind_str() {
             "field_expression" if parent.field("value") == Some(current) => {
-                let Some(call) = parent.parent().filter(|g| g.kind() == "call_expression") else {
+                let Some(call) = parent.parent().filter(|g| g.kind_str() == "call_expression") else {
                     return false;
                 };
                 if parent.field("field").is_some_and(|f| rx.text_of(f) == "when") {

@@ -29,7 +29,7 @@ impl<'t> Rx<'t> {
     /// The unit an operation argument stands for: a closure or async block written in place,
     /// or a same-file function named by path. `None` when the analysis cannot see it.
     pub(super) fn unit_of(&self, operation: Node<'t>, module: &[String]) -> Option<Unit> {
-        match operation.kind() {
+        match operation.kind_str() {
             "parenthesized_expression" => self.unit_of(*named_children(operation).first()?, module),
             "closure_expression" | "async_block" => Some(self.unit(operation, None)),
             "reference_expression" => self.unit_of(operation.field("value")?, module),
@@ -52,7 +52,7 @@ impl<'t> Rx<'t> {
         let mut cursor = node.walk();
         'walk: loop {
             let current = cursor.node();
-            let descend = match current.kind() {
+            let descend = match current.kind_str() {
                 "line_comment" | "block_comment" | "string_literal" | "raw_string_literal" => false,
                 // A nested closure is its own unit only when something runs it; its calls
                 // still run when it does, so they are kept.
@@ -92,7 +92,7 @@ impl<'t> Rx<'t> {
     /// One call (or query macro) as a unit operation. `begin` remembers where an open
     /// transaction started.
     fn operation(&self, call: Node<'t>, begin: &mut Option<u32>, unit: Node<'t>) -> Option<UnitOp> {
-        if call.kind() == "macro_invocation" {
+        if call.kind_str() == "macro_invocation" {
             let name = self.segments(call.field("macro")?);
             let last = name.last()?;
             if !QUERY_CALLS.contains(&last.as_str()) {
@@ -105,7 +105,7 @@ impl<'t> Rx<'t> {
             });
         }
         let function = call.field("function")?;
-        let kind = match function.kind() {
+        let kind = match function.kind_str() {
             "field_expression" => {
                 let receiver = function.field("value")?;
                 let method = self.text_of(function.field("field")?).to_string();
@@ -142,7 +142,7 @@ impl<'t> Rx<'t> {
                 }
             }
             "identifier" | "scoped_identifier" | "generic_function" => {
-                let callee = match function.kind() {
+                let callee = match function.kind_str() {
                     "generic_function" => function.field("function")?,
                     _ => function,
                 };
@@ -172,7 +172,7 @@ impl<'t> Rx<'t> {
         let mut cursor = call.walk();
         'walk: loop {
             let node = cursor.node();
-            if matches!(node.kind(), "string_literal" | "raw_string_literal") {
+            if matches!(node.kind_str(), "string_literal" | "raw_string_literal") {
                 // `"…"`, `r#"…"#`: the query is what is between the quotes.
                 let literal = self.text_of(node).trim_start_matches(['r', '#']).trim_end_matches('#');
                 return Some(literal.trim_matches('"').to_string());
@@ -199,12 +199,12 @@ impl<'t> Rx<'t> {
     fn chain_has_http_method(&self, node: Node<'t>) -> bool {
         let mut current = node;
         for _ in 0..32 {
-            let next = match current.kind() {
+            let next = match current.kind_str() {
                 "call_expression" => {
                     let Some(function) = current.field("function") else {
                         return false;
                     };
-                    if function.kind() == "field_expression" {
+                    if function.kind_str() == "field_expression" {
                         let method = function.field("field").map(|f| self.text_of(f));
                         if method.is_some_and(|m| HTTP_METHODS.contains(&m)) && self.args(current).len() == 1 {
                             return true;
@@ -234,7 +234,7 @@ impl<'t> Rx<'t> {
             match top.parent() {
                 Some(parent)
                     if matches!(
-                        parent.kind(),
+                        parent.kind_str(),
                         "field_expression" | "call_expression" | "arguments" | "await_expression" | "try_expression"
                     ) =>
                 {

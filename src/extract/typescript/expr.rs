@@ -21,7 +21,7 @@ impl<'t> Extractor<'t, '_> {
         let mut names = Vec::with_capacity(4);
         let mut current = node;
         loop {
-            match current.kind() {
+            match current.kind_str() {
                 "member_expression" => {
                     names.push(self.text_of(current.field("property")?));
                     current = current.field("object")?;
@@ -50,7 +50,7 @@ impl<'t> Extractor<'t, '_> {
             return Expr::Opaque(span);
         }
         self.budget.set(budget - 1);
-        match node.kind() {
+        match node.kind_str() {
             "identifier" | "undefined" => {
                 let name = self.text_of(node);
                 match self.lookup_local(name) {
@@ -79,14 +79,14 @@ impl<'t> Extractor<'t, '_> {
                 let (Some(callee), Some(arguments)) = (node.field("function"), node.field("arguments")) else {
                     return Expr::Opaque(span);
                 };
-                if arguments.kind() != "arguments" {
+                if arguments.kind_str() != "arguments" {
                     // A tagged template (sql`…`): not a policy.
                     return Expr::Opaque(span);
                 }
                 let mut cursor = arguments.walk();
                 let args = arguments
                     .named_children(&mut cursor)
-                    .filter(|a| a.kind() != "comment")
+                    .filter(|a| a.kind_str() != "comment")
                     .map(|a| self.convert(a, depth + 1))
                     .collect();
                 Expr::Call {
@@ -100,7 +100,7 @@ impl<'t> Extractor<'t, '_> {
                 let mut cursor = node.walk();
                 let has_holes = node
                     .named_children(&mut cursor)
-                    .any(|c| c.kind() == "template_substitution");
+                    .any(|c| c.kind_str() == "template_substitution");
                 if has_holes {
                     Expr::Opaque(span)
                 } else {
@@ -114,7 +114,7 @@ impl<'t> Extractor<'t, '_> {
             "true" => Expr::Bool(true, span),
             "false" => Expr::Bool(false, span),
             "unary_expression" => {
-                let operator = node.field("operator").map(|o| o.kind());
+                let operator = node.field("operator").map(|o| o.kind_str());
                 match (operator, node.field("argument").map(|a| self.convert(a, depth + 1))) {
                     (Some("-"), Some(Expr::Num(n, _))) => Expr::Num(-n, span),
                     (Some("+"), Some(Expr::Num(n, _))) => Expr::Num(n, span),
@@ -128,7 +128,7 @@ impl<'t> Extractor<'t, '_> {
                     return Expr::Opaque(span);
                 };
                 Expr::Binary {
-                    op: op.kind().to_string(),
+                    op: op.kind_str().to_string(),
                     left: Box::new(self.convert(left, depth + 1)),
                     right: Box::new(self.convert(right, depth + 1)),
                     span,
@@ -142,7 +142,7 @@ impl<'t> Extractor<'t, '_> {
                 let mut cursor = node.walk();
                 let inner = node
                     .named_children(&mut cursor)
-                    .find(|c| !c.kind().starts_with("type") && c.kind() != "comment");
+                    .find(|c| !c.kind_str().starts_with("type") && c.kind_str() != "comment");
                 match inner {
                     Some(inner) => self.convert(inner, depth + 1),
                     None => Expr::Opaque(span),
@@ -152,12 +152,12 @@ impl<'t> Extractor<'t, '_> {
                 let mut props = Vec::new();
                 let mut cursor = node.walk();
                 for child in node.named_children(&mut cursor) {
-                    match child.kind() {
+                    match child.kind_str() {
                         "pair" => {
                             let (Some(key), Some(value)) = (child.field("key"), child.field("value")) else {
                                 continue;
                             };
-                            let key_text = match key.kind() {
+                            let key_text = match key.kind_str() {
                                 "property_identifier" | "number" => self.text_of(key).to_string(),
                                 "string" => string_value(self.text_of(key)),
                                 // A computed key: the object's shape is unknown.
@@ -210,9 +210,9 @@ impl<'t> Extractor<'t, '_> {
                 let mut cursor = node.walk();
                 let items = node
                     .named_children(&mut cursor)
-                    .filter(|c| c.kind() != "comment")
+                    .filter(|c| c.kind_str() != "comment")
                     .map(|c| {
-                        if c.kind() == "spread_element" {
+                        if c.kind_str() == "spread_element" {
                             Expr::Opaque(Self::span(c))
                         } else {
                             self.convert(c, depth + 1)
@@ -251,15 +251,15 @@ impl<'t> Extractor<'t, '_> {
             }
         }
         let body = node.field("body").and_then(|body| {
-            if body.kind() == "statement_block" {
+            if body.kind_str() == "statement_block" {
                 // Only `{ return expr }` has a value the model can follow.
                 let mut cursor = body.walk();
                 let statements: Vec<Node> = body
                     .named_children(&mut cursor)
-                    .filter(|s| s.kind() != "comment")
+                    .filter(|s| s.kind_str() != "comment")
                     .collect();
                 match statements.as_slice() {
-                    [only] if only.kind() == "return_statement" => only.named_child(0),
+                    [only] if only.kind_str() == "return_statement" => only.named_child(0),
                     _ => None,
                 }
             } else {
@@ -291,7 +291,7 @@ impl<'t> Extractor<'t, '_> {
             self.scopes
                 .iter()
                 .rev()
-                .find_map(|scope| scope.iter().rev().find(|(n, _, _)| n == name))
+                .find_map(|scope| scope.iter().rev().find(|(n, _, _)| *n == name))
                 .map(|(_, value, def)| (*def, *value))
         }
     }

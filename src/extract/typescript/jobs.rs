@@ -52,7 +52,7 @@ const LOG_CALLEES: &[&str] = &[
 impl<'t> Extractor<'t, '_> {
     /// Called by `enter` for every node.
     pub(super) fn job_and_sql_facts(&mut self, node: Node<'t>) {
-        match node.kind() {
+        match node.kind_str() {
             "new_expression" if self.is_new_date_now(node) => {
                 self.facts.clock_reads.push(ClockRead {
                     span: Self::span(node),
@@ -78,13 +78,13 @@ impl<'t> Extractor<'t, '_> {
                 effect,
                 Some(("Schedule", "cron") | ("Ref" | "SynchronizedRef" | "SubscriptionRef", _))
             );
-        if !interesting || arguments.kind() != "arguments" {
+        if !interesting || arguments.kind_str() != "arguments" {
             return;
         }
         let mut cursor = arguments.walk();
         let args: Vec<Node<'t>> = arguments
             .named_children(&mut cursor)
-            .filter(|a| a.kind() != "comment")
+            .filter(|a| a.kind_str() != "comment")
             .collect();
         if path.ends_with(&["Jobs", "make"]) {
             self.job_def(node, &args);
@@ -112,7 +112,7 @@ impl<'t> Extractor<'t, '_> {
     // ---------------------------------------------------------------- Jobs.make
 
     fn job_def(&mut self, node: Node<'t>, args: &[Node<'t>]) {
-        let Some(object) = args.first().filter(|a| a.kind() == "object") else {
+        let Some(object) = args.first().filter(|a| a.kind_str() == "object") else {
             return;
         };
         let value = self.expr(*object, 0);
@@ -138,14 +138,14 @@ impl<'t> Extractor<'t, '_> {
     fn job_run(&self, object: Node<'t>) -> Option<JobRun> {
         let mut cursor = object.walk();
         for child in object.named_children(&mut cursor) {
-            match child.kind() {
+            match child.kind_str() {
                 "pair" => {
                     let key = child.field("key")?;
                     if super::string_value(self.text_of(key)) != "run" {
                         continue;
                     }
                     let value = child.field("value")?;
-                    return Some(match value.kind() {
+                    return Some(match value.kind_str() {
                         "arrow_function" | "function_expression" | "function" | "generator_function" => {
                             self.run_function(value)
                         }
@@ -182,13 +182,13 @@ impl<'t> Extractor<'t, '_> {
             Some(param) => Some(param),
             None => function.field("parameters").and_then(|list| {
                 let mut cursor = list.walk();
-                let first = list.named_children(&mut cursor).find(|p| p.kind() != "comment");
+                let first = list.named_children(&mut cursor).find(|p| p.kind_str() != "comment");
                 first.map(|p| p.field("pattern").unwrap_or(p))
             }),
         };
         let slot = match first_param {
             None => SlotUse::Ignored { param: None },
-            Some(param) if param.kind() == "identifier" => {
+            Some(param) if param.kind_str() == "identifier" => {
                 let name = self.text_of(param);
                 let body = function.field("body");
                 if body.is_some_and(|b| mentions_identifier(b, name, self.text)) {
@@ -219,7 +219,7 @@ impl<'t> Extractor<'t, '_> {
         for _ in 0..MAX_ANCESTORS {
             let Some(parent) = current.parent() else { break };
             current = parent;
-            if parent.kind() != "call_expression" {
+            if parent.kind_str() != "call_expression" {
                 continue;
             }
             let Some(callee) = parent.field("function") else {
@@ -256,7 +256,7 @@ impl<'t> Extractor<'t, '_> {
             driver,
             layer,
             forked,
-            containers: self.containers.clone(),
+            containers: self.containers(),
         });
     }
 
@@ -266,14 +266,14 @@ impl<'t> Extractor<'t, '_> {
         let tag = call
             .field("arguments")
             .and_then(|a| a.named_child(0))
-            .filter(|a| matches!(a.kind(), "identifier" | "member_expression"))
+            .filter(|a| matches!(a.kind_str(), "identifier" | "member_expression"))
             .map(|a| self.text_of(a).to_string());
         let variable = self
             .containers
             .iter()
             .rev()
-            .find(|c| c.kind == ContainerKind::Variable)
-            .map(|c| c.name.clone());
+            .find(|(kind, _)| *kind == ContainerKind::Variable)
+            .map(|(_, name)| name.to_string());
         tag.or(variable).unwrap_or_else(|| format!("Layer.{member}"))
     }
 
@@ -306,7 +306,7 @@ impl<'t> Extractor<'t, '_> {
         let mut top = read;
         while let Some(parent) = top.parent() {
             if matches!(
-                parent.kind(),
+                parent.kind_str(),
                 "yield_expression" | "await_expression" | "parenthesized_expression" | "as_expression"
             ) {
                 top = parent;
@@ -317,10 +317,10 @@ impl<'t> Extractor<'t, '_> {
         let Some(parent) = top.parent() else {
             return (None, false);
         };
-        if parent.kind() != "variable_declarator" {
+        if parent.kind_str() != "variable_declarator" {
             return (None, self.is_passed_on(top, 0));
         }
-        let Some(name) = parent.field("name").filter(|n| n.kind() == "identifier") else {
+        let Some(name) = parent.field("name").filter(|n| n.kind_str() == "identifier") else {
             return (None, false);
         };
         let name_text = self.text_of(name);
@@ -328,7 +328,7 @@ impl<'t> Extractor<'t, '_> {
         let mut scope = parent;
         while let Some(up) = scope.parent() {
             scope = up;
-            if matches!(scope.kind(), "statement_block" | "program") {
+            if matches!(scope.kind_str(), "statement_block" | "program") {
                 break;
             }
         }
@@ -337,7 +337,7 @@ impl<'t> Extractor<'t, '_> {
         'walk: loop {
             let n = cursor.node();
             if n.start_byte() >= parent.end_byte()
-                && matches!(n.kind(), "identifier" | "shorthand_property_identifier")
+                && matches!(n.kind_str(), "identifier" | "shorthand_property_identifier")
                 && self.text_of(n) == name_text
                 && self.is_passed_on(n, 0)
             {
@@ -362,10 +362,10 @@ impl<'t> Extractor<'t, '_> {
         if depth > 6 {
             return false;
         }
-        match parent.kind() {
+        match parent.kind_str() {
             "arguments" => {
                 let Some(call) = parent.parent() else { return false };
-                if call.kind() == "new_expression" {
+                if call.kind_str() == "new_expression" {
                     return self.is_passed_on(call, depth + 1);
                 }
                 let callee = call.field("function").map(|c| self.text_of(c)).unwrap_or("");
@@ -376,7 +376,7 @@ impl<'t> Extractor<'t, '_> {
                 .parent()
                 .and_then(|template| template.parent().map(|call| (template, call)))
                 .is_some_and(|(template, call)| {
-                    call.kind() == "call_expression"
+                    call.kind_str() == "call_expression"
                         && call.field("arguments") == Some(template)
                         && call.field("function").is_some_and(|tag| is_sql_tag(self.text_of(tag)))
                 }),
@@ -397,7 +397,7 @@ impl<'t> Extractor<'t, '_> {
         if depth > 4 {
             return false;
         }
-        match node.kind() {
+        match node.kind_str() {
             "yield_expression" | "await_expression" | "parenthesized_expression" => {
                 let mut cursor = node.walk();
                 let inner = node.named_children(&mut cursor).last();
@@ -409,7 +409,7 @@ impl<'t> Extractor<'t, '_> {
                 _ => false,
             },
             "member_expression" | "call_expression" => {
-                let target = match node.kind() {
+                let target = match node.kind_str() {
                     "call_expression" => match node.field("function") {
                         Some(callee) => callee,
                         None => return false,
@@ -434,7 +434,7 @@ impl<'t> Extractor<'t, '_> {
 
     /// `() => Date.now()` and friends: an update that stores the current time.
     fn returns_clock_read(&self, function: Node<'t>) -> bool {
-        if !matches!(function.kind(), "arrow_function" | "function_expression") {
+        if !matches!(function.kind_str(), "arrow_function" | "function_expression") {
             return false;
         }
         function.field("body").is_some_and(|body| self.is_clock_read(body, 0))
@@ -456,7 +456,7 @@ impl<'t> Extractor<'t, '_> {
 
     fn sql_literal(&mut self, node: Node<'t>) {
         let tagged = self.walk_parent().is_some_and(|call| {
-            call.kind() == "call_expression"
+            call.kind_str() == "call_expression"
                 && call.field("arguments") == Some(node)
                 && call.field("function").is_some_and(|tag| is_sql_tag(self.text_of(tag)))
         });
@@ -469,16 +469,16 @@ impl<'t> Extractor<'t, '_> {
         let mut pos = start;
         let mut cursor = node.walk();
         for child in node.named_children(&mut cursor) {
-            if !matches!(child.kind(), "template_substitution" | "escape_sequence") {
+            if !matches!(child.kind_str(), "template_substitution" | "escape_sequence") {
                 continue;
             }
             source.push_str(self.slice(pos, child.start_byte()), pos);
             let span = Self::span(child);
-            if child.kind() == "template_substitution" {
+            if child.kind_str() == "template_substitution" {
                 let mut inner = child.walk();
                 let hole = child
                     .named_children(&mut inner)
-                    .find(|c| c.kind() != "comment")
+                    .find(|c| c.kind_str() != "comment")
                     .map_or("", |e| self.text_of(e));
                 source.push_hole(hole, span);
             } else if let Some(c) = crate::extract::decode_escape(self.text_of(child)) {
@@ -512,7 +512,7 @@ fn mentions_identifier(node: Node, name: &str, text: &[u8]) -> bool {
     let mut cursor = node.walk();
     loop {
         let n = cursor.node();
-        if matches!(n.kind(), "identifier" | "shorthand_property_identifier")
+        if matches!(n.kind_str(), "identifier" | "shorthand_property_identifier")
             && &text[n.byte_range()] == name.as_bytes()
         {
             return true;

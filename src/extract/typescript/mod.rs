@@ -67,7 +67,11 @@ struct Frame {
 
 /// A local name: `Some(node)` for a `const`/`let` with an initializer, `None` for a parameter
 /// or anything else whose value the model does not know.
-type ScopeEntry<'t> = (String, Option<Node<'t>>, Span);
+type ScopeEntry<'t> = (&'t str, Option<Node<'t>>, Span);
+
+/// A named scope on the walk's stack, its name borrowed from the text: it becomes a
+/// [`Container`] only when a fact is recorded inside it.
+type Scope<'t> = (ContainerKind, std::borrow::Cow<'t, str>);
 
 struct Extractor<'t, 'f> {
     text: &'t [u8],
@@ -75,7 +79,7 @@ struct Extractor<'t, 'f> {
     src: &'t str,
     facts: &'f mut FileFacts,
     scopes: Vec<Vec<ScopeEntry<'t>>>,
-    containers: Vec<Container>,
+    containers: Vec<Scope<'t>>,
     frames: Vec<Frame>,
     /// Parameter names shadowed while a function body is converted to an `Expr`.
     shadowed: std::cell::RefCell<Vec<Vec<String>>>,
@@ -99,18 +103,29 @@ impl<'t> Extractor<'t, '_> {
     fn span(node: Node) -> Span {
         Span::new(node.start_byte(), node.end_byte())
     }
+
+    /// The scopes the walk is inside, outermost first, as facts hold them.
+    fn containers(&self) -> Vec<Container> {
+        self.containers
+            .iter()
+            .map(|(kind, name)| Container {
+                kind: *kind,
+                name: name.to_string(),
+            })
+            .collect()
+    }
 }
 
-fn collect_pattern_names<'t>(pattern: Node<'t>, text: &[u8], out: &mut Vec<ScopeEntry<'t>>) {
-    if pattern.kind() == "identifier" {
-        let name = std::str::from_utf8(&text[pattern.byte_range()]).unwrap_or("");
-        out.push((name.to_string(), None, Extractor::span(pattern)));
+fn collect_pattern_names<'t>(pattern: Node<'t>, src: &'t str, out: &mut Vec<ScopeEntry<'t>>) {
+    if pattern.kind_str() == "identifier" {
+        let name = src.get(pattern.byte_range()).unwrap_or("");
+        out.push((name, None, Extractor::span(pattern)));
         return;
     }
     let mut cursor = pattern.walk();
     for child in pattern.named_children(&mut cursor) {
         if matches!(
-            child.kind(),
+            child.kind_str(),
             "identifier"
                 | "shorthand_property_identifier_pattern"
                 | "object_pattern"
@@ -119,11 +134,11 @@ fn collect_pattern_names<'t>(pattern: Node<'t>, text: &[u8], out: &mut Vec<Scope
                 | "assignment_pattern"
                 | "rest_pattern"
         ) {
-            if child.kind() == "shorthand_property_identifier_pattern" {
-                let name = std::str::from_utf8(&text[child.byte_range()]).unwrap_or("");
-                out.push((name.to_string(), None, Extractor::span(child)));
+            if child.kind_str() == "shorthand_property_identifier_pattern" {
+                let name = src.get(child.byte_range()).unwrap_or("");
+                out.push((name, None, Extractor::span(child)));
             } else {
-                collect_pattern_names(child, text, out);
+                collect_pattern_names(child, src, out);
             }
         }
     }
@@ -131,13 +146,15 @@ fn collect_pattern_names<'t>(pattern: Node<'t>, text: &[u8], out: &mut Vec<Scope
 
 fn has_token_child(node: Node, token: &str) -> bool {
     let mut cursor = node.walk();
-    let found = node.children(&mut cursor).any(|c| !c.is_named() && c.kind() == token);
+    let found = node
+        .children(&mut cursor)
+        .any(|c| !c.is_named() && c.kind_str() == token);
     found
 }
 
 fn first_named_child_of_kind<'t>(node: Node<'t>, kind: &str) -> Option<Node<'t>> {
     let mut cursor = node.walk();
-    let found = node.named_children(&mut cursor).find(|c| c.kind() == kind);
+    let found = node.named_children(&mut cursor).find(|c| c.kind_str() == kind);
     found
 }
 

@@ -6,7 +6,7 @@ impl<'t> Extractor<'t, '_> {
     pub(super) fn module_items(&mut self, root: Node<'t>) {
         let mut cursor = root.walk();
         for item in root.named_children(&mut cursor) {
-            match item.kind() {
+            match item.kind_str() {
                 "import_statement" => self.import_statement(item),
                 "export_statement" => self.export_statement(item),
                 _ => {
@@ -24,12 +24,12 @@ impl<'t> Extractor<'t, '_> {
         let type_only = has_token_child(node, "type");
         let mut cursor = node.walk();
         for clause in node.named_children(&mut cursor) {
-            if clause.kind() != "import_clause" {
+            if clause.kind_str() != "import_clause" {
                 continue;
             }
             let mut inner = clause.walk();
             for part in clause.named_children(&mut inner) {
-                match part.kind() {
+                match part.kind_str() {
                     "identifier" => self.push_import(self.text_of(part), ImportKind::Default, &source, type_only, part),
                     "namespace_import" => {
                         if let Some(name) = first_named_child_of_kind(part, "identifier") {
@@ -39,7 +39,7 @@ impl<'t> Extractor<'t, '_> {
                     "named_imports" => {
                         let mut specs = part.walk();
                         for spec in part.named_children(&mut specs) {
-                            if spec.kind() != "import_specifier" {
+                            if spec.kind_str() != "import_specifier" {
                                 continue;
                             }
                             let Some(name) = spec.field("name") else {
@@ -97,7 +97,7 @@ impl<'t> Extractor<'t, '_> {
         let mut cursor = node.walk();
         let mut saw_clause = false;
         for child in node.named_children(&mut cursor) {
-            match child.kind() {
+            match child.kind_str() {
                 "export_clause" => {
                     saw_clause = true;
                     let mut specs = child.walk();
@@ -142,17 +142,17 @@ impl<'t> Extractor<'t, '_> {
     /// Records the top-level bindings a declaration introduces; returns their names.
     pub(super) fn declaration(&mut self, node: Node<'t>) -> Vec<String> {
         let mut names = Vec::new();
-        match node.kind() {
+        match node.kind_str() {
             "lexical_declaration" | "variable_declaration" => {
                 let mut cursor = node.walk();
                 for declarator in node.named_children(&mut cursor) {
-                    if declarator.kind() != "variable_declarator" {
+                    if declarator.kind_str() != "variable_declarator" {
                         continue;
                     }
                     let Some(name) = declarator.field("name") else {
                         continue;
                     };
-                    if name.kind() != "identifier" {
+                    if name.kind_str() != "identifier" {
                         continue;
                     }
                     let value = match declarator.field("value") {

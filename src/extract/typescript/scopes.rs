@@ -47,7 +47,7 @@ impl<'t> Extractor<'t, '_> {
         let mut frame = Frame::default();
         let mut descend = true;
         self.job_and_sql_facts(node);
-        match node.kind() {
+        match node.kind_str() {
             // Clean subtrees inside an error node are still code and are walked; only the
             // tokens the parser could not place are "not analysed".
             "ERROR" => self.note_error_region(node),
@@ -71,48 +71,40 @@ impl<'t> Extractor<'t, '_> {
                 let params = self.param_names(node);
                 self.scopes.push(params);
                 frame.scope = true;
-                if let Some(name) = node.field("name").filter(|_| node.kind() != "arrow_function") {
-                    if !node.kind().ends_with("expression") && node.kind() != "generator_function" {
-                        self.containers.push(Container {
-                            kind: ContainerKind::Function,
-                            name: self.text_of(name).to_string(),
-                        });
+                if let Some(name) = node.field("name").filter(|_| node.kind_str() != "arrow_function") {
+                    if !node.kind_str().ends_with("expression") && node.kind_str() != "generator_function" {
+                        self.containers
+                            .push((ContainerKind::Function, std::borrow::Cow::Borrowed(self.text_of(name))));
                         frame.container = true;
                     }
                 }
             }
             "class_declaration" | "abstract_class_declaration" | "class" => {
                 if let Some(name) = node.field("name") {
-                    self.containers.push(Container {
-                        kind: ContainerKind::Class,
-                        name: self.text_of(name).to_string(),
-                    });
+                    self.containers
+                        .push((ContainerKind::Class, std::borrow::Cow::Borrowed(self.text_of(name))));
                     frame.container = true;
                 }
             }
             "variable_declarator" => {
-                if let Some(name) = node.field("name").filter(|n| n.kind() == "identifier") {
-                    let name_text = self.text_of(name).to_string();
+                if let Some(name) = node.field("name").filter(|n| n.kind_str() == "identifier") {
+                    let name_text = self.text_of(name);
                     // Locals (not top-level bindings, which the module pass recorded) join the scope.
                     let declaration = self.walk_parent();
-                    let local = self
-                        .ancestors
-                        .iter()
-                        .rev()
-                        .nth(2)
-                        .is_some_and(|scope| scope.kind() != "program" && scope.kind() != "export_statement");
+                    let local =
+                        self.ancestors.iter().rev().nth(2).is_some_and(|scope| {
+                            scope.kind_str() != "program" && scope.kind_str() != "export_statement"
+                        });
                     if local {
                         if let Some(scope) = self.scopes.last_mut() {
-                            let is_const =
-                                declaration.is_some_and(|decl| decl.child(0).is_some_and(|kw| kw.kind() == "const"));
+                            let is_const = declaration
+                                .is_some_and(|decl| decl.child(0).is_some_and(|kw| kw.kind_str() == "const"));
                             let value = node.field("value").filter(|_| is_const);
-                            scope.push((name_text.clone(), value, Self::span(node)));
+                            scope.push((name_text, value, Self::span(node)));
                         }
                     }
-                    self.containers.push(Container {
-                        kind: ContainerKind::Variable,
-                        name: name_text,
-                    });
+                    self.containers
+                        .push((ContainerKind::Variable, std::borrow::Cow::Borrowed(name_text)));
                     frame.container = true;
                 }
             }
@@ -124,15 +116,13 @@ impl<'t> Extractor<'t, '_> {
             }
             // `queue: async (batch, env) => …` in a Workers handler object.
             "pair" => {
-                let key = node.field("key").filter(|k| k.kind() == "property_identifier");
+                let key = node.field("key").filter(|k| k.kind_str() == "property_identifier");
                 let is_function = node
                     .field("value")
-                    .is_some_and(|v| matches!(v.kind(), "arrow_function" | "function_expression" | "function"));
+                    .is_some_and(|v| matches!(v.kind_str(), "arrow_function" | "function_expression" | "function"));
                 if let (Some(key), true) = (key, is_function) {
-                    self.containers.push(Container {
-                        kind: ContainerKind::Function,
-                        name: self.text_of(key).to_string(),
-                    });
+                    self.containers
+                        .push((ContainerKind::Function, std::borrow::Cow::Borrowed(self.text_of(key))));
                     frame.container = true;
                 }
             }
@@ -145,13 +135,13 @@ impl<'t> Extractor<'t, '_> {
     pub(super) fn param_names(&self, node: Node<'t>) -> Vec<ScopeEntry<'t>> {
         let mut out = Vec::new();
         if let Some(param) = node.field("parameter") {
-            out.push((self.text_of(param).to_string(), None, Self::span(param)));
+            out.push((self.text_of(param), None, Self::span(param)));
         }
         if let Some(list) = node.field("parameters") {
             let mut cursor = list.walk();
             for param in list.named_children(&mut cursor) {
                 if let Some(pattern) = param.field("pattern") {
-                    collect_pattern_names(pattern, self.text, &mut out);
+                    collect_pattern_names(pattern, self.src, &mut out);
                 }
             }
         }
@@ -166,43 +156,34 @@ impl<'t> Extractor<'t, '_> {
         callee: Node<'t>,
         arguments: Node<'t>,
         effect: Option<(&str, &str)>,
-    ) -> Option<Container> {
-        if callee.kind() == "member_expression" {
+    ) -> Option<Scope<'t>> {
+        if callee.kind_str() == "member_expression" {
             let mut cursor = arguments.walk();
             let takes_handler = arguments.named_children(&mut cursor).any(|a| {
                 matches!(
-                    a.kind(),
+                    a.kind_str(),
                     "arrow_function" | "function_expression" | "generator_function" | "call_expression"
-                ) && (a.kind() != "call_expression" || self.text_of(a).starts_with("Effect.fn"))
+                ) && (a.kind_str() != "call_expression" || self.text_of(a).starts_with("Effect.fn"))
             });
             let callee_text = self.text_of(callee);
             if takes_handler && callee_text.len() <= 80 && !callee_text.contains('\n') {
-                return Some(Container {
-                    kind: ContainerKind::Registration,
-                    name: callee_text.to_string(),
-                });
+                return Some((ContainerKind::Registration, std::borrow::Cow::Borrowed(callee_text)));
             }
         }
         if let Some(("Layer", member)) = effect {
             if matches!(member, "effect" | "succeed" | "scoped" | "sync" | "function") {
                 let tag = arguments.named_child(0)?;
                 let name = self.name_path(tag)?.join(".");
-                return Some(Container {
-                    kind: ContainerKind::Layer,
-                    name,
-                });
+                return Some((ContainerKind::Layer, std::borrow::Cow::Owned(name)));
             }
         }
         // `Effect.fn("name")(body, …pipeables)`: the callee is itself the call `Effect.fn("name")`.
-        if callee.kind() == "call_expression" {
+        if callee.kind_str() == "call_expression" {
             let inner_callee = self.name_path(callee.field("function")?)?;
             if let Some(("Effect", "fn" | "fnUntraced")) = self.facts.effect_member_path(&inner_callee) {
                 let name_arg = callee.field("arguments")?.named_child(0)?;
                 if let Expr::Str(name, _) = self.expr(name_arg, 0) {
-                    return Some(Container {
-                        kind: ContainerKind::EffectFn,
-                        name,
-                    });
+                    return Some((ContainerKind::EffectFn, std::borrow::Cow::Owned(name)));
                 }
             }
         }

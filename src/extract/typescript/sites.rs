@@ -36,7 +36,7 @@ impl<'t> Extractor<'t, '_> {
     /// Everything a call can be, decided once per call from its callee's names: the scope it
     /// opens (returned: an `Effect.fn`, a layer, a handler registration), a request through a
     /// named client, a retry, a job fact. Most calls are none of these, and cost a name path.
-    pub(super) fn call(&mut self, node: Node<'t>) -> Option<Container> {
+    pub(super) fn call(&mut self, node: Node<'t>) -> Option<Scope<'t>> {
         let callee = node.field("function")?;
         let arguments = node.field("arguments")?;
         let path = self.name_path(callee);
@@ -47,7 +47,7 @@ impl<'t> Extractor<'t, '_> {
         let effect = module.as_deref().zip(member.as_deref());
         let container = self.call_container(callee, arguments, effect);
         // A client is usually a local (`const client = yield* HttpClient.HttpClient`).
-        let method = (callee.kind() == "member_expression")
+        let method = (callee.kind_str() == "member_expression")
             .then(|| callee.field("property"))
             .flatten()
             .map(|p| self.text_of(p));
@@ -78,13 +78,13 @@ impl<'t> Extractor<'t, '_> {
             self.note_unanalysed(node, &format!("a call of `{}`", kind.callee()));
             return;
         }
-        let Some(arguments) = node.field("arguments").filter(|a| a.kind() == "arguments") else {
+        let Some(arguments) = node.field("arguments").filter(|a| a.kind_str() == "arguments") else {
             return;
         };
         let mut cursor = arguments.walk();
         let args: Vec<Node> = arguments
             .named_children(&mut cursor)
-            .filter(|a| a.kind() != "comment")
+            .filter(|a| a.kind_str() != "comment")
             .collect();
         // Data-last `retry(policy)` or data-first `retry(effect, policy)`; `retryOrElse` has
         // one more argument, the fallback.
@@ -126,7 +126,7 @@ impl<'t> Extractor<'t, '_> {
                 None => PolicyArg::Unknown,
             },
             predicate,
-            containers: self.containers.clone(),
+            containers: self.containers(),
             unit: target,
         });
     }
@@ -176,7 +176,7 @@ impl<'t> Extractor<'t, '_> {
         let mut cursor = node.walk();
         let unplaced = node
             .children(&mut cursor)
-            .filter(|c| c.child_count() == 0 && c.kind() != "comment")
+            .filter(|c| c.child_count() == 0 && c.kind_str() != "comment")
             .find_map(|leaf| {
                 let text = &self.text[leaf.byte_range()];
                 ERROR_REGION_TOKENS

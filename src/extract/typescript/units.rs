@@ -30,7 +30,7 @@ pub fn unit(source: &[u8], node: Node, name: Option<String>) -> Unit {
     let mut cursor = node.walk();
     'walk: loop {
         let current = cursor.node();
-        let descend = match current.kind() {
+        let descend = match current.kind_str() {
             "comment" | "string" | "type_annotation" | "type_arguments" => false,
             "call_expression" => {
                 if let Some(op) = operation(source, current) {
@@ -69,7 +69,7 @@ pub fn unit(source: &[u8], node: Node, name: Option<String>) -> Unit {
 fn operation(source: &[u8], call: Node) -> Option<UnitOp> {
     let callee = call.field("function")?;
     let arguments = call.field("arguments")?;
-    if arguments.kind() == "template_string" {
+    if arguments.kind_str() == "template_string" {
         // sql`…`, this.sql`…`, tx.sql`…`
         let tag = text(source, callee);
         if tag == "sql" || tag.ends_with(".sql") {
@@ -80,7 +80,7 @@ fn operation(source: &[u8], call: Node) -> Option<UnitOp> {
         }
         return None;
     }
-    let kind = match callee.kind() {
+    let kind = match callee.kind_str() {
         "member_expression" => {
             let object = callee.field("object")?;
             let method = text(source, callee.field("property")?).to_string();
@@ -114,12 +114,12 @@ fn operation(source: &[u8], call: Node) -> Option<UnitOp> {
 /// `None` when the first argument is not an object literal (the analysis cannot see it).
 fn first_argument_has_client_id(source: &[u8], arguments: Node) -> Option<bool> {
     let first = arguments.named_child(0)?;
-    if first.kind() != "object" {
+    if first.kind_str() != "object" {
         return None;
     }
     let mut cursor = first.walk();
     let found = first.named_children(&mut cursor).any(|property| {
-        let key = match property.kind() {
+        let key = match property.kind_str() {
             "pair" => property.field("key").map(|k| text(source, k)),
             "shorthand_property_identifier" => Some(text(source, property)),
             _ => None,
@@ -137,7 +137,7 @@ pub fn chain_sets_idempotency_key(source: &[u8], node: Node) -> bool {
         match top.parent() {
             Some(parent)
                 if matches!(
-                    parent.kind(),
+                    parent.kind_str(),
                     "member_expression" | "call_expression" | "arguments" | "parenthesized_expression"
                 ) =>
             {
@@ -161,10 +161,10 @@ pub fn retried_target<'t>(
     if policy_index == Some(1) && args.len() >= 2 {
         return Some((args[0], None));
     }
-    let arguments = call.parent().filter(|p| p.kind() == "arguments")?;
-    let outer = arguments.parent().filter(|p| p.kind() == "call_expression")?;
+    let arguments = call.parent().filter(|p| p.kind_str() == "arguments")?;
+    let outer = arguments.parent().filter(|p| p.kind_str() == "call_expression")?;
     let callee = outer.field("function")?;
-    match callee.kind() {
+    match callee.kind_str() {
         // x.pipe(…, Effect.retry(…))
         "member_expression" if callee.field("property").is_some_and(|p| text(source, p) == "pipe") => {
             Some((callee.field("object")?, None))
@@ -184,7 +184,7 @@ pub fn retried_target<'t>(
             let name = callee
                 .field("arguments")
                 .and_then(|a| a.named_child(0))
-                .filter(|n| n.kind() == "string")
+                .filter(|n| n.kind_str() == "string")
                 .map(|n| text(source, n).trim_matches(['"', '\'', '`']).to_string());
             let body = arguments.named_child(0)?;
             (body != call).then_some((body, name))
@@ -199,9 +199,9 @@ pub fn bound_client_name(source: &[u8], call: Node) -> Option<(String, Span)> {
     let mut node = call;
     for _ in 0..4 {
         let parent = node.parent()?;
-        match parent.kind() {
+        match parent.kind_str() {
             "variable_declarator" => {
-                let name = parent.field("name").filter(|n| n.kind() == "identifier")?;
+                let name = parent.field("name").filter(|n| n.kind_str() == "identifier")?;
                 return Some((text(source, name).to_string(), span(name)));
             }
             "arguments" | "call_expression" | "member_expression" | "parenthesized_expression" => node = parent,
@@ -213,8 +213,8 @@ pub fn bound_client_name(source: &[u8], call: Node) -> Option<(String, Span)> {
 
 /// `client.execute(HttpClientRequest.post(…))` or `client.post(…)` on a named client.
 pub fn client_request(source: &[u8], call: Node) -> Option<ClientRequest> {
-    let callee = call.field("function").filter(|c| c.kind() == "member_expression")?;
-    let object = callee.field("object").filter(|o| o.kind() == "identifier")?;
+    let callee = call.field("function").filter(|c| c.kind_str() == "member_expression")?;
+    let object = callee.field("object").filter(|o| o.kind_str() == "identifier")?;
     let method = text(source, callee.field("property")?);
     let client = text(source, object);
     if client == "HttpClientRequest" || client == "HttpClient" {
@@ -263,14 +263,14 @@ pub fn named_units(source: &[u8], root: Node) -> Vec<Unit> {
     let mut cursor = root.walk();
     'walk: loop {
         let node = cursor.node();
-        let named = match node.kind() {
+        let named = match node.kind_str() {
             "variable_declarator" => node
                 .field("name")
-                .filter(|n| n.kind() == "identifier")
+                .filter(|n| n.kind_str() == "identifier")
                 .zip(node.field("value").filter(|v| is_unit_value(source, *v))),
             "pair" => node
                 .field("key")
-                .filter(|k| k.kind() == "property_identifier")
+                .filter(|k| k.kind_str() == "property_identifier")
                 .zip(node.field("value").filter(|v| is_unit_value(source, *v))),
             "function_declaration" | "generator_function_declaration" | "method_definition" => {
                 node.field("name").zip(node.field("body"))
@@ -286,7 +286,7 @@ pub fn named_units(source: &[u8], root: Node) -> Vec<Unit> {
                 }
             }
         }
-        if node.kind() != "comment" && node.kind() != "string" && cursor.goto_first_child() {
+        if node.kind_str() != "comment" && node.kind_str() != "string" && cursor.goto_first_child() {
             continue;
         }
         loop {
@@ -303,13 +303,13 @@ pub fn named_units(source: &[u8], root: Node) -> Vec<Unit> {
 
 /// Functions, generators and `Effect.fn(…)(…)` / `Effect.gen(…)` values.
 fn is_unit_value(source: &[u8], value: Node) -> bool {
-    match value.kind() {
+    match value.kind_str() {
         "arrow_function" | "function_expression" | "generator_function" | "function" => true,
         "call_expression" => {
             let callee = value.field("function");
             callee.is_some_and(|c| {
                 let t = text(source, c);
-                t.starts_with("Effect.fn") || t.ends_with(".gen") || t == "gen" || c.kind() == "call_expression"
+                t.starts_with("Effect.fn") || t.ends_with(".gen") || t == "gen" || c.kind_str() == "call_expression"
             })
         }
         _ => false,
