@@ -28,8 +28,20 @@ pub struct Loader<'o> {
 impl Loader<'_> {
     /// Loads `file`; with `filtered`, only if the prefilter keeps it and it is not generated
     /// code (unless generated files are checked). Without `filtered` (the demand stage), it
-    /// is loaded whatever it holds.
-    pub fn load(&self, file: &SourceFile, filtered: bool) -> Loaded {
+    /// is loaded whatever it holds. The text of a file that can hold no finding is dropped
+    /// (memory stays flat when every file is parsed) unless `keep_text`.
+    pub fn load(&self, file: &SourceFile, filtered: bool, keep_text: bool) -> Loaded {
+        let mut loaded = self.load_kept(file, filtered);
+        let holds_findings = loaded.facts.as_ref().is_some_and(|f| f.holds_findings());
+        if !keep_text && !holds_findings && !self.overlay.contains_key(&file.absolute) {
+            if let Some(text) = loaded.text.take() {
+                loaded.hash = Some(crate::source::fnv1a64(&text));
+            }
+        }
+        loaded
+    }
+
+    fn load_kept(&self, file: &SourceFile, filtered: bool) -> Loaded {
         if let Some(text) = self.overlay.get(&file.absolute) {
             return self.load_text(file, text.clone(), None, filtered);
         }

@@ -119,7 +119,7 @@ pub fn load_index(config: Config, files: Vec<crate::source::SourceFile>, loader:
     let retry_modules: Vec<bool> = (0..index.len()).map(|f| index.is_retry_module(f)).collect();
     let loaded: Vec<_> = (0..index.len())
         .into_par_iter()
-        .map(|file| loader.load(&index.files[file], !retry_modules[file]))
+        .map(|file| loader.load(&index.files[file], !retry_modules[file], retry_modules[file]))
         .collect();
     for (file, loaded) in loaded.into_iter().enumerate() {
         index.set(file, loaded);
@@ -133,7 +133,7 @@ pub fn load_index(config: Config, files: Vec<crate::source::SourceFile>, loader:
         }
         let loaded: Vec<_> = misses
             .par_iter()
-            .map(|&file| (file, loader.load(&index.files[file], false)))
+            .map(|&file| (file, loader.load(&index.files[file], false, false)))
             .collect();
         for (file, loaded) in loaded {
             index.set(file, loaded);

@@ -137,6 +137,22 @@ impl FileFacts {
         }
     }
 
+    /// Whether the file holds anything a finding can be about (rather than only names other
+    /// files resolve through): its text is then worth keeping for rendering.
+    pub fn holds_findings(&self) -> bool {
+        !(self.retry_sites.is_empty()
+            && self.sql.is_empty()
+            && self.jobs.is_empty()
+            && self.cron_repeats.is_empty()
+            && self.cursors.is_empty()
+            && self.clock_reads.is_empty()
+            && self.client_requests.is_empty()
+            && self.retrying_clients.is_empty()
+            && self.rust_policies.is_empty()
+            && self.suppressions.is_empty()
+            && self.notes.is_empty())
+    }
+
     /// 0-based line of a byte offset.
     pub fn line_of(&self, offset: u32) -> usize {
         self.lines.line_of(offset)

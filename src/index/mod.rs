@@ -28,9 +28,12 @@ pub use crate::source::FileId;
 #[derive(Debug, Clone, Default)]
 pub struct Loaded {
     pub facts: Option<Arc<FileFacts>>,
-    /// The text the facts were extracted from, kept for files that were parsed: findings
-    /// and fixes are rendered from it, never from a second read of the file.
+    /// The text the facts were extracted from, kept for parsed files that can hold a finding:
+    /// findings and fixes are rendered from it.
     pub text: Option<Arc<[u8]>>,
+    /// For a parsed file whose text was not kept (it only names what others resolve), the
+    /// text's hash: read again when a label points into it, and used only if unchanged.
+    pub hash: Option<u64>,
     /// The file could not be read or was skipped: said to the user.
     pub notes: Vec<Note>,
     /// The prefilter ruled the file out: it is loaded in full if resolution asks for it.
@@ -45,6 +48,8 @@ pub struct Index {
     pub config: Config,
     pub files: Vec<SourceFile>,
     loaded: Vec<Loaded>,
+    /// Texts read again for rendering (see `Loaded::hash`).
+    reread: Vec<std::sync::OnceLock<Option<Arc<[u8]>>>>,
     by_absolute: HashMap<PathBuf, FileId>,
     retry_modules: Vec<FileId>,
     project: ProjectFiles,
@@ -63,6 +68,7 @@ impl Index {
             .collect();
         Index {
             loaded: vec![Loaded::default(); files.len()],
+            reread: (0..files.len()).map(|_| std::sync::OnceLock::new()).collect(),
             config,
             files,
             by_absolute,
@@ -104,9 +110,20 @@ impl Index {
         self.loaded[file].facts.as_ref()
     }
 
-    /// The text a parsed file's facts were extracted from.
+    /// The text a parsed file's facts were extracted from: kept, or read again and used only
+    /// when it is byte for byte what was analysed.
     pub fn text(&self, file: FileId) -> Option<&[u8]> {
-        self.loaded[file].text.as_deref()
+        let loaded = &self.loaded[file];
+        if let Some(text) = &loaded.text {
+            return Some(text);
+        }
+        let hash = loaded.hash?;
+        self.reread[file]
+            .get_or_init(|| {
+                let bytes = std::fs::read(&self.files[file].absolute).ok()?;
+                (crate::source::fnv1a64(&bytes) == hash).then(|| bytes.into())
+            })
+            .as_deref()
     }
 
     pub fn shared_text(&self, file: FileId) -> Option<&Arc<[u8]>> {
