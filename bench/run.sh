@@ -68,9 +68,10 @@ fi
 
 log "building (release)"
 cargo build --release --locked --quiet
-cargo build --release --locked --quiet --example parse_only
+cargo build --release --locked --quiet --example parse_only --example lsp_latency
 RETRYLINT="$ROOT/target/release/retrylint"
 PARSE_ONLY="$ROOT/target/release/examples/parse_only"
+LSP_LATENCY="$ROOT/target/release/examples/lsp_latency"
 
 # ----------------------------------------------------------------- corpora
 resolve_corpus() { # NAME -> directory
@@ -147,8 +148,22 @@ for name in "${CORPORA[@]}"; do
   done < <(find "$dir" -type f \( -name '*.ts' -o -name '*.tsx' -o -name '*.mts' -o -name '*.cts' \) -size +1024k -print0)
   measure "$n.read-only" "$WORK/$n.read-only.out" "$PARSE_ONLY" "$dir" --read-only
   measure "$n.parse-only" "$WORK/$n.parse-only.out" "$PARSE_ONLY" "$dir"
-  measure "$n.retrylint" "$WORK/$n.retrylint.out" "$RETRYLINT" check "$dir" --format json
+  # Cold: no facts cache. Warm: the cache of the run before (GNU time's run primes it). All
+  # files: the worst case, every file parsed as if each passed the prefilter.
+  measure "$n.retrylint" "$WORK/$n.retrylint.out" "$RETRYLINT" check "$dir" --format json --no-cache
+  rm -rf "$WORK/cache" && mkdir -p "$WORK/cache"
+  measure "$n.retrylint-warm" "$WORK/$n.retrylint-warm.out" env RETRYLINT_CACHE_DIR="$WORK/cache" \
+    "$RETRYLINT" check "$dir" --format json
+  measure "$n.retrylint-all" "$WORK/$n.retrylint-all.out" "$RETRYLINT" check "$dir" --format json \
+    --no-cache --no-prefilter
   measure "$n.ast-grep" "$WORK/$n.ast-grep.out" "$AST_GREP" "${SG_ARGS[@]}" --json
+  # The language server: edit -> diagnostics on a file with a finding (not in smoke runs).
+  if [[ $SMOKE -eq 0 ]]; then
+    target="$(python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))["diagnostics"]; print(d[0]["path"] if d else "")' "$WORK/$n.retrylint.out")"
+    if [[ -n "$target" ]]; then
+      "$LSP_LATENCY" "$dir" "$target" 30 >"$WORK/$n.lsp" 2>/dev/null || echo "failed" >"$WORK/$n.lsp"
+    fi
+  fi
   # ast-grep's file count, from one more (unmeasured) run.
   "$AST_GREP" "${SG_ARGS[@]}" --inspect summary >/dev/null 2>"$WORK/$n.ast-grep.inspect" || true
 done
@@ -163,7 +178,7 @@ for line in (work / "results").read_text().splitlines():
     tag, median, rss, status, cpu = line.split("\t")
     results[tag] = (float(median), int(rss) / 1024, int(status), float(cpu))
 failures = []
-print("| tool | corpus | files | MB | median wall s | files/s | MB/s | peak RSS MiB | ratio to parse-only | CPU s |")
+print("| tool | corpus | files | MB | median wall s | files/s | MB/s | peak RSS MiB | ratio to parse-only | CPU s (ratio) |")
 print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 notes = []
 for line in (work / "corpora").read_text().splitlines():
@@ -177,16 +192,29 @@ for line in (work / "corpora").read_text().splitlines():
     mb = int(read["bytes"]) / 1e6
     files = {"read-only": int(read["files"]), "parse-only": int(parse["files"]),
              "retrylint": lint["summary"]["files"], "ast-grep": sg_files}
+    warm = json.loads((work / f"{n}.retrylint-warm.out").read_text())
+    everything = json.loads((work / f"{n}.retrylint-all.out").read_text())
+    for other, what in [(warm, "warm"), (everything, "all files")]:
+        if other["diagnostics"] != lint["diagnostics"]:
+            failures.append(f"{label}: retrylint ({what}) reported other findings than the cold run")
+    files["retrylint-warm"] = files["retrylint-all"] = files["retrylint"]
     base = results[f"{n}.parse-only"][0]
-    for tool in ["retrylint", "parse-only", "read-only", "ast-grep"]:
+    base_cpu = results[f"{n}.parse-only"][3]
+    names = {"retrylint": "retrylint (cold)", "retrylint-warm": "retrylint (warm cache)",
+             "retrylint-all": "retrylint (every file parsed)"}
+    for tool in ["retrylint", "retrylint-warm", "retrylint-all", "parse-only", "read-only", "ast-grep"]:
         wall, rss, _, cpu = results[f"{n}.{tool}"]
         count = files[tool]
-        print(f"| {tool} | {label} | {count if count is not None else '?'} | {mb:.1f} | {wall:.3f} | "
-              f"{(count or 0) / wall:,.0f} | {mb / wall:.1f} | {rss:.0f} | {wall / base:.2f}x | {cpu:.2f} |")
+        print(f"| {names.get(tool, tool)} | {label} | {count if count is not None else '?'} | {mb:.1f} | {wall:.3f} | "
+              f"{(count or 0) / wall:,.0f} | {mb / wall:.1f} | {rss:.0f} | {wall / base:.2f}x | {cpu:.2f} ({cpu / base_cpu:.2f}x) |")
+    lsp = work / f"{n}.lsp"
+    if lsp.exists():
+        notes.append(f"{label}: language server: {lsp.read_text().strip()}")
     rules = {}
     for d in lint["diagnostics"]:
         rules[d["rule"]] = rules.get(d["rule"], 0) + 1
-    notes.append(f"{label}: retrylint parsed {lint['summary']['parsed']} of {files['retrylint']} files, "
+    notes.append(f"{label}: retrylint parsed {lint['summary']['parsed']} of {files['retrylint']} files "
+                 f"(warm: {warm['summary'].get('cached', 0)} answered by the cache), "
                  f"{len(lint['diagnostics'])} findings {dict(sorted(rules.items()))}; "
                  f"parse-only: {parse['error_trees']} trees with errors; ast-grep: {len(sg)} matches; "
                  f"load average before: {load}")
