@@ -8,6 +8,7 @@ pub mod changed;
 pub mod check;
 pub mod config;
 pub mod discover;
+pub mod effect_version;
 pub mod extract;
 pub mod facts;
 pub mod fingerprint;

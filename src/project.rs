@@ -373,24 +373,25 @@ impl Project {
         self.policies[file].get_or_init(|| crate::policy::collect(self, file))
     }
 
-    /// Effect's major version for `file`: the `effect` dependency of the nearest
-    /// `package.json`; 4 when none says otherwise (v3 names are understood either way).
+    /// Effect's version line for `file` as an [`crate::effect_version::EffectVersion::code`]:
+    /// the `effect` of the nearest `package.json` that declares it (installed, locked or
+    /// declared); 0, unknown, when none does (every line's names are understood then).
     pub fn effect_major(&self, file: FileId) -> u8 {
         let Some(dir) = self.sources[file].absolute.parent() else {
-            return 4;
+            return 0;
         };
         let mut cache = self.effect_versions.lock().unwrap_or_else(|e| e.into_inner());
         let mut visited = Vec::new();
         let mut current = Some(dir);
-        let mut found = 4;
+        let mut found = 0;
         while let Some(d) = current {
             if let Some(v) = cache.get(d) {
                 found = *v;
                 break;
             }
             visited.push(d.to_path_buf());
-            if let Some(v) = read_effect_major(&d.join("package.json")) {
-                found = v;
+            if let Some(v) = crate::effect_version::package_effect_version(d, &self.config.root) {
+                found = v.code();
                 break;
             }
             current = d.parent();
@@ -521,23 +522,6 @@ impl TsPaths {
         }
         out
     }
-}
-
-/// The major version of the `effect` dependency a `package.json` declares, if any.
-fn read_effect_major(path: &Path) -> Option<u8> {
-    let text = std::fs::read_to_string(path).ok()?;
-    let json: serde_json::Value = serde_json::from_str(&text).ok()?;
-    ["dependencies", "devDependencies", "peerDependencies"]
-        .iter()
-        .find_map(|section| {
-            let version = json.get(section)?.get("effect")?.as_str()?;
-            let digits: String = version
-                .trim_start_matches(|c: char| !c.is_ascii_digit())
-                .chars()
-                .take_while(char::is_ascii_digit)
-                .collect();
-            digits.parse().ok()
-        })
 }
 
 /// `max_retries` of the `queues.consumers` in a wrangler config; 3 for a consumer without one.
