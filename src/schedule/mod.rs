@@ -10,6 +10,7 @@
 //! What the model cannot see — a parameter, an opaque callback, an unresolved import — is
 //! `Unknown`, and the rules stay silent on unknown.
 
+pub mod api;
 pub mod eval;
 pub mod rust;
 pub mod sim;
