@@ -299,6 +299,32 @@ mod tests {
     }
 
     #[test]
+    fn the_model_follows_the_version() {
+        use crate::schedule::{evaluate_text, Attempts};
+        let (v3, beta, v4_1) = (
+            EffectVersion::V3.code(),
+            EffectVersion::V4Beta(66).code(),
+            EffectVersion::V4 { minor: Some(1) }.code(),
+        );
+        let unknown = EffectVersion::Unknown.code();
+        let both = r#"Schedule.both(Schedule.exponential("100 millis"), Schedule.recurs(3))"#;
+        assert_eq!(evaluate_text(both, beta).attempts, Attempts::Exact(3));
+        assert_eq!(evaluate_text(both, v4_1).attempts, Attempts::Unknown);
+        assert_eq!(evaluate_text(both, unknown).attempts, Attempts::Exact(3));
+        let max = r#"Schedule.max([Schedule.spaced("1 second"), Schedule.recurs(2)])"#;
+        assert_eq!(evaluate_text(max, v4_1).attempts, Attempts::Exact(2));
+        assert_eq!(evaluate_text(max, v3).attempts, Attempts::Unknown);
+        assert_eq!(evaluate_text(max, beta).attempts, Attempts::Unknown);
+        // The betas' fibonacci skips the first term; their delay callbacks are positional.
+        let fib = r#"Schedule.fibonacci("100 millis").pipe(Schedule.take(4))"#;
+        assert_eq!(evaluate_text(fib, beta).delays.unwrap(), [100.0, 200.0, 300.0, 500.0]);
+        let fib = r#"Schedule.fibonacci("100 millis").pipe(Schedule.upTo({ times: 4 }))"#;
+        assert_eq!(evaluate_text(fib, v4_1).delays.unwrap(), [100.0, 100.0, 200.0, 300.0]);
+        let doubled = r#"Schedule.spaced("100 millis").pipe(Schedule.take(2), Schedule.modifyDelay((_, delay) => Effect.succeed(Duration.times(delay, 2))))"#;
+        assert_eq!(evaluate_text(doubled, beta).delays.unwrap(), [200.0, 200.0]);
+    }
+
+    #[test]
     fn snippets_use_names_the_version_has() {
         assert!(!cap_snippet(EffectVersion::V3).contains("Schedule.max"));
         assert!(cap_snippet(EffectVersion::V4Beta(66)).contains("Schedule.both"));
