@@ -1,9 +1,10 @@
 //! `uncapped-schedule`: a retry policy with no attempt cap, or whose gap grows without a cap.
 
 use super::{policy_name, Context, Diagnostic, FixSafety, Rule, Severity};
+use crate::effect_version::EffectVersion;
 use crate::facts::RustLib;
 use crate::policy::{format_ms, Origin, Policy};
-use crate::schedule::{Attempts, Gap};
+use crate::schedule::{api, Attempts, Gap};
 
 pub const RULE: Rule = Rule {
     name: "uncapped-schedule",
@@ -15,20 +16,26 @@ pub const RULE: Rule = Rule {
     check,
 };
 
-const HELP: &str = "cap it the way the retry module's policies are capped: `Schedule.max([Schedule.min([Schedule.exponential(base), Schedule.spaced(cap)]), Schedule.recurs(retries)]).pipe(Schedule.jittered)`";
-
-/// How to cap a policy in its own library's terms.
-fn help(policy: &Policy) -> &'static str {
-    match policy.rust.as_ref().map(|r| r.lib) {
-        None => HELP,
+/// How to cap a policy in its own library's terms, with the combinators of the file's
+/// `effect` version (3.x has no `Schedule.max`, the early 4.0 betas have `both`/`either`).
+fn help(policy: &Policy, effect: EffectVersion) -> String {
+    let text = match policy.rust.as_ref().map(|r| r.lib) {
+        None => {
+            return format!(
+                "cap it the way the retry module's policies are capped: {}",
+                api::cap_snippet(effect)
+            )
+        }
         Some(Some(RustLib::Backon)) => "cap it with `.with_max_times(n)` and `.with_max_delay(d)` (backon's builders stop after 3 retries and cap the gap at 60 s unless `without_max_times()` or `without_max_delay()` remove it)",
         Some(Some(RustLib::TokioRetry)) => "cap it with `.max_delay(d)` on the strategy and `.take(n)` on the iterator: tokio-retry strategies never stop by themselves",
         Some(Some(RustLib::Backoff)) => "use an `ExponentialBackoff` with `max_interval` and `max_elapsed_time: Some(d)`: backoff counts no attempts, the elapsed time is its only stop",
         Some(_) => "build the policy with `build_with_max_retries(n)` and cap its gap with `retry_bounds(min, max)`",
-    }
+    };
+    text.to_string()
 }
 
 fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
+    let effect = EffectVersion::from_code(ctx.project.effect_major(ctx.file));
     for policy in ctx.project.policies(ctx.file) {
         // A duration Effect cannot decode makes the schedule throw when it is built.
         for problem in policy.problems.iter().filter(|p| p.file == ctx.file) {
@@ -66,6 +73,6 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
             }
             (false, false) => continue,
         };
-        out.push(Diagnostic::new(&RULE, ctx, policy.span, message).with_help(help(policy)));
+        out.push(Diagnostic::new(&RULE, ctx, policy.span, message).with_help(help(policy, effect)));
     }
 }
