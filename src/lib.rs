@@ -20,6 +20,7 @@ pub mod check;
 pub mod config;
 pub mod diagnostic;
 pub mod discover;
+pub mod effect_version;
 pub mod extract;
 pub mod facts;
 pub mod files;

@@ -513,6 +513,7 @@ fn show_rule(name: &str) -> Result<ExitCode, Report> {
 /// differential test compares these with what Effect itself does.
 fn schedule_eval() -> Result<ExitCode, Report> {
     use retrylint::analysis::effect::evaluate_text;
+    use retrylint::effect_version::EffectVersion;
     use retrylint::schedule::{Attempts, Jitter};
     use std::io::BufRead;
     let stdout = std::io::stdout();
@@ -524,8 +525,14 @@ fn schedule_eval() -> Result<ExitCode, Report> {
         }
         let request: serde_json::Value = serde_json::from_str(&line).map_err(|e| miette!("bad request line: {e}"))?;
         let expr = request["expr"].as_str().unwrap_or("");
-        let version = request["version"].as_u64().unwrap_or(4) as u8;
-        let summary = evaluate_text(expr, version);
+        // `"3.22.4"`, `"4.0.0-beta.66"`, `"4.1.0"`, or a major (3, 4); none: unknown.
+        let version = match &request["version"] {
+            serde_json::Value::String(text) => EffectVersion::parse_exact(text).unwrap_or_default(),
+            serde_json::Value::Number(n) if n.as_u64() == Some(3) => EffectVersion::V3,
+            serde_json::Value::Number(n) if n.as_u64() == Some(4) => EffectVersion::V4 { minor: None },
+            _ => EffectVersion::Unknown,
+        };
+        let summary = evaluate_text(expr, version.code());
         let (attempts, retries) = match summary.attempts {
             Attempts::Exact(n) => ("exact", Some(n)),
             Attempts::AtMost(n) => ("at-most", Some(n)),
@@ -544,7 +551,7 @@ fn schedule_eval() -> Result<ExitCode, Report> {
                 .collect::<Vec<_>>()
         });
         let answer = serde_json::json!({
-            "id": request["id"], "version": version, "attempts": attempts, "retries": retries,
+            "id": request["id"], "version": request["version"], "attempts": attempts, "retries": retries,
             "delaysMs": delays, "jittered": jittered,
         });
         writeln!(out, "{answer}").map_err(|e| miette!("cannot write: {e}"))?;

@@ -146,3 +146,52 @@ fn effect_app_skips_ignored_and_vendored_files() {
     let files = report["summary"]["files"].as_u64().unwrap();
     assert!(files >= 20, "the fixture's sources are discovered ({files})");
 }
+
+#[test]
+fn effect_v4_beta_is_judged_with_the_betas_schedule_api() {
+    // package.json says `^4.0.0-beta.60`; pnpm-lock.yaml pins 4.0.0-beta.66.
+    assert_fixture("effect-v4-beta", &[]);
+    assert_fixture("effect-v4-beta", &["--no-prefilter"]);
+    let (_, report) = common::check_json(&common::fixture("effect-v4-beta"), &["."]);
+    let helps = helps_of(&report, "uncapped-schedule");
+    assert!(!helps.is_empty());
+    for help in helps {
+        assert!(
+            help.contains("Schedule.both") && help.contains("Schedule.either"),
+            "{help}"
+        );
+        assert!(
+            !help.contains("Schedule.max") && !help.contains("Schedule.min"),
+            "{help}"
+        );
+    }
+}
+
+#[test]
+fn effect_v3_help_suggests_only_v3_combinators() {
+    // A pnpm workspace whose package takes `effect` from the catalog (`^3.14.0`).
+    assert_fixture("effect-v3", &[]);
+    let (_, report) = common::check_json(&common::fixture("effect-v3"), &["."]);
+    let helps = helps_of(&report, "uncapped-schedule");
+    assert!(!helps.is_empty());
+    for help in helps {
+        assert!(
+            !help.contains("Schedule.max") && !help.contains("Schedule.min"),
+            "{help}"
+        );
+        assert!(
+            help.contains("Schedule.union") && help.contains("Schedule.intersect"),
+            "{help}"
+        );
+    }
+}
+
+fn helps_of(report: &serde_json::Value, rule: &str) -> Vec<String> {
+    report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["rule"] == rule)
+        .map(|d| d["help"].as_str().unwrap_or_default().to_string())
+        .collect()
+}

@@ -1,6 +1,9 @@
 //! Every code block in `rules/*.md` is executed: each block under "## Example" must produce
 //! exactly one finding of its rule, each block under "## Use instead" none. A block whose info
-//! string says `context` is written beside every example of that doc and is not asserted.
+//! string says `context` is written beside every example of that doc and is not asserted. A
+//! block whose info string says `effect=<version>` is checked in a package that depends on that
+//! version of `effect` (a `package.json` is written beside it); without it the version is
+//! unknown and every line's names are understood.
 
 mod common;
 
@@ -8,6 +11,8 @@ struct Block {
     section: String,
     path: String,
     context: bool,
+    /// The `effect` version of the example's package.
+    effect: Option<String>,
     code: String,
 }
 
@@ -25,9 +30,12 @@ fn blocks(doc: &str) -> Vec<Block> {
         let language = words.next().unwrap_or("");
         let mut path = format!("src/example.{}", if language == "tsx" { "tsx" } else { "ts" });
         let mut context = false;
+        let mut effect = None;
         for word in words {
             if let Some(p) = word.strip_prefix("path=") {
                 path = p.to_string();
+            } else if let Some(v) = word.strip_prefix("effect=") {
+                effect = Some(v.to_string());
             } else if word == "context" {
                 context = true;
             }
@@ -38,6 +46,7 @@ fn blocks(doc: &str) -> Vec<Block> {
                 section: section.clone(),
                 path,
                 context,
+                effect,
                 code: code.join("\n") + "\n",
             });
         }
@@ -86,6 +95,13 @@ fn every_rule_doc_example_is_executed() {
         for (block, want) in incorrect.iter().map(|b| (b, 1)).chain(correct.iter().map(|b| (b, 0))) {
             let mut files: Vec<(&str, &str)> = context.iter().map(|c| (c.path.as_str(), c.code.as_str())).collect();
             files.push((&block.path, &block.code));
+            let manifest = block
+                .effect
+                .as_ref()
+                .map(|version| format!("{{\"dependencies\": {{\"effect\": \"{version}\"}}}}\n"));
+            if let Some(manifest) = &manifest {
+                files.push(("package.json", manifest));
+            }
             let dir = common::project(&files);
             let (_, report) = common::check_json(dir.path(), &[".", "--no-config", "--select", name]);
             let found = common::findings(&report);

@@ -4,26 +4,38 @@
 
 use crate::config::Vocabulary;
 use crate::diagnostic::{Edit, Fix, FixSafety};
+use crate::effect_version::EffectVersion;
 use crate::facts::{Expr, RetrySite};
 use crate::index::FileId;
+use crate::schedule::api;
 use crate::schedule::Library;
 use crate::source::Span;
 
-/// How to cap a policy.
-pub fn cap_help(library: Library) -> &'static str {
-    match library {
-        Library::Effect => "cap it the way the retry module's policies are capped: `Schedule.max([Schedule.min([Schedule.exponential(base), Schedule.spaced(cap)]), Schedule.recurs(retries)]).pipe(Schedule.jittered)`",
+/// How to cap a policy, with the combinators of the file's `effect` version (3.x has no
+/// `Schedule.max`, the early 4.0 betas have `both`/`either`).
+pub fn cap_help(library: Library, effect: EffectVersion) -> String {
+    let text = match library {
+        Library::Effect => {
+            return format!(
+                "cap it the way the retry module's policies are capped: {}",
+                api::cap_snippet(effect)
+            )
+        }
         Library::Backon => "cap it with `.with_max_times(n)` and `.with_max_delay(d)` (backon's builders stop after 3 retries and cap the gap at 60 s unless `without_max_times()` or `without_max_delay()` remove it)",
         Library::TokioRetry => "cap it with `.max_delay(d)` on the strategy and `.take(n)` on the iterator: tokio-retry strategies never stop by themselves",
         Library::Backoff => "use an `ExponentialBackoff` with `max_interval` and `max_elapsed_time: Some(d)`: backoff counts no attempts, the elapsed time is its only stop",
         Library::ReqwestRetry => "build the policy with `build_with_max_retries(n)` and cap its gap with `retry_bounds(min, max)`",
-    }
+    };
+    text.to_string()
 }
 
-/// How to jitter a policy.
-pub fn jitter_help(library: Library) -> &'static str {
+/// How to jitter a policy (4.0.0-beta.5 has no `Schedule.jittered`).
+pub fn jitter_help(library: Library, effect: EffectVersion) -> &'static str {
     match library {
-        Library::Effect => "pipe the schedule through `Schedule.jittered` (each delay is drawn from 0.8× to 1.2×)",
+        Library::Effect => match api::jitter_snippet(effect) {
+            Some(_) => "pipe the schedule through `Schedule.jittered` (each delay is drawn from 0.8× to 1.2×)",
+            None => "this effect version has no `Schedule.jittered`: scale each delay by a random factor in `Schedule.modifyDelay`",
+        },
         Library::Backon => "add `.with_jitter()` to the builder (each delay gets a random 0–100 % more)",
         Library::TokioRetry => {
             "add `.map(jitter)` to the strategy (`tokio_retry::strategy::jitter` scales each delay by a random 0–1)"

@@ -6,8 +6,10 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use super::policy::Problem;
+use crate::effect_version::EffectVersion;
 use crate::facts::{Expr, FileFacts, ImportKind, PolicyArg, Retried, RetrySite};
 use crate::index::{FileId, Index, Resolved};
+use crate::schedule::api::Api;
 use crate::schedule::duration::{parse as parse_duration, unit_millis};
 use crate::schedule::{BinOp, Callback, Lambda, Param, Sched, Term};
 use crate::source::Span;
@@ -64,7 +66,11 @@ enum Op {
     Max(Sched),
     Min(Sched),
     Concat(Sched),
-    /// Leaves timing unchanged (`map`, `tapOutput`, `resetAfter`, …).
+    /// Leaves the timing unchanged and replaces the output (`map`, `passthrough`, `delays`).
+    Output(Callback),
+    /// Several in turn.
+    Chain(Vec<Op>),
+    /// Leaves timing and output unchanged (`tapOutput`, `mapInput`, …).
     Identity,
     Unknown,
 }
@@ -84,7 +90,8 @@ enum CallbackShape {
 
 pub struct Evaluator<'p> {
     index: &'p Index,
-    /// Effect's major version: 3 or 4 (they differ in a few combinators' edges).
+    /// The file's `effect` version as an [`EffectVersion::code`]: which `Schedule` exports
+    /// exist and how they behave.
     version: u8,
     fuel: Cell<u32>,
     depth: Cell<u32>,
@@ -256,12 +263,35 @@ impl<'p> Evaluator<'p> {
     /// `Schedule.forever`, `Schedule.jittered` (as a value), `Duration.zero`, ….
     fn effect_value(&self, facts: &'p FileFacts, expr: &'p Expr) -> Option<Val<'p>> {
         let (module, member) = facts.effect_member(expr)?;
+        let api = Api::new(EffectVersion::from_code(self.version));
         Some(match (module, member) {
-            ("Schedule", "forever") => Val::Sched(Sched::Forever),
+            ("Schedule", member) if !api.has(member) => Val::Unknown,
+            // 3.x `count` is `unfold(0, n => n + 1)`, and the public `repeatForever` is
+            // `forever` itself: `forever`.
+            ("Schedule", "forever" | "count" | "repeatForever") => Val::Sched(Sched::Forever),
+            ("Schedule", "elapsed") => Val::Sched(Sched::Output(
+                Box::new(Sched::Forever),
+                Callback::Known(Rc::new(Lambda {
+                    params: Vec::new(),
+                    body: Term::Var("elapsed".into()),
+                })),
+            )),
             ("Schedule", "once") => Val::Sched(Sched::Recurs(1)),
             ("Schedule", "stop") => Val::Sched(Sched::Recurs(0)),
             ("Schedule", "jittered") => Val::Op(Op::Jittered { min: 0.8, max: 1.2 }),
-            ("Schedule", "asVoid" | "passthrough" | "collectAllOutputs" | "collectOutputs") => Val::Op(Op::Identity),
+            // Unary combinators passed to `pipe`: the same timing, another output.
+            (
+                "Schedule",
+                "asVoid" | "passthrough" | "collectAllOutputs" | "collectOutputs" | "collectInputs" | "repetitions",
+            ) => Val::Op(Op::Output(Callback::Unknown)),
+            ("Schedule", "delays") => Val::Op(Op::Output(Callback::Known(Rc::new(Lambda {
+                params: Vec::new(),
+                body: Term::Var("duration".into()),
+            })))),
+            ("Schedule", "delayedSchedule") => Val::Op(Op::AddDelay(Callback::Known(Rc::new(Lambda {
+                params: Vec::new(),
+                body: Term::Var("output".into()),
+            })))),
             ("Duration", "zero") => Val::Dur(0.0),
             ("Duration", "infinity") => Val::Dur(f64::INFINITY),
             // A function of the module used as a value (`.pipe(Schedule.upTo)` is not a thing),
@@ -367,9 +397,15 @@ impl<'p> Evaluator<'p> {
         }
     }
 
-    /// `Schedule.<name>(args)`: constructors, and combinators in data-first or data-last form.
+    /// `Schedule.<name>(args)`: constructors, and combinators in data-first or data-last form,
+    /// as the file's `effect` version defines them. A name the version does not export is
+    /// unknown.
     fn schedule_call(&self, name: &str, args: Vec<Val<'p>>) -> Val<'p> {
-        let v3 = self.version == 3;
+        let api = Api::new(EffectVersion::from_code(self.version));
+        if !api.has(name) {
+            return Val::Unknown;
+        }
+        let v3 = api.is_v3();
         let arg = |i: usize| args.get(i).cloned().unwrap_or(Val::Unknown);
         let dur = |i: usize| self.duration(&arg(i));
         let sched = |s: Option<Sched>| Val::Sched(s.unwrap_or(Sched::Unknown));
@@ -385,6 +421,28 @@ impl<'p> Evaluator<'p> {
                 Val::Op(op)
             }
         };
+        // The argument after the schedule (data-first) or the first (data-last).
+        let operand = |i: usize| if first_is_schedule { arg(i + 1) } else { arg(i) };
+        // A unary combinator called on its schedule (`Schedule.passthrough(s)`).
+        let unary = |op: Op| match arg(0) {
+            Val::Sched(s) if args.len() == 1 => Val::Sched(apply_op(s, op)),
+            _ => Val::Unknown,
+        };
+        // A schedule that never stops, with no delay and an output the model does not follow
+        // (`identity()`, `unfold`, `fromFunction`, …).
+        let opaque_output_forever = || Sched::Output(Box::new(Sched::Forever), Callback::Unknown);
+        // A constructor whose recurrence depends on the input (the error): `recurWhile(f)`.
+        let input_predicate = || Val::Sched(Sched::While(Box::new(opaque_output_forever()), Callback::Unknown));
+        let delay_shape = if api.positional_delay_callbacks() {
+            CallbackShape::OutputDuration
+        } else {
+            CallbackShape::Metadata
+        };
+        let add_delay_shape = if api.positional_delay_callbacks() {
+            CallbackShape::Output
+        } else {
+            CallbackShape::Metadata
+        };
         match name {
             "exponential" => {
                 let factor = match args.get(1) {
@@ -398,21 +456,46 @@ impl<'p> Evaluator<'p> {
                         .map(|(base, factor)| Sched::Exponential { base, factor }),
                 )
             }
-            "fibonacci" => sched(dur(0).map(|base| Sched::Fibonacci { base })),
+            "fibonacci" => sched(dur(0).map(|base| Sched::Fibonacci {
+                base,
+                skip_first: api.fibonacci_skips_first(),
+            })),
             "spaced" => sched(dur(0).map(Sched::Spaced)),
             "fixed" => sched(dur(0).map(Sched::Fixed)),
             "windowed" => sched(dur(0).map(Sched::Windowed)),
             "linear" => sched(dur(0).map(Sched::Linear)),
             "recurs" => sched(self.count(&arg(0)).map(Sched::Recurs)),
-            "duration" => sched(dur(0).map(|d| Sched::FromDelays(vec![d]))),
+            "duration" | "fromDelay" => sched(dur(0).map(|d| Sched::FromDelays(vec![d]))),
+            "during" if api.during_is_inverted() => Val::Unknown,
             "during" => sched(dur(0).map(|limit| Sched::During { limit, strict: false })),
-            "fromDelay" => sched(dur(0).map(|d| Sched::FromDelays(vec![d]))),
             "fromDelays" => {
                 let delays: Option<Vec<f64>> = args.iter().map(|a| self.duration(a)).collect();
                 sched(delays.map(Sched::FromDelays))
             }
-            "cron" => Val::Sched(Sched::Cron),
-            // v4: max([...]) / min([...])
+            // Wall-clock schedules: the delays depend on when the retry starts.
+            "cron" | "dayOfMonth" | "dayOfWeek" | "hourOfDay" | "minuteOfHour" | "secondOfMinute" => {
+                Val::Sched(Sched::Cron)
+            }
+            "identity" | "fromFunction" | "succeed" | "sync" | "unfold" | "collectAllInputs" => {
+                Val::Sched(opaque_output_forever())
+            }
+            "recurWhile" | "recurUntil" | "recurWhileEffect" | "recurUntilEffect" | "recurUntilOption"
+            | "collectUntil" | "collectUntilEffect" | "collectWhileEffect" => input_predicate(),
+            // 3.x `collectWhile(f)` builds a schedule over the input; the betas'
+            // `collectWhile(self, f)` is `while` with the outputs collected.
+            "collectWhile" if v3 || (api.version == EffectVersion::Unknown && args.len() == 1) => input_predicate(),
+            "collectWhile" if api.version == EffectVersion::Unknown && !first_is_schedule => Val::Unknown,
+            "collectWhile" => {
+                let f = operand(0);
+                dual(
+                    Op::Chain(vec![
+                        Op::While(self.callback(f, CallbackShape::Metadata)),
+                        Op::Output(Callback::Unknown),
+                    ]),
+                    2,
+                )
+            }
+            // 4.x: max([...]) / min([...])
             "max" | "min" if matches!(args.first(), Some(Val::Arr(_))) => {
                 let Some(Val::Arr(items)) = args.into_iter().next() else {
                     return Val::Unknown;
@@ -424,21 +507,32 @@ impl<'p> Evaluator<'p> {
                     Sched::Min(children)
                 })
             }
-            "intersect" | "zipWith" | "zipLeft" | "zipRight" | "compose" | "bothInOut" => {
-                self.binary(args, |a, b| Sched::Max(vec![a, b]), Op::Max)
+            // Both must continue, with the larger delay; the extra argument of `bothWith`,
+            // `zipWith` only combines the outputs.
+            "intersect" | "zipLeft" | "zipRight" | "compose" | "both" | "bothLeft" | "bothRight" => {
+                self.pair(args, 2, |a, b| Sched::Max(vec![a, b]), Op::Max)
             }
-            "union" | "either" | "unionWith" | "eitherWith" => {
-                self.binary(args, |a, b| Sched::Min(vec![a, b]), Op::Min)
+            "zipWith" | "bothWith" => self.pair(args, 3, |a, b| Sched::Max(vec![a, b]), Op::Max),
+            "union" | "either" | "eitherLeft" | "eitherRight" => {
+                self.pair(args, 2, |a, b| Sched::Min(vec![a, b]), Op::Min)
             }
-            "andThen" | "concat" | "andThenEither" => {
-                self.binary(args, |a, b| Sched::Concat(Box::new(a), Box::new(b)), Op::Concat)
+            // The betas' `eitherWith` combines outputs; 3.x's merges the delay intervals with a
+            // function of its own.
+            "eitherWith" if matches!(api.version, EffectVersion::V4Beta(_)) => {
+                self.pair(args, 3, |a, b| Sched::Min(vec![a, b]), Op::Min)
+            }
+            "andThen" | "andThenEither" | "andThenResult" | "concat" | "concatResult" => {
+                if api.concat_has_extra_step() {
+                    return Val::Unknown;
+                }
+                self.pair(args, 2, |a, b| Sched::Concat(Box::new(a), Box::new(b)), Op::Concat)
             }
             "jittered" => match arg(0) {
                 Val::Sched(s) => Val::Sched(apply_op(s, Op::Jittered { min: 0.8, max: 1.2 })),
                 _ => Val::Unknown,
             },
             "jitteredWith" => {
-                let options = if first_is_schedule { arg(1) } else { arg(0) };
+                let options = operand(0);
                 let bound = |key: &str, default: f64| match &options {
                     Val::Obj(fields) => match fields.iter().find(|(k, _)| k == key).map(|(_, v)| v) {
                         Some(Val::Num(n)) => Some(*n),
@@ -453,10 +547,9 @@ impl<'p> Evaluator<'p> {
                 }
             }
             "upTo" => {
-                let options = if first_is_schedule { arg(1) } else { arg(0) };
-                let op = match options {
-                    // v4: upTo({ times, duration })
-                    Val::Obj(fields) => {
+                let op = match operand(0) {
+                    // 4.x: upTo({ times, duration })
+                    Val::Obj(fields) if !v3 => {
                         let times = fields.iter().find(|(k, _)| k == "times").map(|(_, v)| self.count(v));
                         let limit = fields
                             .iter()
@@ -470,7 +563,7 @@ impl<'p> Evaluator<'p> {
                             (None, None) => Op::Identity,
                         }
                     }
-                    // v3: upTo(duration): continues while elapsed < duration.
+                    // 3.x: upTo(duration): continues while elapsed < duration.
                     other => match self.duration(&other) {
                         Some(limit) => Op::During { limit, strict: v3 },
                         None => Op::Unknown,
@@ -478,37 +571,23 @@ impl<'p> Evaluator<'p> {
                 };
                 dual(op, 2)
             }
+            "take" => match self.count(&operand(0)) {
+                Some(n) => dual(Op::Times(n), 2),
+                None => dual(Op::Unknown, 2),
+            },
             "recurUpTo" => sched(dur(0).map(|limit| Sched::During { limit, strict: true })),
-            "addDelay" => {
-                let shape = if v3 {
-                    CallbackShape::Output
-                } else {
-                    CallbackShape::Metadata
-                };
-                let f = if first_is_schedule { arg(1) } else { arg(0) };
-                dual(Op::AddDelay(self.callback(f, shape)), 2)
-            }
-            "modifyDelay" => {
-                let shape = if v3 {
-                    CallbackShape::OutputDuration
-                } else {
-                    CallbackShape::Metadata
-                };
-                let f = if first_is_schedule { arg(1) } else { arg(0) };
-                dual(Op::ModifyDelay(self.callback(f, shape)), 2)
-            }
-            "delayed" => {
-                let f = if first_is_schedule { arg(1) } else { arg(0) };
-                dual(Op::ModifyDelay(self.callback(f, CallbackShape::Duration)), 2)
-            }
-            "while" => {
-                let f = if first_is_schedule { arg(1) } else { arg(0) };
-                dual(Op::While(self.callback(f, CallbackShape::Metadata)), 2)
-            }
-            "whileOutput" | "untilOutput" => {
-                let f = if first_is_schedule { arg(1) } else { arg(0) };
-                let callback = match self.callback(f, CallbackShape::Output) {
-                    Callback::Known(lambda) if name == "untilOutput" => Callback::Known(Rc::new(Lambda {
+            "addDelay" | "addDelayEffect" => dual(Op::AddDelay(self.callback(operand(0), add_delay_shape)), 2),
+            "modifyDelay" | "modifyDelayEffect" => dual(Op::ModifyDelay(self.callback(operand(0), delay_shape)), 2),
+            "delayed" | "delayedEffect" => dual(Op::ModifyDelay(self.callback(operand(0), CallbackShape::Duration)), 2),
+            // 3.x `delayedSchedule(s)`: each delay plus the schedule's output, a duration.
+            "delayedSchedule" => unary(Op::AddDelay(Callback::Known(Rc::new(Lambda {
+                params: Vec::new(),
+                body: Term::Var("output".into()),
+            })))),
+            "while" => dual(Op::While(self.callback(operand(0), CallbackShape::Metadata)), 2),
+            "whileOutput" | "untilOutput" | "whileOutputEffect" | "untilOutputEffect" => {
+                let callback = match self.callback(operand(0), CallbackShape::Output) {
+                    Callback::Known(lambda) if name.starts_with("until") => Callback::Known(Rc::new(Lambda {
                         params: lambda.params.clone(),
                         // until p == while !p, expressed as p < 0.5 on a 0/1 truth value.
                         body: Term::Bin(BinOp::Lt, Box::new(lambda.body.clone()), Box::new(Term::Num(0.5))),
@@ -518,38 +597,54 @@ impl<'p> Evaluator<'p> {
                 dual(Op::While(callback), 2)
             }
             // Predicates on the error: whether they stop the retry depends on the failure.
-            "whileInput" | "untilInput" | "whileInputEffect" | "untilInputEffect" | "whileOutputEffect"
-            | "untilOutputEffect" | "check" | "checkEffect" => dual(Op::While(Callback::Unknown), 2),
-            // Timing-neutral combinators.
-            "map"
-            | "mapEffect"
-            | "as"
-            | "tapInput"
-            | "tapOutput"
-            | "resetAfter"
-            | "collectWhile"
-            | "reduce"
-            | "passthrough"
-            | "asVoid"
-            | "satisfiesInputType"
+            "whileInput" | "untilInput" | "whileInputEffect" | "untilInputEffect" | "check" | "checkEffect" => {
+                dual(Op::While(Callback::Unknown), 2)
+            }
+            // The same timing, another output.
+            "delays" => unary(Op::Output(Callback::Known(Rc::new(Lambda {
+                params: Vec::new(),
+                body: Term::Var("duration".into()),
+            })))),
+            "passthrough" | "asVoid" | "collectAllOutputs" | "collectOutputs" | "collectInputs" | "repetitions" => {
+                unary(Op::Output(Callback::Unknown))
+            }
+            "map" | "mapEffect" | "as" | "mapBoth" | "mapBothEffect" => dual(Op::Output(Callback::Unknown), 2),
+            "reduce" | "reduceEffect" => dual(Op::Output(Callback::Unknown), 3),
+            // The same timing and output.
+            "tap" | "tapInput" | "tapOutput" | "onDecision" | "ensuring" | "mapInput" | "mapInputEffect"
+            | "mapInputContext" | "provideContext" => dual(Op::Identity, 2),
+            "provideService" => dual(Op::Identity, 3),
+            // `Schedule.satisfiesInputType<E>()` and `setInputType<E>()` return the identity.
+            "satisfiesInputType"
             | "satisfiesOutputType"
             | "satisfiesErrorType"
-            | "satisfiesServicesType" => {
-                if first_is_schedule {
-                    arg(0)
-                } else {
-                    Val::Op(Op::Identity)
-                }
+            | "satisfiesServicesType"
+            | "setInputType"
+                if args.is_empty() =>
+            {
+                Val::Op(Op::Identity)
             }
+            // Not modelled: `resetAfter`/`resetWhen` restart the schedule,
+            // `intersectWith`/`unionWith`/3.x `eitherWith` merge delays with a function,
+            // `bothInOut` splits its input, `makeWithState`/`fromStep*` are hand-written steps.
             _ => Val::Unknown,
         }
     }
 
-    fn binary(&self, args: Vec<Val<'p>>, both: impl Fn(Sched, Sched) -> Sched, op: impl Fn(Sched) -> Op) -> Val<'p> {
+    /// A binary combinator: `f(a, b, …)` data-first (`arity` arguments, the first two
+    /// schedules) or `f(b, …)` data-last.
+    fn pair(
+        &self,
+        args: Vec<Val<'p>>,
+        arity: usize,
+        both: impl Fn(Sched, Sched) -> Sched,
+        op: impl Fn(Sched) -> Op,
+    ) -> Val<'p> {
+        let len = args.len();
         let mut iter = args.into_iter();
         match (iter.next(), iter.next()) {
-            (Some(Val::Sched(a)), Some(Val::Sched(b))) => Val::Sched(both(a, b)),
-            (Some(Val::Sched(b)), None) => Val::Op(op(b)),
+            (Some(Val::Sched(a)), Some(Val::Sched(b))) if len == arity => Val::Sched(both(a, b)),
+            (Some(Val::Sched(b)), _) if len == arity - 1 => Val::Op(op(b)),
             _ => Val::Unknown,
         }
     }
@@ -705,6 +800,8 @@ fn apply_op(s: Sched, op: Op) -> Sched {
         Op::Max(other) => Sched::Max(vec![*inner, other]),
         Op::Min(other) => Sched::Min(vec![*inner, other]),
         Op::Concat(other) => Sched::Concat(inner, Box::new(other)),
+        Op::Output(cb) => Sched::Output(inner, cb),
+        Op::Chain(ops) => ops.into_iter().fold(*inner, apply_op),
         Op::Identity => *inner,
         Op::Unknown => Sched::Unknown,
     }
@@ -766,4 +863,35 @@ pub fn evaluate_text(expr: &str, version: u8) -> crate::schedule::Summary {
     };
     let (sched, _) = evaluate_policy_expr(&index, 0, &binding.value, version);
     crate::schedule::summarize(&sched)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_model_follows_the_version() {
+        use crate::schedule::Attempts;
+        let (v3, beta, v4_1) = (
+            EffectVersion::V3.code(),
+            EffectVersion::V4Beta(66).code(),
+            EffectVersion::V4 { minor: Some(1) }.code(),
+        );
+        let unknown = EffectVersion::Unknown.code();
+        let both = r#"Schedule.both(Schedule.exponential("100 millis"), Schedule.recurs(3))"#;
+        assert_eq!(evaluate_text(both, beta).attempts, Attempts::Exact(3));
+        assert_eq!(evaluate_text(both, v4_1).attempts, Attempts::Unknown);
+        assert_eq!(evaluate_text(both, unknown).attempts, Attempts::Exact(3));
+        let max = r#"Schedule.max([Schedule.spaced("1 second"), Schedule.recurs(2)])"#;
+        assert_eq!(evaluate_text(max, v4_1).attempts, Attempts::Exact(2));
+        assert_eq!(evaluate_text(max, v3).attempts, Attempts::Unknown);
+        assert_eq!(evaluate_text(max, beta).attempts, Attempts::Unknown);
+        // The betas' fibonacci skips the first term; their delay callbacks are positional.
+        let fib = r#"Schedule.fibonacci("100 millis").pipe(Schedule.take(4))"#;
+        assert_eq!(evaluate_text(fib, beta).delays.unwrap(), [100.0, 200.0, 300.0, 500.0]);
+        let fib = r#"Schedule.fibonacci("100 millis").pipe(Schedule.upTo({ times: 4 }))"#;
+        assert_eq!(evaluate_text(fib, v4_1).delays.unwrap(), [100.0, 100.0, 200.0, 300.0]);
+        let doubled = r#"Schedule.spaced("100 millis").pipe(Schedule.take(2), Schedule.modifyDelay((_, delay) => Effect.succeed(Duration.times(delay, 2))))"#;
+        assert_eq!(evaluate_text(doubled, beta).delays.unwrap(), [200.0, 200.0]);
+    }
 }

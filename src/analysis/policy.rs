@@ -7,8 +7,10 @@
 //! points and how a jitter fix is spelled; `effect` and `rust` evaluate the expressions.
 
 use super::{effect, rust};
+use crate::effect_version::EffectVersion;
 use crate::facts::{Export, Expr, PolicyArg, Retried, RetrySite};
 use crate::index::{FileId, Index, Resolved};
+use crate::schedule::api;
 use crate::schedule::duration::format_ms;
 use crate::schedule::{self, Library, Sched, Summary};
 use crate::source::{Language, Span};
@@ -43,6 +45,8 @@ pub struct Policy {
     pub problems: Vec<Problem>,
     /// Whose semantics the policy has: how a finding spells its remedies.
     pub library: Library,
+    /// The `effect` version of the file (Effect policies): which combinators a remedy names.
+    pub effect: EffectVersion,
     /// How a jitter fix is spelled: `.pipe(Schedule.jittered)`, `.with_jitter()`.
     pub jitter_fix: Option<Insertion>,
 }
@@ -63,8 +67,11 @@ pub(super) fn collect(index: &Index, file: FileId) -> Vec<Policy> {
         return rust::collect(index, file);
     }
     let version = index.effect_major(file);
-    // `.pipe(Schedule.jittered)`, with the file's own name for `Schedule`.
+    let effect = EffectVersion::from_code(version);
+    // `.pipe(Schedule.jittered)`, with the file's own name for `Schedule`, when the file's
+    // version has the combinator.
     let jitter = |at: u32| {
+        api::jitter_snippet(effect)?;
         facts.effect_module_local("Schedule").map(|module| Insertion {
             at,
             text: format!(".pipe({module}.jittered)"),
@@ -100,6 +107,7 @@ pub(super) fn collect(index: &Index, file: FileId) -> Vec<Policy> {
                 summary: schedule::summarize(&sched),
                 problems,
                 library: Library::Effect,
+                effect,
                 jitter_fix: jitter(binding.value.span().end),
             });
         }
@@ -138,6 +146,7 @@ pub(super) fn collect(index: &Index, file: FileId) -> Vec<Policy> {
             summary: schedule::summarize(&sched),
             problems,
             library: Library::Effect,
+            effect,
             jitter_fix: schedule.and_then(|s| jitter(s.span().end)),
         });
     }

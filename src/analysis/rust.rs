@@ -35,6 +35,7 @@ pub(super) fn collect(index: &Index, file: FileId) -> Vec<Policy> {
                 summary: found.0,
                 problems: found.1,
                 library: found.2,
+                effect: Default::default(),
                 jitter_fix: found.3,
             });
         }
@@ -64,6 +65,7 @@ pub(super) fn collect(index: &Index, file: FileId) -> Vec<Policy> {
             summary: found.0,
             problems: found.1,
             library: found.2,
+            effect: Default::default(),
             jitter_fix: found.3,
         });
     }

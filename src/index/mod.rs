@@ -195,11 +195,12 @@ impl Index {
         self.config.is_durable_path(&self.files[file].absolute)
     }
 
-    /// Effect's major version for `file`, from the nearest `package.json`.
+    /// Effect's version line for `file` (see `effect_version`), from the nearest
+    /// `package.json` that uses Effect; 0 when unknown.
     pub fn effect_major(&self, file: FileId) -> u8 {
         match self.files[file].absolute.parent() {
-            Some(dir) => self.project.effect_major(dir),
-            None => 4,
+            Some(dir) => self.project.effect_major(dir, &self.config.root),
+            None => 0,
         }
     }
 

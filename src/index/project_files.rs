@@ -17,13 +17,15 @@ pub struct ProjectFiles {
 }
 
 impl ProjectFiles {
-    /// Effect's major version for files in `dir`: the `effect` dependency of the nearest
-    /// `package.json`; 4 when none says otherwise (v3 names are understood either way).
-    pub fn effect_major(&self, dir: &Path) -> u8 {
+    /// Effect's version line for files in `dir`, as an
+    /// [`crate::effect_version::EffectVersion::code`]: the `effect` of the nearest
+    /// `package.json` that declares it (installed, locked or declared); 0, unknown, when none
+    /// does (every line's names are understood then).
+    pub fn effect_major(&self, dir: &Path, root: &Path) -> u8 {
         nearest(&self.effect_versions, dir, None, |d| {
-            read_effect_major(&d.join("package.json"))
+            crate::effect_version::package_effect_version(d, root).map(|v| v.code())
         })
-        .unwrap_or(4)
+        .unwrap_or(0)
     }
 
     /// The `compilerOptions.paths` / `baseUrl` of the tsconfig.json nearest to `dir`.
@@ -153,23 +155,6 @@ impl TsPaths {
         }
         out
     }
-}
-
-/// The major version of the `effect` dependency a `package.json` declares, if any.
-fn read_effect_major(path: &Path) -> Option<u8> {
-    let text = std::fs::read_to_string(path).ok()?;
-    let json: serde_json::Value = serde_json::from_str(&text).ok()?;
-    ["dependencies", "devDependencies", "peerDependencies"]
-        .iter()
-        .find_map(|section| {
-            let version = json.get(section)?.get("effect")?.as_str()?;
-            let digits: String = version
-                .trim_start_matches(|c: char| !c.is_ascii_digit())
-                .chars()
-                .take_while(char::is_ascii_digit)
-                .collect();
-            digits.parse().ok()
-        })
 }
 
 /// `max_retries` of the `queues.consumers` in a wrangler config; 3 for a consumer without one.

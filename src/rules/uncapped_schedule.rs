@@ -54,7 +54,7 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
         };
         out.push(
             RULE.report(ctx, policy.span, message)
-                .with_help(dialect::cap_help(policy.library)),
+                .with_help(dialect::cap_help(policy.library, policy.effect)),
         );
     }
 }

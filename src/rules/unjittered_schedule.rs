@@ -43,7 +43,7 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
                     policy_name(policy)
                 ),
             )
-            .with_help(dialect::jitter_help(policy.library))
+            .with_help(dialect::jitter_help(policy.library, policy.effect))
             .with_fix(fix),
         );
     }

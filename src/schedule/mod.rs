@@ -9,6 +9,7 @@
 //! What the model cannot see — a parameter, an opaque callback, an unresolved import — is
 //! `Unknown`, and the rules stay silent on unknown.
 
+pub mod api;
 pub mod duration;
 pub mod rust;
 pub mod sim;
@@ -88,8 +89,11 @@ pub enum Sched {
         base: f64,
         factor: f64,
     },
+    /// One, one, two, three, five… × `base`; `skip_first`: one, two, three… (the 4.0 betas
+    /// and 4.0.x releases).
     Fibonacci {
         base: f64,
+        skip_first: bool,
     },
     Spaced(f64),
     /// `fixed` waits until the next multiple of the interval: with an instant effect, the interval.
@@ -137,6 +141,9 @@ pub enum Sched {
     ModifyDelay(Box<Sched>, Callback),
     /// Add `f(metadata)` to the delay.
     AddDelay(Box<Sched>, Callback),
+    /// The same timing with the output replaced by `f(metadata)` (`map`, `passthrough`,
+    /// `delays`, …); an unknown callback makes the output unknown.
+    Output(Box<Sched>, Callback),
     /// Something the model does not know.
     Unknown,
 }

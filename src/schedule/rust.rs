@@ -508,7 +508,10 @@ fn capped_exponential(base: f64, factor: f64, cap: Option<f64>) -> Sched {
 /// 55 s, 89 s, 89 s, … with the defaults).
 fn backon_fibonacci(min: f64, max: Option<f64>) -> Sched {
     let Some(max) = max else {
-        return Sched::Fibonacci { base: min };
+        return Sched::Fibonacci {
+            base: min,
+            skip_first: false,
+        };
     };
     if min <= 0.0 {
         return Sched::Spaced(0.0);
@@ -593,7 +596,10 @@ pub fn sched(state: &Backoff) -> Sched {
                     base: base * factor,
                     factor: base,
                 },
-                TokioShape::Fibonacci { base } => Sched::Fibonacci { base: base * factor },
+                TokioShape::Fibonacci { base } => Sched::Fibonacci {
+                    base: base * factor,
+                    skip_first: false,
+                },
                 TokioShape::Fixed { ms } => Sched::Spaced(ms),
             };
             if let Some(cap) = max_delay {

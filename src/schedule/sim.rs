@@ -226,7 +226,11 @@ enum State {
 impl State {
     fn new(sched: &Sched) -> State {
         match sched {
-            Sched::Fibonacci { base } => State::Fib(*base, *base),
+            Sched::Fibonacci {
+                base,
+                skip_first: false,
+            } => State::Fib(*base, *base),
+            Sched::Fibonacci { base, skip_first: true } => State::Fib(*base, 2.0 * base),
             Sched::Fixed(_) => State::Fixed {
                 start: 0.0,
                 last_run: 0.0,
@@ -240,7 +244,8 @@ impl State {
             | Sched::Jittered { inner, .. }
             | Sched::JitteredAdd { inner, .. }
             | Sched::ModifyDelay(inner, _)
-            | Sched::AddDelay(inner, _) => State::Wrap(Box::new(State::new(inner))),
+            | Sched::AddDelay(inner, _)
+            | Sched::Output(inner, _) => State::Wrap(Box::new(State::new(inner))),
             Sched::Exponential { .. } | Sched::Linear(_) | Sched::Recurs(_) | Sched::FromDelays(_) => State::Counter(0),
             _ => State::None,
         }
@@ -430,6 +435,13 @@ impl State {
                 },
                 other => other,
             },
+            (Sched::Output(inner, callback), State::Wrap(state)) => match state.step(inner, meta, random) {
+                Step::Next { delay, output } => Step::Next {
+                    delay,
+                    output: apply(callback, meta, delay, output),
+                },
+                other => other,
+            },
             _ => Step::Unknown,
         }
     }
@@ -513,7 +525,8 @@ fn cap(sched: &Sched) -> Cap {
         Sched::Jittered { inner, .. }
         | Sched::JitteredAdd { inner, .. }
         | Sched::ModifyDelay(inner, _)
-        | Sched::AddDelay(inner, _) => cap(inner),
+        | Sched::AddDelay(inner, _)
+        | Sched::Output(inner, _) => cap(inner),
         Sched::Unknown => Cap::Unknown,
     }
 }
@@ -549,7 +562,7 @@ fn growth(sched: &Sched) -> Gap {
                 Gap::Capped(*base)
             }
         }
-        Sched::Fibonacci { base } | Sched::Linear(base) => {
+        Sched::Fibonacci { base, .. } | Sched::Linear(base) => {
             if *base > 0.0 {
                 Gap::Growing
             } else {
@@ -580,7 +593,8 @@ fn growth(sched: &Sched) -> Gap {
         Sched::Times(inner, _)
         | Sched::While(inner, _)
         | Sched::Jittered { inner, .. }
-        | Sched::JitteredAdd { inner, .. } => growth(inner),
+        | Sched::JitteredAdd { inner, .. }
+        | Sched::Output(inner, _) => growth(inner),
         Sched::ModifyDelay(inner, callback) => match bound_of(callback, growth(inner)) {
             Some(bound) if bound.is_finite() => Gap::Capped(bound),
             Some(_) => Gap::Growing,
@@ -674,7 +688,7 @@ fn jitter(sched: &Sched) -> Jitter {
             (Jitter::Unknown, _) | (_, Jitter::Unknown) => Jitter::Unknown,
             _ => Jitter::No,
         },
-        Sched::Times(inner, _) | Sched::While(inner, _) => jitter(inner),
+        Sched::Times(inner, _) | Sched::While(inner, _) | Sched::Output(inner, _) => jitter(inner),
         // A delay function replaces the delay: jitter inside it may be undone.
         Sched::ModifyDelay(inner, Callback::Known(_)) | Sched::AddDelay(inner, Callback::Known(_)) => jitter(inner),
         Sched::ModifyDelay(..) | Sched::AddDelay(..) => Jitter::Unknown,
@@ -691,7 +705,8 @@ fn has_predicate(sched: &Sched) -> bool {
         | Sched::Jittered { inner, .. }
         | Sched::JitteredAdd { inner, .. }
         | Sched::ModifyDelay(inner, _)
-        | Sched::AddDelay(inner, _) => has_predicate(inner),
+        | Sched::AddDelay(inner, _)
+        | Sched::Output(inner, _) => has_predicate(inner),
         _ => false,
     }
 }
@@ -706,7 +721,8 @@ fn has_time_limit(sched: &Sched) -> bool {
         | Sched::Jittered { inner, .. }
         | Sched::JitteredAdd { inner, .. }
         | Sched::ModifyDelay(inner, _)
-        | Sched::AddDelay(inner, _) => has_time_limit(inner),
+        | Sched::AddDelay(inner, _)
+        | Sched::Output(inner, _) => has_time_limit(inner),
         _ => false,
     }
 }

@@ -1,12 +1,18 @@
 #!/usr/bin/env node
-// Evaluates Effect Schedule expressions with the real `effect` packages (4.1.0 and 3.x).
-// stdin : JSONL requests {"id", "version": 4|3, "expr", "n"?: 20}
+// Evaluates Effect Schedule expressions with the real `effect` packages installed side by side:
+// `effect-v3` (3.x), `effect-v4-beta` (a 4.0 beta) and `effect` (4.x), see package.json.
+// stdin : JSONL requests {"id", "version": "<exact version>" | 3 | 4, "expr", "n"?: 20}
 // stdout: one JSONL answer per request, same order:
 //   {"id","version","delaysMs":[...],"terminated":bool,"jittered":bool}  or  {"id","version","error":"..."}
 // Semantics follow /work/shared/oracle/schedule-oracle.mjs "retry" mode. See README.md.
 import * as V4 from "effect"
+import * as V4Beta from "effect-v4-beta"
 import * as V3 from "effect-v3"
+import { createRequire } from "node:module"
 import { createInterface } from "node:readline"
+
+const require = createRequire(import.meta.url)
+const versionOf = (alias) => require(`${alias}/package.json`).version
 
 const MAX_N = 10_000
 const round = (ms) => (Number.isFinite(ms) ? Math.round(ms * 1e6) / 1e6 : null) // null = infinite delay
@@ -20,13 +26,13 @@ const makeTime = () => {
   return { now: () => now, advance: (ms) => { now += ms }, nanos: () => BigInt(Math.round(now * 1e6)) }
 }
 
-// ---- effect 4.1.0 -------------------------------------------------------------
+// ---- effect 4.x and the 4.0 betas --------------------------------------------
 // Schedule.jittered scales a delay by 0.8*(1-r) + 1.2*r where r = Random draw; r = 0.5 gives 1.0.
-const v4 = {
-  scope: { Schedule: V4.Schedule, Duration: V4.Duration, Effect: V4.Effect, pipe: V4.pipe },
-  isSchedule: V4.Schedule.isSchedule,
+const v4Adapter = (E) => ({
+  scope: { Schedule: E.Schedule, Duration: E.Duration, Effect: E.Effect, pipe: E.pipe, Cause: E.Cause, Context: E.Context, Option: E.Option },
+  isSchedule: E.Schedule.isSchedule,
   run(policy, n, r) {
-    const { Cause, Clock, Duration, Effect, Exit, Random } = V4
+    const { Cause, Clock, Duration, Effect, Exit, Random } = E
     const t = makeTime()
     const clock = {
       currentTimeMillisUnsafe: () => t.now(),
@@ -53,14 +59,17 @@ const v4 = {
     }
     return { delays: times.slice(1).map((x, i) => x - times[i]), terminated: Exit.isFailure(exit) }
   }
-}
+})
 
 // ---- effect 3.x ---------------------------------------------------------------
 // v3 reads Clock and Random from the fiber's default services (not the context), so they are
 // installed with Effect.withClock / Effect.withRandom. Schedule.jittered = jitteredWith({min: 0.8, max: 1.2}):
 // d*0.8*(1-r) + d*1.2*r with r = Random.next, the same scaling as v4.
 const v3 = {
-  scope: { Schedule: V3.Schedule, Duration: V3.Duration, Effect: V3.Effect, pipe: V3.pipe },
+  scope: {
+    Schedule: V3.Schedule, Duration: V3.Duration, Effect: V3.Effect, pipe: V3.pipe, Context: V3.Context, Option: V3.Option,
+    ScheduleDecision: V3.ScheduleDecision, ScheduleInterval: V3.ScheduleInterval, ScheduleIntervals: V3.ScheduleIntervals
+  },
   isSchedule: V3.Schedule.isSchedule,
   run(policy, n, r) {
     const { Cause, Chunk, Clock, Duration, Effect, Exit, Random } = V3
@@ -99,7 +108,14 @@ const v3 = {
   }
 }
 
-const ADAPTERS = { 4: v4, 3: v3 }
+// Keyed by the exact installed version; the majors 3 and 4 name 3.x and 4.x.
+const ADAPTERS = {
+  [versionOf("effect-v3")]: v3,
+  [versionOf("effect-v4-beta")]: v4Adapter(V4Beta),
+  [versionOf("effect")]: v4Adapter(V4),
+  3: v3,
+  4: v4Adapter(V4)
+}
 
 const evaluate = (adapter, expr) => {
   const names = Object.keys(adapter.scope)
@@ -114,7 +130,7 @@ const same = (a, b) => a.terminated === b.terminated && a.delays.length === b.de
 const handle = (req) => {
   const version = req.version ?? 4
   const adapter = ADAPTERS[version]
-  if (!adapter) throw new Error(`unknown version ${JSON.stringify(version)} (want 4 or 3)`)
+  if (!adapter) throw new Error(`unknown version ${JSON.stringify(version)} (want one of ${Object.keys(ADAPTERS).join(", ")})`)
   if (typeof req.expr !== "string") throw new Error("expr must be a string")
   const n = Math.min(Math.max(0, Math.floor(req.n ?? 20)), MAX_N)
   const policy = evaluate(adapter, req.expr)
@@ -130,17 +146,22 @@ const handle = (req) => {
   }
 }
 
+// ORACLE_TRACE=1: each request and its time on stderr (to find an expression Effect hangs on).
+const TRACE = Boolean(process.env.ORACLE_TRACE)
 const rl = createInterface({ input: process.stdin, crlfDelay: Infinity })
 for await (const line of rl) {
   if (line.trim() === "") continue
   let req
   let answer
+  const started = TRACE ? performance.now() : 0
   try {
     req = JSON.parse(line)
+    if (TRACE) process.stderr.write(`${req?.id} ${req?.version} ${req?.expr}\n`)
     answer = handle(req)
   } catch (e) {
     const msg = String(e?.message ?? e).split("\n")[0]
     answer = { id: req?.id, version: req?.version, error: msg }
   }
+  if (TRACE) process.stderr.write(`  ${(performance.now() - started).toFixed(1)} ms\n`)
   process.stdout.write(JSON.stringify(answer) + "\n")
 }
