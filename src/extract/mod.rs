@@ -55,62 +55,63 @@ pub fn parse(language: Language, text: &[u8]) -> Option<Tree> {
     })
 }
 
-/// `child_by_field_name` with each field's id looked up once per grammar and thread:
-/// tree-sitter finds a field name by comparing it with every field name of the grammar, on
-/// every call, which made field lookups a large share of extraction.
+/// The names of one grammar, read once: kind names by id, field ids by name.
+struct Names {
+    kinds: Vec<&'static str>,
+    /// Sorted by name, for a binary search.
+    fields: Vec<(&'static str, u16)>,
+}
+
+/// The grammars' names, built on first use. A node's grammar is told apart by its kind count
+/// (an FFI call that reads one field), so no lookup needs a lock, a thread local or a hash.
+fn names_of(language: &tree_sitter::LanguageRef) -> Option<&'static Names> {
+    static GRAMMARS: std::sync::OnceLock<Vec<(usize, Names)>> = std::sync::OnceLock::new();
+    let grammars = GRAMMARS.get_or_init(|| {
+        let languages: [tree_sitter::Language; 3] = [
+            tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
+            tree_sitter_typescript::LANGUAGE_TSX.into(),
+            tree_sitter_rust::LANGUAGE.into(),
+        ];
+        languages
+            .iter()
+            .map(|language| {
+                // Kept for the process: three grammars' names, a few kilobytes.
+                let leak = |name: &str| -> &'static str { Box::leak(name.to_string().into_boxed_str()) };
+                let kinds = (0..language.node_kind_count())
+                    .map(|id| leak(language.node_kind_for_id(id as u16).unwrap_or("")))
+                    .collect();
+                let mut fields: Vec<(&'static str, u16)> = (1..=language.field_count() as u16)
+                    .filter_map(|id| Some((leak(language.field_name_for_id(id)?), id)))
+                    .collect();
+                fields.sort_unstable();
+                (language.node_kind_count(), Names { kinds, fields })
+            })
+            .collect()
+    });
+    let count = language.node_kind_count();
+    grammars.iter().find(|(c, _)| *c == count).map(|(_, names)| names)
+}
+
+/// `child_by_field_name` and `kind` without their costs: tree-sitter finds a field name by
+/// comparing it with every field name of the grammar, on every call, and the binding checks
+/// a kind's C string to be UTF-8 on every call — together a large share of extraction.
 pub(crate) trait FieldExt<'t> {
     fn field(&self, name: &'static str) -> Option<tree_sitter::Node<'t>>;
 
-    /// `Node::kind`, without its cost: the binding checks the kind's C string to be UTF-8 on
-    /// every call, a few percent of a run. Names are looked up once per grammar and thread.
     fn kind_str(&self) -> &'static str;
 }
 
 impl<'t> FieldExt<'t> for tree_sitter::Node<'t> {
     fn field(&self, name: &'static str) -> Option<tree_sitter::Node<'t>> {
-        thread_local! {
-            // (grammar, field name) → field id; a grammar is told apart by its kind count.
-            static IDS: RefCell<std::collections::HashMap<(usize, usize), u16>> = RefCell::new(Default::default());
-        }
-        let language = self.language();
-        let key = (language.node_kind_count(), name.as_ptr() as usize);
-        let id = IDS.with(|ids| {
-            *ids.borrow_mut()
-                .entry(key)
-                .or_insert_with(|| language.field_id_for_name(name).map_or(0, |id| id.get()))
-        });
-        if id == 0 {
-            return None;
-        }
-        self.child_by_field_id(id)
+        let names = names_of(&self.language())?;
+        let at = names.fields.binary_search_by(|(field, _)| (*field).cmp(name)).ok()?;
+        self.child_by_field_id(names.fields[at].1)
     }
 
     fn kind_str(&self) -> &'static str {
-        thread_local! {
-            // (grammar, told apart by its kind count) → kind names by id.
-            static KINDS: RefCell<Vec<(usize, Vec<&'static str>)>> = const { RefCell::new(Vec::new()) };
-        }
-        let id = self.kind_id() as usize;
-        KINDS.with(|kinds| {
-            let language = self.language();
-            let count = language.node_kind_count();
-            let mut kinds = kinds.borrow_mut();
-            let position = match kinds.iter().position(|(c, _)| *c == count) {
-                Some(p) => p,
-                None => {
-                    // Once per grammar and thread: the names are kept for the process.
-                    let names = (0..count)
-                        .map(|k| -> &'static str {
-                            let name = language.node_kind_for_id(k as u16).unwrap_or("");
-                            Box::leak(name.to_string().into_boxed_str())
-                        })
-                        .collect();
-                    kinds.push((count, names));
-                    kinds.len() - 1
-                }
-            };
-            kinds[position].1.get(id).copied().unwrap_or("")
-        })
+        names_of(&self.language())
+            .and_then(|names| names.kinds.get(self.kind_id() as usize).copied())
+            .unwrap_or("")
     }
 }
 
@@ -210,4 +211,48 @@ pub(crate) fn decode_escape(escape: &str) -> Option<char> {
         '\n' | '\r' => return None,
         other => other,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_grammars_are_told_apart_and_their_names_read_right() {
+        let languages: [tree_sitter::Language; 3] = [
+            tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
+            tree_sitter_typescript::LANGUAGE_TSX.into(),
+            tree_sitter_rust::LANGUAGE.into(),
+        ];
+        let counts: std::collections::HashSet<usize> = languages.iter().map(|l| l.node_kind_count()).collect();
+        assert_eq!(counts.len(), 3, "each grammar has its own kind count");
+        for (language, text) in [
+            (Language::TypeScript, "f(1)"),
+            (Language::Tsx, "const a = <div>{f(1)}</div>"),
+            (Language::Rust, "fn main() { f(1); }"),
+        ] {
+            let tree = parse(language, text.as_bytes()).unwrap();
+            let mut cursor = tree.walk();
+            loop {
+                let node = cursor.node();
+                assert_eq!(node.kind_str(), node.kind());
+                if node.kind() == "call_expression" {
+                    assert_eq!(node.field("function"), node.child_by_field_name("function"));
+                    assert_eq!(node.field("arguments"), node.child_by_field_name("arguments"));
+                    assert!(node.field("function").is_some());
+                }
+                if cursor.goto_first_child() {
+                    continue;
+                }
+                while !cursor.goto_next_sibling() {
+                    if !cursor.goto_parent() {
+                        break;
+                    }
+                }
+                if cursor.node() == tree.root_node() {
+                    break;
+                }
+            }
+        }
+    }
 }

@@ -378,7 +378,6 @@ const SQL_SHAPES: &[(&str, &[&str])] = &[
     ("alter", &["table"]),
 ];
 
-/// Whether a string literal reads as an SQL statement: it opens with a statement keyword and
 /// The statement kind of an SQL text, by its leading keyword.
 pub fn classify_sql(template: &str) -> SqlClass {
     let upper = template.trim_matches('`').to_ascii_uppercase();
@@ -409,6 +408,7 @@ pub fn classify_sql(template: &str) -> SqlClass {
     }
 }
 
+/// Whether a string literal reads as an SQL statement: it opens with a statement keyword and
 /// has the word that keyword needs (`UPDATE … SET`, `INSERT INTO`, `SELECT … FROM`).
 pub fn looks_like_sql(text: &str) -> bool {
     let mut words = text

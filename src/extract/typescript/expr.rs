@@ -18,6 +18,12 @@ impl<'t> Extractor<'t, '_> {
     /// `["Effect", "retry"]`), without converting it. `None` for anything else, and when the
     /// first name is a local or a parameter: it shadows any import, as in [`Expr::path`].
     pub(super) fn name_path(&self, node: Node<'t>) -> Option<Vec<&'t str>> {
+        let names = self.written_path(node)?;
+        self.lookup_local(names[0]).is_none().then_some(names)
+    }
+
+    /// [`Extractor::name_path`] without the look at locals (the caller checks when it matters).
+    pub(super) fn written_path(&self, node: Node<'t>) -> Option<Vec<&'t str>> {
         let mut names = Vec::with_capacity(4);
         let mut current = node;
         loop {
@@ -27,11 +33,7 @@ impl<'t> Extractor<'t, '_> {
                     current = current.field("object")?;
                 }
                 "identifier" => {
-                    let name = self.text_of(current);
-                    if self.lookup_local(name).is_some() {
-                        return None;
-                    }
-                    names.push(name);
+                    names.push(self.text_of(current));
                     names.reverse();
                     return Some(names);
                 }

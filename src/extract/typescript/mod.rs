@@ -42,6 +42,7 @@ pub(super) fn extract(facts: &mut FileFacts, text: &[u8]) {
         src,
         budget: std::cell::Cell::new(0),
         ancestors: Vec::new(),
+        marks: Vec::new(),
         facts,
         scopes: Vec::new(),
         containers: Vec::new(),
@@ -50,12 +51,98 @@ pub(super) fn extract(facts: &mut FileFacts, text: &[u8]) {
     };
     let root = tree.root_node();
     extractor.module_items(root);
+    extractor.marks = marks(text, &extractor.facts.imports);
     extractor.walk(root);
     // Calls inside a retried unit are followed into the file's named units; a file that
     // retries nothing needs none.
     if !extractor.facts.retry_sites.is_empty() {
         extractor.facts.units = units::named_units(text, root);
     }
+}
+
+/// Words every fact of the walk starts from (compared without letter case): a retry, a
+/// schedule, a cron, a job, a clock read, a lease, an SQL tag, and the opening of a string that
+/// reads as SQL. A subtree with none of them holds no fact, whatever else it holds.
+const MARKS: &[&str] = &[
+    "retry",
+    "schedule",
+    "cron",
+    "jobs",
+    "ref.",
+    "date",
+    "lease",
+    "sql",
+    "\"select",
+    "'select",
+    "`select",
+    "\"insert",
+    "'insert",
+    "`insert",
+    "\"update",
+    "'update",
+    "`update",
+    "\"delete",
+    "'delete",
+    "`delete",
+    "\"replace",
+    "'replace",
+    "`replace",
+    "\"with",
+    "'with",
+    "`with",
+    "\"create",
+    "'create",
+    "`create",
+    "\"alter",
+    "'alter",
+    "`alter",
+    "` ",
+    "`\n",
+    "`\r",
+    "`\t",
+];
+
+/// The offsets where a mark occurs, in order: the fixed words, this file's local names of
+/// Effect's `Ref` modules (`import { Ref as R }`: `R.getAndSet(…)` names no `Ref`), and in a
+/// file that builds a retrying client, its request calls.
+fn marks(text: &[u8], imports: &[crate::facts::Import]) -> Vec<u32> {
+    static MATCHER: std::sync::OnceLock<aho_corasick::AhoCorasick> = std::sync::OnceLock::new();
+    let matcher = MATCHER.get_or_init(|| {
+        aho_corasick::AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .build(MARKS)
+            .expect("literal patterns")
+    });
+    let mut out: Vec<u32> = matcher.find_overlapping_iter(text).map(|m| m.start() as u32).collect();
+    // A request through a retrying client names neither: where the file builds one, every
+    // request call is a mark.
+    if memchr::memmem::find(text, b"retryTransient").is_some() {
+        for method in [
+            ".get(",
+            ".post(",
+            ".put(",
+            ".patch(",
+            ".del(",
+            ".delete(",
+            ".head(",
+            ".options(",
+            ".execute(",
+        ] {
+            out.extend(memchr::memmem::find_iter(text, method.as_bytes()).map(|at| at as u32));
+        }
+    }
+    for import in imports.iter().filter(|i| is_effect_source(&i.source)) {
+        let imported = match &import.kind {
+            ImportKind::Named(name) => name.as_str(),
+            _ => import.source.rsplit('/').next().unwrap_or(""),
+        };
+        if imported.ends_with("Ref") && import.local != imported {
+            let alias = format!("{}.", import.local);
+            out.extend(memchr::memmem::find_iter(text, alias.as_bytes()).map(|at| at as u32));
+        }
+    }
+    out.sort_unstable();
+    out
 }
 
 /// What entering a node pushed, popped again when the walk leaves it.
@@ -88,6 +175,9 @@ struct Extractor<'t, 'f> {
     /// The nodes the walk is inside, innermost last: a node's parent without `Node::parent`,
     /// which tree-sitter answers by descending from the root.
     ancestors: Vec<Node<'t>>,
+    /// Where the words a fact can start from occur in the text, in order (see `marks`): a
+    /// subtree holding none of them is stepped over.
+    marks: Vec<u32>,
 }
 
 impl<'t> Extractor<'t, '_> {

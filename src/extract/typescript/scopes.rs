@@ -9,8 +9,10 @@ impl<'t> Extractor<'t, '_> {
         let mut cursor = root.walk();
         loop {
             let node = cursor.node();
-            // Punctuation and keywords are half of all nodes and hold no fact: step over them.
-            let named = node.is_named();
+            // Punctuation and keywords are half of all nodes and hold no fact: step over them,
+            // and over subtrees holding no word a fact starts from (a declaration is still
+            // entered: its locals are visible to what follows it).
+            let named = node.is_named() && (self.holds_mark(node) || declares(node));
             let descend = named && self.enter(node);
             if descend && cursor.goto_first_child() {
                 continue;
@@ -28,6 +30,13 @@ impl<'t> Extractor<'t, '_> {
                 self.leave();
             }
         }
+    }
+
+    /// Whether `node`'s text holds a mark (see `marks`).
+    fn holds_mark(&self, node: Node<'t>) -> bool {
+        let start = node.start_byte() as u32;
+        let at = self.marks.partition_point(|&m| m < start);
+        self.marks.get(at).is_some_and(|&m| m < node.end_byte() as u32)
     }
 
     pub(super) fn leave(&mut self) {
@@ -189,4 +198,12 @@ impl<'t> Extractor<'t, '_> {
         }
         None
     }
+}
+
+/// Nodes that declare locals for what follows them in their block.
+fn declares(node: Node) -> bool {
+    matches!(
+        node.kind_str(),
+        "lexical_declaration" | "variable_declaration" | "variable_declarator"
+    )
 }

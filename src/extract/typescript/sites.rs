@@ -27,6 +27,26 @@ impl RetryKind {
     }
 }
 
+/// Callee paths that are job facts by their names alone.
+const JOB_PATHS: &[&[&str]] = &[&["Jobs", "make"], &["Date", "now"]];
+
+/// An Effect module member extraction reads, with the module's name kept static; `None` for
+/// every other member (most calls), so nothing is allocated for them.
+fn interesting(module: &str, member: &str) -> Option<(&'static str, String)> {
+    let module: &'static str = match (module, member) {
+        ("Effect", "retry" | "retryOrElse" | "fn" | "fnUntraced") => "Effect",
+        ("Stream", "retry") => "Stream",
+        ("HttpClient", "retryTransient") => "HttpClient",
+        ("Schedule", "cron") => "Schedule",
+        ("Layer", "effect" | "succeed" | "scoped" | "sync" | "function") => "Layer",
+        ("Ref", _) => "Ref",
+        ("SynchronizedRef", _) => "SynchronizedRef",
+        ("SubscriptionRef", _) => "SubscriptionRef",
+        _ => return None,
+    };
+    Some((module, member.to_string()))
+}
+
 /// The methods a request is sent with through a named client.
 const CLIENT_METHODS: &[&str] = &[
     "get", "post", "put", "patch", "del", "delete", "head", "options", "execute",
@@ -39,12 +59,24 @@ impl<'t> Extractor<'t, '_> {
     pub(super) fn call(&mut self, node: Node<'t>) -> Option<Scope<'t>> {
         let callee = node.field("function")?;
         let arguments = node.field("arguments")?;
-        let path = self.name_path(callee);
-        let (module, member) = match path.as_deref().and_then(|p| self.facts.effect_member_path(p)) {
-            Some((module, member)) => (Some(module.to_string()), Some(member.to_string())),
-            None => (None, None),
+        // The callee's names as written; whether the first is a local (which shadows any
+        // import) is asked only of the few callees that can matter.
+        let written = self.written_path(callee);
+        let effect_pair = written
+            .as_deref()
+            .and_then(|p| self.facts.effect_member_path(p))
+            .and_then(|(module, member)| interesting(module, member));
+        let path = match &written {
+            Some(p) if effect_pair.is_some() || JOB_PATHS.iter().any(|j| p.ends_with(j)) => {
+                self.lookup_local(p[0]).is_none().then(|| p.clone())
+            }
+            _ => None,
         };
-        let effect = module.as_deref().zip(member.as_deref());
+        let (module, member) = match (&path, effect_pair) {
+            (Some(_), Some((module, member))) => (Some(module), Some(member)),
+            _ => (None, None),
+        };
+        let effect = module.zip(member.as_deref());
         let container = self.call_container(callee, arguments, effect);
         // A client is usually a local (`const client = yield* HttpClient.HttpClient`).
         let method = (callee.kind_str() == "member_expression")
