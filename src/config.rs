@@ -44,10 +44,15 @@ pub struct Vocabulary {
     pub transient_policies: Vec<String>,
     pub contention_predicates: Vec<String>,
     pub transient_predicates: Vec<String>,
-    /// Methods that append: replaying them adds a second copy.
+    /// Method prefixes that append (`send`, `sendEmail`): replaying them adds a second copy
+    /// unless the call carries an idempotency key or a client id.
     pub append_calls: Vec<String>,
-    /// Method prefixes that create: appending unless given a client id.
+    /// Method prefixes that create (`insertOrder`, `videos.create`): appending when the
+    /// object they are given is visible and carries no client id or idempotency key.
     pub create_calls: Vec<String>,
+    /// Object keys that carry an idempotency key (`{ idempotencyKey }`, a header): a call
+    /// sending one is safe to replay. Compared without case, `-` or `_`, as key suffixes.
+    pub idempotency_keys: Vec<String>,
     /// Methods that register a handler run under a durable retrier.
     pub durable_registrations: Vec<String>,
 }
@@ -60,9 +65,18 @@ impl Default for Vocabulary {
             transient_policies: words(&["transient"]),
             contention_predicates: words(&["isContention"]),
             transient_predicates: words(&["isConnectionLost", "isTransient"]),
-            append_calls: words(&["append", "publish", "send", "enqueue", "emit", "dispatch", "sendBatch"]),
+            append_calls: words(&[
+                "append", "publish", "send", "enqueue", "emit", "dispatch", "post", "charge",
+            ]),
             create_calls: words(&["insert", "create"]),
-            durable_registrations: words(&["subscribe", "consumer", "consume", "registerConsumer", "handle"]),
+            idempotency_keys: words(&[
+                "idempotencyKey",
+                "requestId",
+                "dedupeKey",
+                "deduplicationId",
+                "clientRequestId",
+            ]),
+            durable_registrations: words(&["subscribe", "consumer", "consume", "registerConsumer"]),
         }
     }
 }
@@ -86,6 +100,7 @@ struct RawConfig {
     transient_predicates: Option<Vec<String>>,
     append_calls: Option<Vec<String>>,
     create_calls: Option<Vec<String>>,
+    idempotency_keys: Option<Vec<String>>,
     durable_paths: Option<Vec<Spanned<String>>>,
     durable_registrations: Option<Vec<String>>,
     rules: Option<BTreeMap<Spanned<String>, Spanned<String>>>,
@@ -240,6 +255,7 @@ impl Config {
             (&mut vocabulary.transient_predicates, &raw.transient_predicates),
             (&mut vocabulary.append_calls, &raw.append_calls),
             (&mut vocabulary.create_calls, &raw.create_calls),
+            (&mut vocabulary.idempotency_keys, &raw.idempotency_keys),
             (&mut vocabulary.durable_registrations, &raw.durable_registrations),
         ] {
             if let Some(value) = value {

@@ -214,6 +214,7 @@ pub fn render(inferred: &Inferred) -> String {
         ("transient-predicates", &defaults.transient_predicates),
         ("append-calls", &defaults.append_calls),
         ("create-calls", &defaults.create_calls),
+        ("idempotency-keys", &defaults.idempotency_keys),
     ] {
         let _ = writeln!(out, "# {key} = {}", toml_list(value));
     }

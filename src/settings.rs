@@ -123,6 +123,7 @@ pub fn show(config: &Config, file: &Path) -> Result<String, Report> {
         transient_predicates,
         append_calls,
         create_calls,
+        idempotency_keys,
         durable_registrations,
     } = &config.vocabulary;
     for (key, value) in [
@@ -132,6 +133,7 @@ pub fn show(config: &Config, file: &Path) -> Result<String, Report> {
         ("transient-predicates", transient_predicates),
         ("append-calls", append_calls),
         ("create-calls", create_calls),
+        ("idempotency-keys", idempotency_keys),
         ("durable-registrations", durable_registrations),
     ] {
         let _ = writeln!(out, "{key} = {}", list(value));

@@ -120,6 +120,11 @@ pub fn contention_help(_library: Library) -> &'static str {
     "retry this unit on contention only, `{ schedule: Retry.contention, while: Retry.isContention }`; connection loss is retried only on idempotent units"
 }
 
+/// What to do about a broad retry of a unit that appends.
+pub fn unkeyed_append_help(_library: Library) -> &'static str {
+    "make the write recognisable on replay (an `Idempotency-Key` header, a client-generated id, `ON CONFLICT`) or retry it on contention only (`while: Retry.isContention`); a predicate such as `isRetryable` or a 5xx test says whether a later attempt could succeed, not whether a replay is safe"
+}
+
 /// What a durable retrier leaves to in-process retries.
 pub fn durable_help(_library: Library) -> &'static str {
     "retry only contention here, `{ schedule: Retry.contention, while: Retry.isContention }`; the durable retrier owns every other failure"

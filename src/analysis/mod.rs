@@ -26,7 +26,7 @@ use rayon::prelude::*;
 
 pub use inline::{Followed, How, Inline};
 pub use policy::{rows, table, Insertion, Origin, Policy, PolicyRow, Problem};
-pub use replay::{Durable, Finding, Role};
+pub use replay::{Durable, Finding, Replays, Role};
 
 use crate::facts::{string_value, Expr, PolicyArg, Predicate, RetrySite};
 use crate::index::{FileId, Index, Resolved};
@@ -44,6 +44,8 @@ pub struct SiteAnalysis {
     /// Which failures the site replays. The extractor's answer, except that a bare schedule
     /// the model cannot read may filter its input itself: unknown.
     pub predicate: Predicate,
+    /// Whether the site replays connection loss (decision 2), by its role and predicate.
+    pub replays: Replays,
     /// The durable retrier the site runs under, if any.
     pub durable: Option<Durable>,
     /// The first step of the retried unit that appends (replaying it applies it twice).
@@ -122,9 +124,11 @@ impl Analysis {
                 .iter()
                 .map(|site| {
                     let role = replay::role(site, &index.config.vocabulary);
+                    let predicate = predicate(index, file, site, role);
                     SiteAnalysis {
                         role,
-                        predicate: predicate(index, file, site, role),
+                        replays: replay::replays(role, &predicate, &index.config.vocabulary),
+                        predicate,
                         named: policy::named_policy(index, file, site),
                         inline: inline::find(self, index, file, site),
                         durable: replay::durable_retrier(index, file, site),

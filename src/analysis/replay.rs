@@ -2,8 +2,10 @@
 //! Reads unit facts (see `facts::Unit`) with the configured vocabulary.
 
 use crate::config::Vocabulary;
-use crate::facts::{ContainerKind, FileFacts, OpKind, Predicate, RetrySite, SqlClass, Unit, UnitOp};
-use crate::index::{FileId, Index};
+use crate::facts::{
+    ArgKeys, ContainerKind, Expr, FileFacts, ImportKind, OpKind, Predicate, RetrySite, SqlClass, Unit, UnitOp,
+};
+use crate::index::{FileId, Index, Resolved};
 use crate::source::Span;
 
 /// How deep calls to same-file units are followed.
@@ -46,6 +48,100 @@ pub fn role(site: &RetrySite, vocabulary: &Vocabulary) -> Role {
     }
 }
 
+/// Whether a retry replays connection loss, by what its predicate says (decision 2): only a
+/// contention predicate is narrow. No predicate, `() => true`, `isRetryable…`, a 429/5xx
+/// status test, a negated test (`!isPermanent(e)`) or a timeout/network tag all replay a
+/// lost connection too.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Replays {
+    /// Only contention: the database rolled the attempt back.
+    Contention,
+    /// Connection loss among other failures; why, in the user's words.
+    ConnectionLoss(String),
+    /// A predicate the analysis cannot read.
+    Unknown,
+}
+
+/// Words of a predicate that test contention errors.
+const CONTENTION_WORDS: &[&str] = &[
+    "Deadlock",
+    "Serialization",
+    "LockTimeout",
+    "SQLITE_BUSY",
+    "40001",
+    "40P01",
+];
+/// Words of a predicate that test timeouts and network failures.
+const NETWORK_WORDS: &[&str] = &[
+    "Timeout",
+    "Network",
+    "Transport",
+    "Socket",
+    "ECONNRESET",
+    "ECONNREFUSED",
+    "ETIMEDOUT",
+    "EPIPE",
+    "Unavailable",
+    "RequestError",
+];
+/// Statuses a retry of an HTTP call tests for: rate limits, timeouts and server errors.
+const RETRIED_STATUSES: &[&str] = &["429", "408", "500", "502", "503", "504"];
+
+/// What a site's failures filter lets through: its role by name first, then its predicate.
+pub fn replays(role: Role, predicate: &Predicate, vocabulary: &Vocabulary) -> Replays {
+    match role {
+        Role::Transient => return Replays::ConnectionLoss("the connection-loss policy".into()),
+        Role::Contention => return Replays::Contention,
+        Role::Other => {}
+    }
+    let mentions = match predicate {
+        Predicate::None => return Replays::ConnectionLoss("it has no predicate, so every failure is replayed".into()),
+        Predicate::Transient => {
+            return Replays::ConnectionLoss("it retries transient failures, connection loss among them".into())
+        }
+        Predicate::Unknown => return Replays::Unknown,
+        Predicate::Filter { always: true, .. } => {
+            return Replays::ConnectionLoss("its predicate is always true, so every failure is replayed".into())
+        }
+        Predicate::Filter { mentions, .. } => mentions,
+    };
+    if let Some(name) = mentions.iter().find(|m| is_retryable_name(m)) {
+        return Replays::ConnectionLoss(format!(
+            "`{name}` answers whether a later attempt could succeed, not whether a replay is safe"
+        ));
+    }
+    if mentions.iter().any(|m| RETRIED_STATUSES.contains(&m.as_str())) {
+        return Replays::ConnectionLoss(
+            "it retries 429/5xx responses, and a lost or failed response may follow an applied write".into(),
+        );
+    }
+    if let Some(tag) = mentions.iter().find(|m| NETWORK_WORDS.iter().any(|w| m.contains(w))) {
+        return Replays::ConnectionLoss(format!("it retries `{tag}`, a timeout or network failure"));
+    }
+    if mentions.iter().any(|m| m == "!") {
+        return Replays::ConnectionLoss(
+            "its predicate is a negated test, which replays every failure it does not name".into(),
+        );
+    }
+    let contention = mentions
+        .iter()
+        .any(|m| vocabulary.contention_predicates.contains(m) || CONTENTION_WORDS.iter().any(|w| m.contains(w)));
+    if contention {
+        Replays::Contention
+    } else {
+        Replays::Unknown
+    }
+}
+
+/// `isRetryable`, `isRetryableError`, `retryable`, but not `isNonRetryable`.
+fn is_retryable_name(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    lower.contains("retryable")
+        && !["nonretryable", "notretryable", "unretryable"]
+            .iter()
+            .any(|n| lower.contains(n))
+}
+
 /// A step of a unit that makes a replay unsafe, in the user's words.
 #[derive(Debug, Clone)]
 pub struct Finding {
@@ -53,24 +149,33 @@ pub struct Finding {
     pub what: String,
 }
 
-/// The first operation of `unit` (following same-file calls) that appends: replaying it can
-/// apply it twice.
+/// The first operation of `unit` that appends: replaying it can apply it twice. Calls to
+/// units of the same file are followed, and calls to units imported from another file one
+/// level across.
 pub fn appends(index: &Index, file: FileId, unit: &Unit, vocabulary: &Vocabulary) -> Option<Finding> {
-    appends_at(index.facts(file)?, unit, vocabulary, 0)
+    appends_at(index, file, unit, vocabulary, 0, true)
 }
 
-fn appends_at(facts: &FileFacts, unit: &Unit, vocabulary: &Vocabulary, depth: usize) -> Option<Finding> {
+fn appends_at(
+    index: &Index,
+    file: FileId,
+    unit: &Unit,
+    vocabulary: &Vocabulary,
+    depth: usize,
+    cross: bool,
+) -> Option<Finding> {
+    let facts = index.facts(file)?;
     for op in &unit.ops {
-        // A call to a unit of this file is judged by what that unit does, not by its name.
-        let callee = same_file_unit(facts, op);
-        if callee.is_none() {
-            if let Some(what) = appending(op, vocabulary) {
-                return Some(Finding { span: op.span, what });
+        // A call to a unit the analysis can see is judged by what that unit does, not by its name.
+        match called_unit(index, file, facts, op, cross) {
+            None => {
+                if let Some(what) = appending(op, vocabulary) {
+                    return Some(Finding { span: op.span, what });
+                }
             }
-        }
-        if depth < MAX_CALL_DEPTH {
-            if let Some(callee) = callee {
-                if let Some(found) = appends_at(facts, callee, vocabulary, depth + 1) {
+            Some((target, callee)) if depth < MAX_CALL_DEPTH => {
+                let still_cross = cross && target == file;
+                if let Some(found) = appends_at(index, target, callee, vocabulary, depth + 1, still_cross) {
                     // Point at the call in this unit; name what the callee does.
                     return Some(Finding {
                         span: op.span,
@@ -78,9 +183,76 @@ fn appends_at(facts: &FileFacts, unit: &Unit, vocabulary: &Vocabulary, depth: us
                     });
                 }
             }
+            Some(_) => {}
         }
     }
     None
+}
+
+/// How a call's arguments identify what it writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Identity {
+    /// An idempotency key, or the row's own id made before the unit: a replay is recognised.
+    Keyed,
+    /// The object sent is visible and carries neither.
+    Unkeyed,
+    /// Nothing visible.
+    Unknown,
+}
+
+/// Lowercase without `-`, `_`: `Idempotency-Key` and `idempotency_key` read alike.
+fn normalized(key: &str) -> String {
+    key.chars()
+        .filter(|c| *c != '-' && *c != '_')
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
+}
+
+/// `videos` → `video`, `entries` → `entry`.
+fn singular(word: &str) -> String {
+    if let Some(stem) = word.strip_suffix("ies") {
+        format!("{stem}y")
+    } else if word.ends_with("ss") {
+        word.to_string()
+    } else {
+        word.strip_suffix('s').unwrap_or(word).to_string()
+    }
+}
+
+fn identity(keys: Option<&ArgKeys>, entity: Option<&str>, vocabulary: &Vocabulary) -> Identity {
+    let Some(keys) = keys else {
+        return Identity::Unknown;
+    };
+    let unseen = if keys.open {
+        Identity::Unknown
+    } else {
+        Identity::Unkeyed
+    };
+    let idempotency: Vec<String> = vocabulary.idempotency_keys.iter().map(|k| normalized(k)).collect();
+    let own = entity.map(|e| format!("{}id", normalized(&singular(e))));
+    let keyed = keys.keys.iter().any(|key| {
+        let name = normalized(&key.name);
+        // A key made inside the replayed unit is new on every replay: it identifies nothing.
+        !key.fresh
+            && (idempotency.iter().any(|k| name.ends_with(k.as_str()))
+                || name == "id"
+                || own.as_deref() == Some(name.as_str()))
+    });
+    if keyed {
+        Identity::Keyed
+    } else {
+        unseen
+    }
+}
+
+/// The verb prefix of `method` among `verbs` (`sendEmail` → `send`), at a word boundary; and
+/// what follows it (`Email`).
+fn verb<'m>(method: &'m str, verbs: &[String]) -> Option<&'m str> {
+    verbs.iter().find_map(|v| {
+        method
+            .strip_prefix(v.as_str())
+            .filter(|rest| rest.is_empty() || rest.starts_with(|c: char| c.is_ascii_uppercase() || c == '_'))
+    })
 }
 
 fn appending(op: &UnitOp, vocabulary: &Vocabulary) -> Option<String> {
@@ -94,16 +266,30 @@ fn appending(op: &UnitOp, vocabulary: &Vocabulary) -> Option<String> {
                 Some(r) => format!("{r}.{method}"),
                 None => method.clone(),
             };
-            if vocabulary.append_calls.iter().any(|v| v == method) {
-                return Some(format!("`{called}` appends"));
+            // `rest.createMessage` is about a message; `videos.create` about a video.
+            let entity = |rest: &str| -> Option<String> {
+                let rest = rest.trim_start_matches('_');
+                if rest.is_empty() {
+                    receiver
+                        .as_deref()
+                        .map(|r| r.rsplit('.').next().unwrap_or(r).to_string())
+                } else {
+                    Some(rest.to_string())
+                }
+            };
+            if let Some(rest) = verb(method, &vocabulary.append_calls) {
+                // An object built from a spread may carry a key the analysis cannot see.
+                let open = client_id.as_ref().is_some_and(|k| k.open);
+                return match identity(client_id.as_ref(), entity(rest).as_deref(), vocabulary) {
+                    Identity::Keyed => None,
+                    Identity::Unknown if open => None,
+                    _ => Some(format!("`{called}` appends")),
+                };
             }
-            let creates = vocabulary.create_calls.iter().any(|prefix| {
-                method
-                    .strip_prefix(prefix.as_str())
-                    .is_some_and(|rest| rest.is_empty() || rest.starts_with(char::is_uppercase))
-            });
+            let rest = verb(method, &vocabulary.create_calls)?;
             // Only a create whose argument the analysis can see without a client id.
-            (creates && *client_id == Some(false)).then(|| format!("`{called}` creates a row without a client id"))
+            (identity(client_id.as_ref(), entity(rest).as_deref(), vocabulary) == Identity::Unkeyed)
+                .then(|| format!("`{called}` creates without a client id or an idempotency key"))
         }
         OpKind::Sql(SqlClass::Insert) => Some("an `INSERT` without `ON CONFLICT` appends a row".into()),
         OpKind::Http {
@@ -113,8 +299,88 @@ fn appending(op: &UnitOp, vocabulary: &Vocabulary) -> Option<String> {
             "a `{}` request without an `Idempotency-Key` header",
             method.to_uppercase()
         )),
+        OpKind::GraphQl {
+            mutation: true,
+            names,
+            variables,
+        } => {
+            // `CreateIssue` or `issueCreate`: a verb at a word boundary of either name.
+            let verbs: Vec<&String> = vocabulary.append_calls.iter().chain(&vocabulary.create_calls).collect();
+            let named = names.iter().find(|name| {
+                camel_words(name)
+                    .iter()
+                    .any(|word| verbs.iter().any(|v| v.eq_ignore_ascii_case(word)))
+            })?;
+            (identity(variables.as_ref(), None, vocabulary) == Identity::Unkeyed || variables.is_none())
+                .then(|| format!("the GraphQL mutation `{named}` creates without an idempotency key"))
+        }
         _ => None,
     }
+}
+
+/// `issueCreate` → `["issue", "Create"]`, `CreateIssue` → `["Create", "Issue"]`.
+fn camel_words(name: &str) -> Vec<&str> {
+    let mut words = Vec::new();
+    let mut start = 0;
+    for (i, c) in name.char_indices() {
+        if i > start && (c.is_ascii_uppercase() || c == '_') {
+            words.push(&name[start..i]);
+            start = if c == '_' { i + 1 } else { i };
+        }
+    }
+    if start < name.len() {
+        words.push(&name[start..]);
+    }
+    words
+}
+
+/// The unit an operation calls, by name: one of this file, or — when `cross` — one another
+/// file exports (`import { createInvoice } from "./invoices.js"`, `Invoices.create` through a
+/// namespace import).
+fn called_unit<'i>(
+    index: &'i Index,
+    file: FileId,
+    facts: &'i FileFacts,
+    op: &UnitOp,
+    cross: bool,
+) -> Option<(FileId, &'i Unit)> {
+    if let Some(unit) = same_file_unit(facts, op) {
+        return Some((file, unit));
+    }
+    let OpKind::Call { receiver, method, .. } = &op.kind else {
+        return None;
+    };
+    if !cross || facts.language != crate::source::Language::TypeScript && facts.language != crate::source::Language::Tsx
+    {
+        return None;
+    }
+    let resolved = match receiver.as_deref() {
+        None => {
+            facts.import(method)?;
+            index.resolve_name(file, method)
+        }
+        Some(r) if !r.contains(['.', '(', ' ']) => {
+            let import = facts.import(r)?;
+            if import.kind != ImportKind::Namespace {
+                return None;
+            }
+            let expr = Expr::Member(Box::new(Expr::Ident(r.to_string(), op.span)), method.clone(), op.span);
+            index.resolve_path(file, &expr)
+        }
+        Some(_) => return None,
+    };
+    let Resolved::Value { file: target, name, .. } = resolved else {
+        return None;
+    };
+    if target == file {
+        return None;
+    }
+    let unit = index
+        .facts(target)?
+        .units
+        .iter()
+        .find(|u| u.name.as_deref() == Some(name))?;
+    Some((target, unit))
 }
 
 /// The same-file unit an operation calls, by name.
@@ -153,6 +419,7 @@ pub fn after_commit(index: &Index, file: FileId, unit: &Unit) -> Option<(Span, F
         OpKind::Sql(_) => "an SQL statement".into(),
         OpKind::Http { method, .. } => format!("a `{}` request", method.to_uppercase()),
         OpKind::Transaction => "a second transaction".into(),
+        OpKind::GraphQl { names, .. } => format!("the GraphQL operation `{}`", names.first().map_or("?", |n| n)),
     };
     Some((transaction.span, Finding { span: later.span, what }))
 }
@@ -186,7 +453,7 @@ fn is_work(facts: &FileFacts, op: &UnitOp, depth: usize) -> bool {
             }
         }
         OpKind::Sql(class) => *class != SqlClass::Select,
-        OpKind::Http { .. } | OpKind::Transaction => true,
+        OpKind::Http { .. } | OpKind::Transaction | OpKind::GraphQl { .. } => true,
     }
 }
 
@@ -226,4 +493,78 @@ pub fn durable_retrier(index: &Index, file: FileId, site: &RetrySite) -> Option<
         why,
         redeliveries: index.wrangler_max_retries(file),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn filter(mentions: &[&str]) -> Predicate {
+        Predicate::Filter {
+            span: Span::default(),
+            mentions: mentions.iter().map(|m| m.to_string()).collect(),
+            always: false,
+        }
+    }
+
+    #[test]
+    fn only_a_contention_predicate_is_narrow() {
+        let vocabulary = Vocabulary::default();
+        let replays = |p: &Predicate| replays(Role::Other, p, &vocabulary);
+        assert_eq!(replays(&filter(&["Retry", "isContention"])), Replays::Contention);
+        assert_eq!(replays(&filter(&["e", "_tag", "DeadlockError"])), Replays::Contention);
+        assert_eq!(replays(&filter(&["isPending"])), Replays::Unknown);
+        assert_eq!(replays(&Predicate::Unknown), Replays::Unknown);
+        for broad in [
+            filter(&["isRetryableError"]),
+            filter(&["e", "status", "429"]),
+            filter(&["!", "isPermanentError", "e"]),
+            filter(&["e", "_tag", "TimeoutException"]),
+            Predicate::None,
+        ] {
+            assert!(matches!(replays(&broad), Replays::ConnectionLoss(_)), "{broad:?}");
+        }
+        assert_eq!(replays(&filter(&["isNonRetryable"])), Replays::Unknown);
+    }
+
+    #[test]
+    fn verbs_are_prefixes_at_a_word_boundary() {
+        let verbs = Vocabulary::default().append_calls;
+        assert_eq!(verb("sendEmail", &verbs), Some("Email"));
+        assert_eq!(verb("send", &verbs), Some(""));
+        assert_eq!(verb("sender", &verbs), None);
+        assert_eq!(camel_words("issueCreate"), ["issue", "Create"]);
+        assert_eq!(singular("entries"), "entry");
+        assert_eq!(singular("videos"), "video");
+    }
+
+    #[test]
+    fn a_foreign_key_is_not_a_client_id() {
+        let vocabulary = Vocabulary::default();
+        let keys = |names: &[(&str, bool)]| ArgKeys {
+            keys: names
+                .iter()
+                .map(|(name, fresh)| crate::facts::ArgKey {
+                    name: name.to_string(),
+                    fresh: *fresh,
+                })
+                .collect(),
+            open: false,
+        };
+        let of = |k: &ArgKeys, entity: &str| identity(Some(k), Some(entity), &vocabulary);
+        assert_eq!(
+            of(&keys(&[("ownerId", false), ("orgId", false)]), "videos"),
+            Identity::Unkeyed
+        );
+        assert_eq!(of(&keys(&[("videoId", false)]), "videos"), Identity::Keyed);
+        assert_eq!(
+            of(&keys(&[("id", true)]), "videos"),
+            Identity::Unkeyed,
+            "made inside the unit"
+        );
+        assert_eq!(
+            of(&keys(&[("MessageDeduplicationId", false)]), "message"),
+            Identity::Keyed
+        );
+    }
 }

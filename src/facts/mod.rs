@@ -24,7 +24,7 @@ pub use module::{is_effect_source, Binding, Export, Import, ImportKind};
 pub use retry::{PolicyArg, Predicate, Retried, RetrySite};
 pub use rust::{RustBase, RustChain, RustOp, RustPath, RustPolicy, RustPolicyArg};
 pub use sql::{SqlOrigin, SqlText};
-pub use unit::{ClientRequest, OpKind, SqlClass, Unit, UnitOp};
+pub use unit::{ArgKey, ArgKeys, ClientRequest, OpKind, SqlClass, Unit, UnitOp};
 
 use crate::source::{Language, LineIndex, Span};
 

@@ -27,9 +27,10 @@ pub enum OpKind {
     Call {
         receiver: Option<String>,
         method: String,
-        /// Whether the first argument, an object literal, carries an `id` / `…Id` key (a
-        /// client id); `None` when the first argument is not an object literal.
-        client_id: Option<bool>,
+        /// The keys of the call's object-literal arguments: where a client id or an
+        /// idempotency key would be (`{ id, … }`, `{ idempotencyKey }`). `None` when no
+        /// argument is an object literal (the analysis cannot see what is sent).
+        client_id: Option<ArgKeys>,
     },
     /// An SQL statement in a `sql` tagged template.
     Sql(SqlClass),
@@ -37,6 +38,35 @@ pub enum OpKind {
     Http { method: String, idempotency_key: bool },
     /// `….withTransaction(…)`: the span covers what runs inside it.
     Transaction,
+    /// A GraphQL document sent through a helper (`executeGraphQL(client, CREATE_ISSUE, vars)`,
+    /// the document a literal or a top-level constant): judged by the document, not by how
+    /// the helper sends it (every GraphQL request is a POST).
+    GraphQl {
+        /// A mutation (else a query or a subscription).
+        mutation: bool,
+        /// The operation name and first field: `CreateIssue`, `issueCreate`.
+        names: Vec<String>,
+        /// The keys of the variables it is sent with.
+        variables: Option<ArgKeys>,
+    },
+}
+
+/// The keys of a call's object-literal arguments (and of the objects nested in them, such
+/// as `headers`), as written.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ArgKeys {
+    pub keys: Vec<ArgKey>,
+    /// A spread or a computed key: the object may carry keys that are not written here.
+    pub open: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ArgKey {
+    pub name: String,
+    /// The value is an id made inside the replayed unit (`randomUUID()`, `yield* newId(…)`,
+    /// or a local of the unit bound to one): each replay sends a new one, so it identifies
+    /// nothing across replays.
+    pub fresh: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

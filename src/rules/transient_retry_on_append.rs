@@ -1,12 +1,12 @@
-//! `transient-retry-on-append`: connection-loss retries on a unit that appends.
+//! `transient-retry-on-append`: a retry that replays connection loss on a unit that appends.
 
 use super::{Context, Diagnostic, FixSafety, Rule, Severity, Trigger};
-use crate::analysis::{dialect, Role};
+use crate::analysis::{dialect, Replays, Role};
 use crate::facts::Retried;
 
 pub const RULE: Rule = Rule {
     name: "transient-retry-on-append",
-    summary: "the transient (connection-loss) policy on a unit that appends",
+    summary: "a retry that replays connection loss (the transient policy, no predicate, `isRetryable`, 5xx) on a unit that appends",
     decision: "2",
     default_severity: Severity::Error,
     fix: FixSafety::Unsafe,
@@ -18,10 +18,13 @@ pub const RULE: Rule = Rule {
 fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
     for (site, analysis) in ctx.retry_sites() {
         // A retrying client is judged per request (`retrying-client-unsafe-method`).
-        if site.retried == Retried::Client || analysis.role != Role::Transient {
+        if site.retried == Retried::Client {
             continue;
         }
-        let (Some(unit), Some(found), Some(policy)) = (&site.unit, &analysis.appends, site.policy_span()) else {
+        let Replays::ConnectionLoss(why) = &analysis.replays else {
+            continue;
+        };
+        let (Some(unit), Some(found)) = (&site.unit, &analysis.appends) else {
             continue;
         };
         let unit_name = unit
@@ -29,18 +32,32 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
             .as_deref()
             .map(|n| format!("`{n}`"))
             .unwrap_or_else(|| dialect::unnamed_unit(site.library).into());
-        out.push(
-            RULE.report(
-                ctx,
-                policy,
-                format!(
-                    "connection-loss retry of {unit_name}, where {}: after a lost COMMIT acknowledgement the write may already be applied, and the replay applies it again",
-                    found.what
-                ),
+        let named = analysis.role == Role::Transient;
+        let message = if named {
+            format!(
+                "connection-loss retry of {unit_name}, where {}: after a lost COMMIT acknowledgement the write may already be applied, and the replay applies it again",
+                found.what
             )
-            .with_label(ctx.file, found.span, "appends here")
-            .with_help(dialect::contention_help(site.library))
-            .with_fix(dialect::contention_fix(ctx.file, site, &ctx.config().vocabulary)),
+        } else {
+            format!(
+                "retry of {unit_name} replays connection loss ({why}), where {}: after a lost acknowledgement the write may already be applied, and the replay applies it again",
+                found.what
+            )
+        };
+        let help = if named {
+            dialect::contention_help(site.library)
+        } else {
+            dialect::unkeyed_append_help(site.library)
+        };
+        out.push(
+            RULE.report(ctx, site.policy_span().unwrap_or(site.callee_span), message)
+                .with_label(ctx.file, found.span, "appends here")
+                .with_help(help)
+                .with_fix(
+                    named
+                        .then(|| dialect::contention_fix(ctx.file, site, &ctx.config().vocabulary))
+                        .flatten(),
+                ),
         );
     }
 }

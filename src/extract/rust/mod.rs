@@ -357,6 +357,7 @@ mod tests {
                 OpKind::Sql(class) => format!("sql {class:?}"),
                 OpKind::Http { method, .. } => format!("http {method}"),
                 OpKind::Transaction => "transaction".into(),
+                OpKind::GraphQl { .. } => "graphql".into(),
             })
             .collect();
         assert!(kinds.contains(&"sql Insert".to_string()), "{kinds:?}");

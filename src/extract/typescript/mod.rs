@@ -54,10 +54,9 @@ pub(super) fn extract(facts: &mut FileFacts, text: &[u8]) {
     extractor.marks = marks(text, &extractor.facts.imports);
     extractor.walk(root);
     // Calls inside a retried unit are followed into the file's named units; a file that
-    // retries nothing needs none.
-    if !extractor.facts.retry_sites.is_empty() {
-        extractor.facts.units = units::named_units(text, root);
-    }
+    // retries nothing is read for its top-level helpers, which other files import.
+    let top_level = extractor.facts.retry_sites.is_empty();
+    extractor.facts.units = units::named_units(text, root, &extractor.facts.bindings, top_level);
 }
 
 /// Words every fact of the walk starts from (compared without letter case): a retry, a

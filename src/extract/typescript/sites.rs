@@ -47,6 +47,9 @@ fn interesting(module: &str, member: &str) -> Option<(&'static str, String)> {
     Some((module, member.to_string()))
 }
 
+/// Words kept of one predicate's body.
+const MAX_PREDICATE_TOKENS: usize = 256;
+
 /// The methods a request is sent with through a named client.
 const CLIENT_METHODS: &[&str] = &[
     "get", "post", "put", "patch", "del", "delete", "head", "options", "execute",
@@ -130,17 +133,24 @@ impl<'t> Extractor<'t, '_> {
         };
         let policy = policy_index.map(|i| self.expr(args[i], 0));
         let target = units::retried_target(self.text, node, &args, policy_index)
-            .map(|(target, name)| units::unit(self.text, target, name));
+            .map(|(roots, name)| units::unit(self.text, &roots, name, &self.facts.bindings));
         if kind == RetryKind::HttpRetryTransient {
             if let Some(client) = units::bound_client_name(self.text, node) {
                 self.facts.retrying_clients.push(client);
             }
         }
-        let predicate = match (&policy, kind) {
+        let mut predicate = match (&policy, kind) {
             (_, RetryKind::HttpRetryTransient) => Predicate::Transient,
             (None, _) => Predicate::Unknown,
             (Some(policy), _) => self.predicate(policy),
         };
+        // What a predicate function of this file tests: its body's names, strings, numbers
+        // and negations (`(e) => e.status >= 500`, a local `isRetryable` with a block body).
+        if let (Predicate::Filter { mentions, .. }, Some(index)) = (&mut predicate, policy_index) {
+            if let Some(filter) = self.filter_node(args[index]) {
+                mentions.extend(self.predicate_tokens(filter));
+            }
+        }
         let retried = match kind {
             RetryKind::StreamRetry => Retried::Stream,
             RetryKind::HttpRetryTransient => Retried::Client,
@@ -200,6 +210,125 @@ impl<'t> Extractor<'t, '_> {
         } else {
             Predicate::None
         }
+    }
+
+    /// The `while` / `until` value of an options object.
+    fn filter_node(&self, options: Node<'t>) -> Option<Node<'t>> {
+        if options.kind_str() != "object" {
+            return None;
+        }
+        let mut cursor = options.walk();
+        let pairs: Vec<Node<'t>> = options.named_children(&mut cursor).collect();
+        pairs.into_iter().rev().find_map(|pair| {
+            let key = pair.field("key")?;
+            matches!(self.text_of(key), "while" | "until")
+                .then(|| pair.field("value"))
+                .flatten()
+        })
+    }
+
+    /// The words a predicate tests: for a function written here or bound in this file (a
+    /// local, a top-level `const` or `function`), the names, strings and numbers of its body,
+    /// and `!` for a negation (`!isPermanent(e)`, `e._tag !== "NotFound"`).
+    fn predicate_tokens(&self, filter: Node<'t>) -> Vec<String> {
+        let function = match filter.kind_str() {
+            "identifier" => {
+                let name = self.text_of(filter);
+                match self.lookup_local(name) {
+                    Some((_, Some(value))) => Some(value),
+                    Some((_, None)) => None,
+                    None => self.top_level_value(name),
+                }
+            }
+            "member_expression" => None,
+            _ => Some(filter),
+        };
+        let Some(function) = function else {
+            return Vec::new();
+        };
+        let body = match function.kind_str() {
+            "arrow_function" | "function_expression" | "function" | "function_declaration" => {
+                function.field("body").unwrap_or(function)
+            }
+            _ => function,
+        };
+        let mut out = Vec::new();
+        let mut cursor = body.walk();
+        loop {
+            let node = cursor.node();
+            match node.kind_str() {
+                "identifier" | "property_identifier" | "shorthand_property_identifier" | "number" => {
+                    out.push(self.text_of(node).to_string())
+                }
+                "string" => out.push(string_value(self.text_of(node))),
+                "unary_expression" if node.field("operator").is_some_and(|o| o.kind_str() == "!") => {
+                    out.push("!".into())
+                }
+                "binary_expression"
+                    if node
+                        .field("operator")
+                        .is_some_and(|o| matches!(o.kind_str(), "!==" | "!=")) =>
+                {
+                    out.push("!".into())
+                }
+                _ => {}
+            }
+            if out.len() >= MAX_PREDICATE_TOKENS {
+                break;
+            }
+            if !matches!(node.kind_str(), "string" | "comment") && cursor.goto_first_child() {
+                continue;
+            }
+            let mut done = false;
+            loop {
+                if cursor.node() == body {
+                    done = true;
+                    break;
+                }
+                if cursor.goto_next_sibling() {
+                    break;
+                }
+                if !cursor.goto_parent() {
+                    done = true;
+                    break;
+                }
+            }
+            if done {
+                break;
+            }
+        }
+        out
+    }
+
+    /// The value of a top-level `const NAME = …` or `function NAME`.
+    fn top_level_value(&self, name: &str) -> Option<Node<'t>> {
+        let root = *self.ancestors.first()?;
+        let mut cursor = root.walk();
+        for item in root.named_children(&mut cursor) {
+            let item = if item.kind_str() == "export_statement" {
+                match item.field("declaration") {
+                    Some(declaration) => declaration,
+                    None => continue,
+                }
+            } else {
+                item
+            };
+            match item.kind_str() {
+                "function_declaration" if item.field("name").is_some_and(|n| self.text_of(n) == name) => {
+                    return Some(item)
+                }
+                "lexical_declaration" | "variable_declaration" => {
+                    let mut inner = item.walk();
+                    for declarator in item.named_children(&mut inner) {
+                        if declarator.field("name").is_some_and(|n| self.text_of(n) == name) {
+                            return declarator.field("value");
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        None
     }
 
     /// Notes an error region when a token the rules care about is among the pieces the

@@ -6,7 +6,7 @@ use super::FieldExt;
 use tree_sitter::Node;
 
 use crate::extract::sql::classify_sql;
-use crate::facts::{ClientRequest, OpKind, Unit, UnitOp};
+use crate::facts::{ArgKey, ArgKeys, Binding, ClientRequest, OpKind, Unit, UnitOp};
 use crate::source::Span;
 
 /// Operations kept per unit: enough for any real unit, bounded for generated code.
@@ -24,109 +24,400 @@ fn span(node: Node) -> Span {
     Span::new(node.start_byte(), node.end_byte())
 }
 
-/// The unit `node` stands for: every operation in its subtree.
-pub fn unit(source: &[u8], node: Node, name: Option<String>) -> Unit {
+/// The unit `roots` stand for: every operation in their subtrees, in source order. `bindings`
+/// are the file's top-level bindings (a GraphQL mutation's text is often a constant).
+pub fn unit(source: &[u8], roots: &[Node], name: Option<String>, bindings: &[Binding]) -> Unit {
+    let fresh = fresh_locals(source, roots);
+    let reader = Reader {
+        source,
+        bindings,
+        fresh: &fresh,
+    };
     let mut ops = Vec::new();
-    let mut cursor = node.walk();
-    'walk: loop {
-        let current = cursor.node();
-        let descend = match current.kind_str() {
-            "comment" | "string" | "type_annotation" | "type_arguments" => false,
-            "call_expression" => {
-                if let Some(op) = operation(source, current) {
-                    ops.push(op);
-                    if ops.len() >= MAX_OPS {
-                        break 'walk;
+    'roots: for &node in roots {
+        let mut cursor = node.walk();
+        'walk: loop {
+            let current = cursor.node();
+            let descend = match current.kind_str() {
+                "comment" | "string" | "type_annotation" | "type_arguments" => false,
+                "call_expression" => {
+                    if let Some(op) = reader.operation(current) {
+                        ops.push(op);
+                        if ops.len() >= MAX_OPS {
+                            break 'roots;
+                        }
+                    }
+                    true
+                }
+                _ => true,
+            };
+            if descend && cursor.goto_first_child() {
+                continue;
+            }
+            loop {
+                if cursor.node() == node {
+                    break 'walk;
+                }
+                if cursor.goto_next_sibling() {
+                    break;
+                }
+                if !cursor.goto_parent() {
+                    break 'walk;
+                }
+            }
+        }
+    }
+    let span = match (roots.first(), roots.last()) {
+        (Some(first), Some(last)) => Span::new(first.start_byte(), last.end_byte().max(first.end_byte())),
+        _ => Span::default(),
+    };
+    Unit { name, span, ops }
+}
+
+/// What one unit's operations are read with.
+struct Reader<'a> {
+    source: &'a [u8],
+    bindings: &'a [Binding],
+    /// Locals of the unit bound to a freshly made id.
+    fresh: &'a [&'a str],
+}
+
+impl Reader<'_> {
+    /// One call as a unit operation.
+    fn operation(&self, call: Node) -> Option<UnitOp> {
+        let source = self.source;
+        let callee = call.field("function")?;
+        let arguments = call.field("arguments")?;
+        if arguments.kind_str() == "template_string" {
+            // sql`…`, this.sql`…`, tx.sql`…`
+            let tag = text(source, callee);
+            if tag == "sql" || tag.ends_with(".sql") {
+                return Some(UnitOp {
+                    span: span(call),
+                    kind: OpKind::Sql(classify_sql(text(source, arguments))),
+                });
+            }
+            return None;
+        }
+        let (receiver, method) = match callee.kind_str() {
+            "member_expression" => (
+                Some(text(source, callee.field("object")?)),
+                text(source, callee.field("property")?),
+            ),
+            "identifier" => (None, text(source, callee)),
+            _ => return None,
+        };
+        let kind = if method == "withTransaction" && receiver.is_some() {
+            OpKind::Transaction
+        } else if let Some(method) = self.request_method(receiver, method, arguments) {
+            OpKind::Http {
+                method,
+                idempotency_key: mentions_idempotency_key(&source[call.byte_range()])
+                    || chain_sets_idempotency_key(source, call),
+            }
+        } else if let Some((mutation, names)) = self.graphql(arguments) {
+            OpKind::GraphQl {
+                mutation,
+                names,
+                variables: self.arg_keys(arguments),
+            }
+        } else {
+            OpKind::Call {
+                receiver: receiver
+                    .filter(|r| r.len() <= 80 && !r.contains('\n'))
+                    .map(str::to_string),
+                method: method.to_string(),
+                client_id: self.arg_keys(arguments),
+            }
+        };
+        Some(UnitOp { span: span(call), kind })
+    }
+
+    /// The HTTP method a call sends, when it says so: `HttpClientRequest.post(…)`,
+    /// `client.post(…)` / `.patch(…)`, a literal method argument (`call("POST", "/items")`,
+    /// `HttpClientRequest.make("PATCH")`), or `{ method: "POST" }` (`fetch(url, { method })`).
+    fn request_method(&self, receiver: Option<&str>, method: &str, arguments: Node) -> Option<String> {
+        if receiver == Some("HttpClientRequest") && HTTP_METHODS.contains(&method) {
+            return Some(method.to_string());
+        }
+        if receiver.is_some() && matches!(method, "post" | "patch") {
+            return Some(method.to_string());
+        }
+        // Logs and span attributes name methods too; they send nothing.
+        let root = receiver.map(|r| r.split('.').next().unwrap_or(r));
+        if root.is_some_and(|r| matches!(r, "Effect" | "Console" | "console" | "Metric" | "span" | "logger"))
+            || [
+                "log",
+                "annotate",
+                "setAttribute",
+                "withSpan",
+                "info",
+                "debug",
+                "warn",
+                "error",
+                "trace",
+            ]
+            .iter()
+            .any(|p| method.starts_with(p))
+        {
+            return None;
+        }
+        let literal = |node: Node| -> Option<String> {
+            if node.kind_str() != "string" {
+                return None;
+            }
+            let value = text(self.source, node).trim_matches(['"', '\'', '`']);
+            LITERAL_METHODS
+                .iter()
+                .find(|m| m.eq_ignore_ascii_case(value))
+                .map(|m| m.to_ascii_lowercase())
+        };
+        let mut cursor = arguments.walk();
+        for argument in arguments.named_children(&mut cursor) {
+            if let Some(method) = literal(argument) {
+                return Some(method);
+            }
+            if argument.kind_str() == "object" {
+                let mut inner = argument.walk();
+                for pair in argument.named_children(&mut inner) {
+                    let is_method = pair.kind_str() == "pair"
+                        && pair
+                            .field("key")
+                            .is_some_and(|k| text(self.source, k).trim_matches(['"', '\'']) == "method");
+                    if let Some(method) = pair.field("value").filter(|_| is_method).and_then(literal) {
+                        return Some(method);
                     }
                 }
-                true
             }
-            _ => true,
-        };
-        if descend && cursor.goto_first_child() {
+        }
+        None
+    }
+
+    /// A GraphQL document among the arguments — a literal, or a top-level constant of this
+    /// file (`const CREATE_ISSUE = gql`mutation CreateIssue(…) { issueCreate(…) }``):
+    /// whether it is a mutation, and its operation name and first field.
+    fn graphql(&self, arguments: Node) -> Option<(bool, Vec<String>)> {
+        let mut cursor = arguments.walk();
+        for argument in arguments.named_children(&mut cursor) {
+            let document = match argument.kind_str() {
+                "string" | "template_string" => Some(text(self.source, argument)),
+                "identifier" => {
+                    let name = text(self.source, argument);
+                    self.bindings
+                        .iter()
+                        .find(|b| b.name == name)
+                        .and_then(|b| {
+                            std::str::from_utf8(&self.source[b.span.start as usize..b.span.end as usize]).ok()
+                        })
+                        .and_then(|declarator| declarator.split_once('=').map(|(_, value)| value))
+                }
+                _ => None,
+            };
+            if let Some(found) = document.and_then(graphql_names) {
+                return Some(found);
+            }
+        }
+        None
+    }
+
+    /// The keys of the object-literal arguments (one level of nested objects included).
+    fn arg_keys(&self, arguments: Node) -> Option<ArgKeys> {
+        let mut keys = ArgKeys::default();
+        let mut seen_object = false;
+        let mut cursor = arguments.walk();
+        for argument in arguments.named_children(&mut cursor) {
+            if argument.kind_str() == "object" {
+                seen_object = true;
+                self.object_keys(argument, 0, &mut keys);
+            }
+        }
+        seen_object.then_some(keys)
+    }
+
+    fn object_keys(&self, object: Node, depth: usize, out: &mut ArgKeys) {
+        let mut cursor = object.walk();
+        for property in object.named_children(&mut cursor) {
+            let (key, value) = match property.kind_str() {
+                "pair" => (property.field("key"), property.field("value")),
+                "shorthand_property_identifier" => (Some(property), Some(property)),
+                "spread_element" => {
+                    out.open = true;
+                    continue;
+                }
+                _ => continue,
+            };
+            let key = key.filter(|k| {
+                matches!(
+                    k.kind_str(),
+                    "property_identifier" | "string" | "shorthand_property_identifier"
+                )
+            });
+            let Some(key) = key else {
+                out.open = true;
+                continue;
+            };
+            if out.keys.len() >= MAX_KEYS {
+                out.open = true;
+                return;
+            }
+            out.keys.push(ArgKey {
+                name: text(self.source, key).trim_matches(['"', '\'', '`']).to_string(),
+                fresh: value.is_some_and(|v| self.is_fresh(v)),
+            });
+            if let Some(value) = value.filter(|v| v.kind_str() == "object" && depth < 1) {
+                self.object_keys(value, depth + 1, out);
+            }
+        }
+    }
+
+    /// A value made fresh inside the unit: an id generator's call, or a local bound to one.
+    fn is_fresh(&self, value: Node) -> bool {
+        match value.kind_str() {
+            "identifier" | "shorthand_property_identifier" => self.fresh.contains(&text(self.source, value)),
+            _ => makes_id(self.source, value),
+        }
+    }
+}
+
+/// Methods a request helper may be given as a literal argument.
+const LITERAL_METHODS: &[&str] = &["POST", "PATCH", "PUT", "GET", "DELETE"];
+
+/// Object keys kept per call.
+const MAX_KEYS: usize = 32;
+
+/// Whether `node` calls an id generator: `crypto.randomUUID()`, `uuid()`, `nanoid()`,
+/// `ulid()`, `createId()`, `yield* newId(OrderId)`.
+fn makes_id(source: &[u8], node: Node) -> bool {
+    let mut cursor = node.walk();
+    loop {
+        let current = cursor.node();
+        if current.kind_str() == "call_expression" {
+            let callee = current.field("function").map(|c| text(source, c)).unwrap_or("");
+            let last = callee.rsplit('.').next().unwrap_or(callee).to_ascii_lowercase();
+            if ID_MAKERS.iter().any(|m| last.contains(m)) {
+                return true;
+            }
+        }
+        if matches!(current.kind_str(), "arrow_function" | "function_expression") {
+            // A function made here runs later, if at all.
+        } else if cursor.goto_first_child() {
             continue;
         }
         loop {
             if cursor.node() == node {
-                break 'walk;
+                return false;
             }
             if cursor.goto_next_sibling() {
                 break;
             }
             if !cursor.goto_parent() {
-                break 'walk;
+                return false;
             }
         }
-    }
-    Unit {
-        name,
-        span: span(node),
-        ops,
     }
 }
 
-/// One call as a unit operation.
-fn operation(source: &[u8], call: Node) -> Option<UnitOp> {
-    let callee = call.field("function")?;
-    let arguments = call.field("arguments")?;
-    if arguments.kind_str() == "template_string" {
-        // sql`…`, this.sql`…`, tx.sql`…`
-        let tag = text(source, callee);
-        if tag == "sql" || tag.ends_with(".sql") {
-            return Some(UnitOp {
-                span: span(call),
-                kind: OpKind::Sql(classify_sql(text(source, arguments))),
-            });
-        }
-        return None;
-    }
-    let kind = match callee.kind_str() {
-        "member_expression" => {
-            let object = callee.field("object")?;
-            let method = text(source, callee.field("property")?).to_string();
-            if method == "withTransaction" {
-                OpKind::Transaction
-            } else if text(source, object) == "HttpClientRequest" && HTTP_METHODS.contains(&method.as_str()) {
-                OpKind::Http {
-                    method,
-                    idempotency_key: chain_sets_idempotency_key(source, call),
-                }
-            } else {
-                let receiver = text(source, object);
-                OpKind::Call {
-                    receiver: (receiver.len() <= 80 && !receiver.contains('\n')).then(|| receiver.to_string()),
-                    method,
-                    client_id: first_argument_has_client_id(source, arguments),
+const ID_MAKERS: &[&str] = &[
+    "uuid",
+    "nanoid",
+    "ulid",
+    "cuid",
+    "newid",
+    "generateid",
+    "createid",
+    "randomid",
+    "makeid",
+    "nextid",
+    "objectid",
+];
+
+/// Locals declared inside `roots` whose value is a freshly made id.
+fn fresh_locals<'s>(source: &'s [u8], roots: &[Node]) -> Vec<&'s str> {
+    let mut out = Vec::new();
+    for &root in roots {
+        let mut cursor = root.walk();
+        loop {
+            let node = cursor.node();
+            if node.kind_str() == "variable_declarator" {
+                if let (Some(name), Some(value)) = (
+                    node.field("name").filter(|n| n.kind_str() == "identifier"),
+                    node.field("value"),
+                ) {
+                    if makes_id(source, value) {
+                        out.push(text(source, name));
+                    }
                 }
             }
+            if !matches!(node.kind_str(), "comment" | "string") && cursor.goto_first_child() {
+                continue;
+            }
+            let mut done = false;
+            loop {
+                if cursor.node() == root {
+                    done = true;
+                    break;
+                }
+                if cursor.goto_next_sibling() {
+                    break;
+                }
+                if !cursor.goto_parent() {
+                    done = true;
+                    break;
+                }
+            }
+            if done {
+                break;
+            }
         }
-        "identifier" => OpKind::Call {
-            receiver: None,
-            method: text(source, callee).to_string(),
-            client_id: first_argument_has_client_id(source, arguments),
-        },
-        _ => return None,
+    }
+    out
+}
+
+/// Whether a GraphQL document (quotes and a `gql` tag around it allowed) is a mutation, with
+/// its operation name and first field: `mutation CreateIssue($t: String!) { issueCreate(…) }`
+/// → `(true, ["CreateIssue", "issueCreate"])`. `None` when the text is not a GraphQL
+/// operation.
+fn graphql_names(document: &str) -> Option<(bool, Vec<String>)> {
+    let trimmed = document.trim_start();
+    let trimmed = trimmed
+        .strip_prefix("gql")
+        .or_else(|| trimmed.strip_prefix("graphql"))
+        .unwrap_or(trimmed);
+    let body = trimmed
+        .trim_start()
+        .trim_start_matches(['"', '\'', '`', '('])
+        .trim_start();
+    let (mutation, rest) = if let Some(rest) = body.strip_prefix("mutation") {
+        (true, rest)
+    } else if let Some(rest) = body.strip_prefix("query").or_else(|| body.strip_prefix("subscription")) {
+        (false, rest)
+    } else {
+        return None;
     };
-    Some(UnitOp { span: span(call), kind })
-}
-
-/// `{ id: …, … }` or `{ orderId: … }` as the first argument: a create by client id.
-/// `None` when the first argument is not an object literal (the analysis cannot see it).
-fn first_argument_has_client_id(source: &[u8], arguments: Node) -> Option<bool> {
-    let first = arguments.named_child(0)?;
-    if first.kind_str() != "object" {
+    if !rest.starts_with(|c: char| c.is_whitespace() || c == '{' || c == '(') {
         return None;
     }
-    let mut cursor = first.walk();
-    let found = first.named_children(&mut cursor).any(|property| {
-        let key = match property.kind_str() {
-            "pair" => property.field("key").map(|k| text(source, k)),
-            "shorthand_property_identifier" => Some(text(source, property)),
-            _ => None,
-        };
-        key.is_some_and(|k| k == "id" || k.ends_with("Id") || k == "idempotencyKey")
-    });
-    Some(found)
+    let word = |s: &str| -> String { s.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect() };
+    let mut names = Vec::new();
+    let operation = word(rest.trim_start());
+    if !operation.is_empty() {
+        names.push(operation);
+    }
+    if let Some((_, selection)) = rest.split_once('{') {
+        let field = word(selection.trim_start());
+        if !field.is_empty() {
+            names.push(field);
+        }
+    }
+    Some((mutation, names))
+}
+
+/// Whether a call's text names an idempotency key, in any spelling: `Idempotency-Key`,
+/// `idempotencyKey`, `idempotency_key`.
+fn mentions_idempotency_key(call: &[u8]) -> bool {
+    ["idempotency-key", "idempotencykey", "idempotency_key"]
+        .iter()
+        .any(|needle| contains_ignoring_case(call, needle.as_bytes()))
 }
 
 /// Whether the request chain around `node` sets an `Idempotency-Key` header. The chain is the
@@ -150,29 +441,48 @@ pub fn chain_sets_idempotency_key(source: &[u8], node: Node) -> bool {
     contains_ignoring_case(chain, b"idempotency-key") || memchr::memmem::find(chain, b"idempotencyKey").is_some()
 }
 
-/// The expression a retry call replays, and the unit name it carries when it is an
-/// `Effect.fn` pipeable. `policy_index` says which argument is the policy (1: data-first).
+/// What a retry (or a repeat) call replays — the expression it is applied to and the pipe
+/// steps before it (`x.pipe(Effect.flatMap(…), Effect.retry(…))` replays the `flatMap` too) —
+/// and the unit name it carries when it is an `Effect.fn` pipeable. `policy_index` says which
+/// argument is the policy (1: data-first).
 pub fn retried_target<'t>(
     source: &[u8],
     call: Node<'t>,
     args: &[Node<'t>],
     policy_index: Option<usize>,
-) -> Option<(Node<'t>, Option<String>)> {
+) -> Option<(Vec<Node<'t>>, Option<String>)> {
     if policy_index == Some(1) && args.len() >= 2 {
-        return Some((args[0], None));
+        return Some((vec![args[0]], None));
     }
     let arguments = call.parent().filter(|p| p.kind_str() == "arguments")?;
     let outer = arguments.parent().filter(|p| p.kind_str() == "call_expression")?;
     let callee = outer.field("function")?;
+    // The pipe steps written before the call.
+    let before = |skip_first: bool| -> Vec<Node<'t>> {
+        let mut cursor = arguments.walk();
+        arguments
+            .named_children(&mut cursor)
+            .filter(|a| a.kind_str() != "comment")
+            .skip(usize::from(skip_first))
+            .take_while(|a| *a != call)
+            .collect()
+    };
     match callee.kind_str() {
         // x.pipe(…, Effect.retry(…))
         "member_expression" if callee.field("property").is_some_and(|p| text(source, p) == "pipe") => {
-            Some((callee.field("object")?, None))
+            let mut roots = vec![callee.field("object")?];
+            roots.extend(before(false));
+            Some((roots, None))
         }
         // pipe(x, …, Effect.retry(…))
         "identifier" if text(source, callee) == "pipe" => {
             let first = arguments.named_child(0)?;
-            (first != call).then_some((first, None))
+            if first == call {
+                return None;
+            }
+            let mut roots = vec![first];
+            roots.extend(before(true));
+            Some((roots, None))
         }
         // Effect.fn("name")(function* () {…}, …, Effect.retry(…))
         "call_expression" => {
@@ -187,7 +497,12 @@ pub fn retried_target<'t>(
                 .filter(|n| n.kind_str() == "string")
                 .map(|n| text(source, n).trim_matches(['"', '\'', '`']).to_string());
             let body = arguments.named_child(0)?;
-            (body != call).then_some((body, name))
+            if body == call {
+                return None;
+            }
+            let mut roots = vec![body];
+            roots.extend(before(true));
+            Some((roots, name))
         }
         _ => None,
     }
@@ -258,7 +573,9 @@ fn contains_ignoring_case(haystack: &[u8], needle: &[u8]) -> bool {
 }
 
 /// Every named function-like value of the file: what calls inside a retried unit can reach.
-pub fn named_units(source: &[u8], root: Node) -> Vec<Unit> {
+/// With `top_level`, only the module's own declarations (a file that retries nothing is read
+/// for the helpers other files import).
+pub fn named_units(source: &[u8], root: Node, bindings: &[Binding], top_level: bool) -> Vec<Unit> {
     let mut units: Vec<Unit> = Vec::new();
     let mut cursor = root.walk();
     'walk: loop {
@@ -268,25 +585,33 @@ pub fn named_units(source: &[u8], root: Node) -> Vec<Unit> {
                 .field("name")
                 .filter(|n| n.kind_str() == "identifier")
                 .zip(node.field("value").filter(|v| is_unit_value(source, *v))),
-            "pair" => node
+            "pair" if !top_level => node
                 .field("key")
                 .filter(|k| k.kind_str() == "property_identifier")
                 .zip(node.field("value").filter(|v| is_unit_value(source, *v))),
-            "function_declaration" | "generator_function_declaration" | "method_definition" => {
-                node.field("name").zip(node.field("body"))
-            }
+            "function_declaration" | "generator_function_declaration" => node.field("name").zip(node.field("body")),
+            "method_definition" if !top_level => node.field("name").zip(node.field("body")),
             _ => None,
         };
         if let Some((name, body)) = named {
             let name = text(source, name).to_string();
             if !units.iter().any(|u| u.name.as_deref() == Some(name.as_str())) {
-                units.push(unit(source, body, Some(name)));
+                units.push(unit(source, &[body], Some(name), bindings));
                 if units.len() >= MAX_UNITS {
                     break 'walk;
                 }
             }
         }
-        if node.kind_str() != "comment" && node.kind_str() != "string" && cursor.goto_first_child() {
+        // At the top level, only declarations (and `export` around them) are entered.
+        let enter = if top_level {
+            matches!(
+                node.kind_str(),
+                "program" | "export_statement" | "lexical_declaration" | "variable_declaration"
+            )
+        } else {
+            node.kind_str() != "comment" && node.kind_str() != "string"
+        };
+        if enter && cursor.goto_first_child() {
             continue;
         }
         loop {
@@ -320,6 +645,19 @@ fn is_unit_value(source: &[u8], value: Node) -> bool {
 mod tests {
     use super::*;
     use crate::facts::SqlClass;
+
+    #[test]
+    fn graphql_documents_by_their_operation() {
+        assert_eq!(
+            graphql_names("`\n  mutation CreateIssue($t: String!) {\n issueCreate(input: {}) { ok } }`"),
+            Some((true, vec!["CreateIssue".to_string(), "issueCreate".to_string()]))
+        );
+        assert_eq!(
+            graphql_names("gql`query Issue { issue { id } }`").map(|(m, _)| m),
+            Some(false)
+        );
+        assert_eq!(graphql_names("\"mutations are fun\""), None);
+    }
 
     #[test]
     fn classifies_sql_by_what_a_replay_does() {
