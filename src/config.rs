@@ -128,6 +128,11 @@ pub struct Config {
     pub vocabulary: Vocabulary,
     /// Files whose code runs under a durable retrier (outbox subscribers, queue consumers).
     pub durable_paths: GlobSet,
+    /// `durable-paths` was configured: a match needs no corroboration from the code (the
+    /// default globs do: a folder named `consumers/` is not a queue consumer).
+    pub durable_paths_configured: bool,
+    /// `repositories` was configured: a match needs no corroboration from the code.
+    pub repositories_configured: bool,
     severities: HashMap<String, Severity>,
 }
 
@@ -147,6 +152,8 @@ impl Config {
             lease_tables: vec!["jobs_leases".to_string()],
             vocabulary: Vocabulary::default(),
             durable_paths: globs_of(DEFAULT_DURABLE_PATHS),
+            durable_paths_configured: false,
+            repositories_configured: false,
             severities: HashMap::new(),
         }
     }
@@ -216,6 +223,7 @@ impl Config {
         }
         if let Some(globs) = &raw.repositories {
             config.repositories = compile(globs)?;
+            config.repositories_configured = true;
         }
         if let Some(globs) = &raw.include {
             config.include = Some(compile(globs)?);
@@ -264,6 +272,7 @@ impl Config {
         }
         if let Some(globs) = &raw.durable_paths {
             config.durable_paths = compile(globs)?;
+            config.durable_paths_configured = true;
         }
         if let Some(tables) = &raw.lease_tables {
             config.lease_tables = Vec::new();

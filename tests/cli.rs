@@ -9,8 +9,9 @@ export const run = Effect.succeed(1).pipe(Effect.retry({ schedule: Schedule.recu
 "#;
 
 const REPOSITORY: &str = r#"import { Effect } from "effect"
+import { SqlClient } from "effect/unstable/sql"
 import { Retry } from "../infra/index.js"
-export const find = Effect.succeed(1).pipe(Effect.retry({ schedule: Retry.contention, while: Retry.isContention }))
+export const find = SqlClient.SqlClient.pipe(Effect.retry({ schedule: Retry.contention, while: Retry.isContention }))
 "#;
 
 fn stderr(output: &std::process::Output) -> String {
@@ -131,7 +132,7 @@ fn retry_modules_and_repositories_are_configurable() {
     let found = findings(&report);
     assert_eq!(
         found,
-        [("src/data/orders.ts".to_string(), 3, "retry-in-repository".to_string())]
+        [("src/data/orders.ts".to_string(), 4, "retry-in-repository".to_string())]
     );
 }
 

@@ -12,6 +12,7 @@
 //! is a miss (see `index`); the pipeline loads the missed files and analyses again.
 
 pub mod dialect;
+mod durable;
 pub mod effect;
 mod imports;
 mod inline;
@@ -24,9 +25,10 @@ use std::sync::OnceLock;
 
 use rayon::prelude::*;
 
+pub use durable::Durable;
 pub use inline::{Followed, How, Inline};
 pub use policy::{rows, table, Insertion, Origin, Policy, PolicyRow, Problem};
-pub use replay::{Durable, Finding, Replays, Role};
+pub use replay::{Finding, Replays, Role, Stacked};
 
 use crate::facts::{string_value, Expr, PolicyArg, Predicate, RetrySite};
 use crate::index::{FileId, Index, Resolved};
@@ -50,6 +52,8 @@ pub struct SiteAnalysis {
     pub durable: Option<Durable>,
     /// The first step of the retried unit that appends (replaying it applies it twice).
     pub appends: Option<Finding>,
+    /// A retry the unit runs itself that retries the same failures: attempts multiply.
+    pub stacked: Option<Stacked>,
     /// The unit's transaction and the first step that runs after it commits.
     pub after_commit: Option<(Span, Finding)>,
 }
@@ -125,13 +129,19 @@ impl Analysis {
                 .map(|site| {
                     let role = replay::role(site, &index.config.vocabulary);
                     let predicate = predicate(index, file, site, role);
+                    let replays = replay::replays(role, &predicate, &index.config.vocabulary);
+                    let judge = |file: FileId, site: &RetrySite| judge(index, file, site);
                     SiteAnalysis {
                         role,
-                        replays: replay::replays(role, &predicate, &index.config.vocabulary),
+                        stacked: site
+                            .unit
+                            .as_ref()
+                            .and_then(|unit| replay::stacked(index, file, site, unit, &replays, &judge)),
+                        replays,
                         predicate,
                         named: policy::named_policy(index, file, site),
                         inline: inline::find(self, index, file, site),
-                        durable: replay::durable_retrier(index, file, site),
+                        durable: durable::durable_retrier(index, file, site),
                         appends: site
                             .unit
                             .as_ref()
@@ -157,6 +167,22 @@ fn predicate(index: &Index, file: FileId, site: &RetrySite, role: Role) -> Predi
         return Predicate::Unknown;
     }
     site.predicate.clone()
+}
+
+/// What a retry site replays and how many attempts it makes (1 + its retries, when bounded
+/// and known): enough to tell two stacked retries apart without analysing the whole file.
+fn judge(index: &Index, file: FileId, site: &RetrySite) -> (Replays, Option<u64>) {
+    let vocabulary = &index.config.vocabulary;
+    let role = replay::role(site, vocabulary);
+    let replays = replay::replays(role, &predicate(index, file, site, role), vocabulary);
+    let attempts = match site.library {
+        crate::schedule::Library::Effect => {
+            let (sched, _) = effect::evaluate_policy(index, file, site, index.effect_major(file));
+            crate::schedule::summarize(&sched).attempts.bound().map(|n| n + 1)
+        }
+        _ => None,
+    };
+    (replays, attempts)
 }
 
 /// The cron a job property holds — a string literal, a local constant or an imported one —

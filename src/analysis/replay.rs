@@ -2,9 +2,7 @@
 //! Reads unit facts (see `facts::Unit`) with the configured vocabulary.
 
 use crate::config::Vocabulary;
-use crate::facts::{
-    ArgKeys, ContainerKind, Expr, FileFacts, ImportKind, OpKind, Predicate, RetrySite, SqlClass, Unit, UnitOp,
-};
+use crate::facts::{ArgKeys, Expr, FileFacts, ImportKind, OpKind, Predicate, RetrySite, SqlClass, Unit, UnitOp};
 use crate::index::{FileId, Index, Resolved};
 use crate::source::Span;
 
@@ -394,6 +392,113 @@ fn same_file_unit<'f>(facts: &'f FileFacts, op: &UnitOp) -> Option<&'f Unit> {
     facts.units.iter().find(|u| u.name.as_deref() == Some(method.as_str()))
 }
 
+/// A retry inside what another retry replays, retrying the same failures.
+#[derive(Debug, Clone)]
+pub struct Stacked {
+    /// The inner retry: its file and call.
+    pub file: FileId,
+    pub span: Span,
+    /// How the inner retry is reached: `` `fetchUser` `` (a function the unit calls), a
+    /// retrying client, or directly.
+    pub through: Option<String>,
+    /// Attempts of the outer and of the inner retry, when both are bounded and known.
+    pub attempts: Option<(u64, u64)>,
+}
+
+/// What a retry site replays and how many attempts it makes, asked of the sites a unit reaches.
+pub type Judge<'a> = dyn Fn(FileId, &RetrySite) -> (Replays, Option<u64>) + 'a;
+/// A retry the unit reaches, kept when it retries the same failures.
+type Found<'a> = dyn Fn(FileId, &RetrySite, Option<String>) -> Option<Stacked> + 'a;
+
+/// The first retry that `unit` (what `site` replays) runs itself — written inside it, in a
+/// function it calls (same file, or imported one level across), or a request through a
+/// retrying client — and that retries the same failures as `site`.
+pub fn stacked(
+    index: &Index,
+    file: FileId,
+    site: &RetrySite,
+    unit: &Unit,
+    outer: &Replays,
+    judge: &Judge,
+) -> Option<Stacked> {
+    let same = |inner: &Replays| {
+        matches!(
+            (outer, inner),
+            (Replays::ConnectionLoss(_), Replays::ConnectionLoss(_)) | (Replays::Contention, Replays::Contention)
+        )
+    };
+    let outer_attempts = judge(file, site).1;
+    let found = |target: FileId, inner: &RetrySite, through: Option<String>| -> Option<Stacked> {
+        let (replays, attempts) = judge(target, inner);
+        same(&replays).then(|| Stacked {
+            file: target,
+            span: inner.callee_span,
+            through,
+            attempts: outer_attempts.zip(attempts),
+        })
+    };
+    let facts = index.facts(file)?;
+    // A retry written inside the unit.
+    let written = facts.retry_sites.iter().find(|t| {
+        t.span != site.span && unit.span.start <= t.span.start && t.span.end <= unit.span.end && t.span != unit.span
+    });
+    if let Some(inner) = written.and_then(|t| found(file, t, None)) {
+        return Some(inner);
+    }
+    // A request through a retrying client of this file.
+    for request in &facts.client_requests {
+        if !(unit.span.start <= request.span.start && request.span.end <= unit.span.end) {
+            continue;
+        }
+        let Some((name, binding)) = facts.retrying_clients.iter().find(|(name, _)| *name == request.client) else {
+            continue;
+        };
+        let client = facts
+            .retry_sites
+            .iter()
+            .filter(|t| t.retried == crate::facts::Retried::Client && t.span.start >= binding.start)
+            .min_by_key(|t| t.span.start);
+        if let Some(inner) = client.and_then(|t| found(file, t, Some(format!("the retrying client `{name}`")))) {
+            return Some(inner);
+        }
+    }
+    // A retry in a function the unit calls.
+    called_retry(index, file, facts, unit, 0, true, &found)
+}
+
+fn called_retry(
+    index: &Index,
+    file: FileId,
+    facts: &FileFacts,
+    unit: &Unit,
+    depth: usize,
+    cross: bool,
+    found: &Found,
+) -> Option<Stacked> {
+    if depth >= MAX_CALL_DEPTH {
+        return None;
+    }
+    for op in &unit.ops {
+        let Some((target, callee)) = called_unit(index, file, facts, op, cross) else {
+            continue;
+        };
+        let target_facts = index.facts(target)?;
+        let name = callee.name.clone().unwrap_or_default();
+        let inner = target_facts
+            .retry_sites
+            .iter()
+            .find(|t| callee.span.start <= t.span.start && t.span.end <= callee.span.end);
+        if let Some(stacked) = inner.and_then(|t| found(target, t, Some(format!("`{name}`")))) {
+            return Some(stacked);
+        }
+        let still_cross = cross && target == file;
+        if let Some(stacked) = called_retry(index, target, target_facts, callee, depth + 1, still_cross, found) {
+            return Some(stacked);
+        }
+    }
+    None
+}
+
 /// Receivers whose calls are bookkeeping, not work: logging, tracing, metrics, combinators.
 const NOT_WORK: &[&str] = &[
     "Effect", "Console", "Metric", "Stream", "Schedule", "Layer", "Option", "Either", "Schema", "Duration", "Clock",
@@ -455,44 +560,6 @@ fn is_work(facts: &FileFacts, op: &UnitOp, depth: usize) -> bool {
         OpKind::Sql(class) => *class != SqlClass::Select,
         OpKind::Http { .. } | OpKind::Transaction | OpKind::GraphQl { .. } => true,
     }
-}
-
-/// A durable retrier a retry site runs under.
-#[derive(Debug, Clone)]
-pub struct Durable {
-    /// Why, in the user's words: "a handler registered with `Outbox.subscribe`".
-    pub why: String,
-    /// How often the retrier redelivers, when its configuration says (wrangler `max_retries`).
-    pub redeliveries: Option<u64>,
-}
-
-/// Why code at a retry site runs under a durable retrier, if it does.
-pub fn durable_retrier(index: &Index, file: FileId, site: &RetrySite) -> Option<Durable> {
-    let vocabulary = &index.config.vocabulary;
-    let registration = site.containers.iter().rev().find(|c| {
-        c.kind == ContainerKind::Registration
-            && c.name
-                .rsplit('.')
-                .next()
-                .is_some_and(|m| vocabulary.durable_registrations.iter().any(|r| r == m))
-    });
-    let why = if let Some(registration) = registration {
-        format!("a handler registered with `{}`", registration.name)
-    } else if site
-        .containers
-        .iter()
-        .any(|c| c.kind == ContainerKind::Function && c.name == "queue")
-    {
-        "a Workers `queue` handler".into()
-    } else if index.is_durable_path(file) {
-        format!("{} (a subscriber or consumer)", index.path(file).display())
-    } else {
-        return None;
-    };
-    Some(Durable {
-        why,
-        redeliveries: index.wrangler_max_retries(file),
-    })
 }
 
 #[cfg(test)]

@@ -24,7 +24,7 @@ pub use module::{is_effect_source, Binding, Export, Import, ImportKind};
 pub use retry::{PolicyArg, Predicate, Retried, RetrySite};
 pub use rust::{RustBase, RustChain, RustOp, RustPath, RustPolicy, RustPolicyArg};
 pub use sql::{SqlOrigin, SqlText};
-pub use unit::{ArgKey, ArgKeys, ClientRequest, OpKind, SqlClass, Unit, UnitOp};
+pub use unit::{ArgKey, ArgKeys, ClientRequest, Handler, OpKind, SqlClass, Unit, UnitOp};
 
 use crate::source::{Language, LineIndex, Span};
 
@@ -89,6 +89,9 @@ pub struct FileFacts {
     /// Named units of this file (functions, `Effect.fn`s, object methods), so a retried unit's
     /// calls to them are followed. Collected only when the file retries something.
     pub units: Vec<Unit>,
+    /// Functions handed to something that runs them later (handler registrations, queue
+    /// processors, job tasks). Collected only when the file retries something.
+    pub handlers: Vec<Handler>,
     /// Local names bound to a retrying client (`HttpClient.retryTransient`).
     pub retrying_clients: Vec<(String, Span)>,
     /// Requests sent through a named client: `client.execute(HttpClientRequest.post(…))`,
@@ -124,6 +127,7 @@ impl FileFacts {
             bindings: Vec::new(),
             retry_sites: Vec::new(),
             units: Vec::new(),
+            handlers: Vec::new(),
             retrying_clients: Vec::new(),
             client_requests: Vec::new(),
             sql: Vec::new(),

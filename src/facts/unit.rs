@@ -93,3 +93,16 @@ pub enum SqlClass {
     Delete,
     Other,
 }
+
+/// A function handed to something that runs it later — `Outbox.subscribe("X", handler)`,
+/// `new Worker(name, processor)`, `task({ run })`, `Activity.make({ execute })`, a `queue(batch,
+/// env)` method, `const handler: SQSHandler = …` — with what it does. The analysis asks
+/// whether a durable retrier runs it, and which of the file's functions it calls.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Handler {
+    /// What registers it, as written: `Outbox.subscribe`, `new Worker`, `task`, `queue` (a
+    /// method of that name), or the type it is declared with (`SQSHandler`, `SQSEvent`).
+    pub registration: String,
+    /// The handler itself (its span) and its operations.
+    pub unit: Unit,
+}

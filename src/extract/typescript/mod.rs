@@ -57,6 +57,9 @@ pub(super) fn extract(facts: &mut FileFacts, text: &[u8]) {
     // retries nothing is read for its top-level helpers, which other files import.
     let top_level = extractor.facts.retry_sites.is_empty();
     extractor.facts.units = units::named_units(text, root, &extractor.facts.bindings, top_level);
+    if !top_level {
+        extractor.facts.handlers = units::handlers(text, root, &extractor.facts.bindings);
+    }
 }
 
 /// Words every fact of the walk starts from (compared without letter case): a retry, a
