@@ -128,10 +128,11 @@ pub struct Config {
     pub vocabulary: Vocabulary,
     /// Files whose code runs under a durable retrier (outbox subscribers, queue consumers).
     pub durable_paths: GlobSet,
-    /// `durable-paths` was configured: a match needs no corroboration from the code (the
-    /// default globs do: a folder named `consumers/` is not a queue consumer).
+    /// `durable-paths` was configured other than the defaults: a match needs no corroboration
+    /// from the code (the default globs do: a folder named `consumers/` is not a consumer).
     pub durable_paths_configured: bool,
-    /// `repositories` was configured: a match needs no corroboration from the code.
+    /// `repositories` was configured other than the defaults: a match needs no corroboration
+    /// from the code.
     pub repositories_configured: bool,
     severities: HashMap<String, Severity>,
 }
@@ -223,7 +224,7 @@ impl Config {
         }
         if let Some(globs) = &raw.repositories {
             config.repositories = compile(globs)?;
-            config.repositories_configured = true;
+            config.repositories_configured = !same_globs(globs, DEFAULT_REPOSITORIES);
         }
         if let Some(globs) = &raw.include {
             config.include = Some(compile(globs)?);
@@ -272,7 +273,7 @@ impl Config {
         }
         if let Some(globs) = &raw.durable_paths {
             config.durable_paths = compile(globs)?;
-            config.durable_paths_configured = true;
+            config.durable_paths_configured = !same_globs(globs, DEFAULT_DURABLE_PATHS);
         }
         if let Some(tables) = &raw.lease_tables {
             config.lease_tables = Vec::new();
@@ -354,6 +355,11 @@ impl Config {
         }
         self.include.as_ref().is_none_or(|include| include.is_match(rel))
     }
+}
+
+/// Whether configured globs are the defaults, written out (as `--show-settings` writes them).
+fn same_globs(globs: &[Spanned<String>], defaults: &[&str]) -> bool {
+    globs.len() == defaults.len() && globs.iter().zip(defaults).all(|(g, d)| g.get_ref() == d)
 }
 
 fn globs_of(patterns: &[&str]) -> GlobSet {

@@ -30,7 +30,7 @@ pub use inline::{Followed, How, Inline};
 pub use policy::{rows, table, Insertion, Origin, Policy, PolicyRow, Problem};
 pub use replay::{Finding, Replays, Role, Stacked};
 
-use crate::facts::{string_value, Expr, PolicyArg, Predicate, RetrySite};
+use crate::facts::{duration_millis, string_value, Expr, PolicyArg, PollKind, PollLoop, Predicate, RetrySite};
 use crate::index::{FileId, Index, Resolved};
 use crate::source::Span;
 
@@ -56,6 +56,17 @@ pub struct SiteAnalysis {
     pub stacked: Option<Stacked>,
     /// The unit's transaction and the first step that runs after it commits.
     pub after_commit: Option<(Span, Finding)>,
+    /// The retry restarts long-running work (its result is forked, or the work never ends):
+    /// a loop judged by decision 6, not a request retry within a budget.
+    pub supervisor: bool,
+}
+
+/// What analysis found about one loop (same order as the file's `polls`).
+#[derive(Debug, Clone, Default)]
+pub struct PollAnalysis {
+    /// The loop waits this long (milliseconds) after every tick, a failing one included:
+    /// a constant interval that never grows.
+    pub every_ms: Option<f64>,
 }
 
 /// What analysis found about one job definition (same order as the file's `jobs`).
@@ -71,6 +82,7 @@ pub struct Analysis {
     policies: Vec<OnceLock<Vec<Policy>>>,
     sites: Vec<OnceLock<Vec<SiteAnalysis>>>,
     jobs: Vec<OnceLock<Vec<JobAnalysis>>>,
+    polls: Vec<OnceLock<Vec<PollAnalysis>>>,
 }
 
 impl Analysis {
@@ -79,6 +91,7 @@ impl Analysis {
             policies: (0..index.len()).map(|_| OnceLock::new()).collect(),
             sites: (0..index.len()).map(|_| OnceLock::new()).collect(),
             jobs: (0..index.len()).map(|_| OnceLock::new()).collect(),
+            polls: (0..index.len()).map(|_| OnceLock::new()).collect(),
         }
     }
 
@@ -91,6 +104,7 @@ impl Analysis {
                 self.policies(index, file);
                 self.sites(index, file);
                 self.jobs(index, file);
+                self.polls(index, file);
             }));
         });
     }
@@ -112,6 +126,22 @@ impl Analysis {
                 .iter()
                 .map(|job| JobAnalysis {
                     cron: job.cron.as_ref().and_then(|cron| cron_text(index, file, cron)),
+                })
+                .collect()
+        })
+    }
+
+    /// What analysis found about each loop of `file`.
+    pub fn polls(&self, index: &Index, file: FileId) -> &[PollAnalysis] {
+        self.polls[file].get_or_init(|| {
+            let Some(facts) = index.facts(file) else {
+                return Vec::new();
+            };
+            facts
+                .polls
+                .iter()
+                .map(|poll| PollAnalysis {
+                    every_ms: every(index, file, facts, poll),
                 })
                 .collect()
         })
@@ -150,6 +180,10 @@ impl Analysis {
                             .unit
                             .as_ref()
                             .and_then(|unit| replay::after_commit(index, file, unit)),
+                        supervisor: facts
+                            .polls
+                            .iter()
+                            .any(|p| matches!(p.kind, PollKind::Retry) && p.span == site.callee_span),
                     }
                 })
                 .collect()
@@ -167,6 +201,32 @@ fn predicate(index: &Index, file: FileId, site: &RetrySite, role: Role) -> Predi
         return Predicate::Unknown;
     }
     site.predicate.clone()
+}
+
+/// The constant wait of a loop after every tick, when it has one: a schedule whose delays are
+/// all the same and that never stops, a duration, a supervisor retry's policy.
+fn every(index: &Index, file: FileId, facts: &crate::facts::FileFacts, poll: &PollLoop) -> Option<f64> {
+    let version = index.effect_major(file);
+    let constant = |sched: crate::schedule::Sched| {
+        let summary = crate::schedule::summarize(&sched);
+        let delays = summary.delays?;
+        let first = *delays.first()?;
+        (summary.attempts == crate::schedule::Attempts::Unbounded && delays.iter().all(|d| *d == first))
+            .then_some(first)
+    };
+    match &poll.kind {
+        PollKind::Schedule(expr) => constant(effect::evaluate_schedule(index, file, expr, version).0),
+        PollKind::Retry => {
+            let site = facts.retry_sites.iter().find(|s| s.callee_span == poll.span)?;
+            constant(effect::evaluate_policy(index, file, site, version).0)
+        }
+        PollKind::Every(expr) | PollKind::SleepAfterFailure(expr) => {
+            duration_millis(expr).or_else(|| match index.resolve_path(file, expr) {
+                Resolved::Value { value, .. } => duration_millis(value),
+                _ => None,
+            })
+        }
+    }
 }
 
 /// What a retry site replays and how many attempts it makes (1 + its retries, when bounded

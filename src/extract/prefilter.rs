@@ -21,6 +21,9 @@ pub enum Trigger {
     Jobs,
     /// Lease SQL: the lease columns and tables, and the configured lease tables.
     Leases,
+    /// Loops on an interval: `Effect.repeat`/`forever`/`schedule`, `Stream.tick`, a
+    /// supervisor's retry or `setInterval`, in a file that imports Effect.
+    Polls,
     /// `retrylint-ignore` comments.
     Suppressions,
 }
@@ -106,7 +109,7 @@ impl Prefilter {
             list.iter().map(|w| (w.to_string(), needs)).collect()
         };
         let has = |t: Trigger| triggers.contains(&t);
-        if has(Trigger::Retries) || has(Trigger::Jobs) {
+        if has(Trigger::Retries) || has(Trigger::Jobs) || has(Trigger::Polls) {
             typescript.extend(words(EFFECT_IMPORT, Needs::EffectImport));
         }
         if has(Trigger::Retries) {
@@ -121,6 +124,13 @@ impl Prefilter {
                 &["currentTimeMillis", "Date.now", "new Date", "DateTime.now"],
                 Needs::Clock,
             ));
+        }
+        if has(Trigger::Polls) {
+            typescript.extend(words(
+                &["repeat", "forever", "schedule", "tick", "retry"],
+                Needs::Effect,
+            ));
+            typescript.extend(words(&["setInterval"], Needs::Alone));
         }
         if has(Trigger::Leases) {
             let mut tokens = words(LEASE_TOKENS, Needs::Alone);

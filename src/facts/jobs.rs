@@ -1,6 +1,6 @@
-//! Job facts (decision 4): `Jobs.make` definitions, cron repeats outside a job, in-memory
-//! "since the last run" cursors and wall-clock reads. Language-neutral: spans and small
-//! [`Expr`] values, extracted once per file.
+//! Recurring work (decisions 4 and 6): `Jobs.make` definitions, cron repeats outside a job,
+//! in-memory "since the last run" cursors, wall-clock reads, and loops that poll or restart
+//! on an interval. Language-neutral: spans and small [`Expr`] values, extracted once per file.
 
 use serde::{Deserialize, Serialize};
 
@@ -99,4 +99,40 @@ pub struct ClockRead {
     pub span: Span,
     /// As written: `Date.now()`, `new Date()`.
     pub call: String,
+}
+
+/// A loop that runs something again and again on an interval (decision 6): `Effect.repeat`
+/// of a schedule, `Effect.forever` with a wait, `setInterval`, `Stream.tick`, or a retry that
+/// restarts long-running work (a supervisor).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PollLoop {
+    /// The looping call's callee (`Effect.repeat`, `setInterval`, a supervisor's `Effect.retry`).
+    pub span: Span,
+    /// How messages name the call: `Effect.repeat`, `Effect.forever`, `setInterval`.
+    pub call: String,
+    pub kind: PollKind,
+    /// A failing tick is caught and the loop goes on: a catch in the repeated effect, a
+    /// try/catch or `.catch` in the callback. A supervisor's retry catches by itself.
+    pub caught: bool,
+    /// The tick retries on its own (an `Effect.retry` inside): it may back off, unknown.
+    pub retries: bool,
+    /// The loop is forked (`Effect.fork*` in its pipe or around it) or runs in a layer.
+    pub forked: bool,
+    /// What runs never ends by itself: `Effect.forever`, `while (true)`, `Effect.never`,
+    /// `Stream.run*`.
+    pub endless: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum PollKind {
+    /// The interval is a schedule: `Effect.repeat(Schedule.fixed("5 seconds"))`.
+    Schedule(Expr),
+    /// A wait after a caught failure: `Effect.forever(tick.pipe(Effect.catch(() =>
+    /// Effect.sleep("1 second"))))`.
+    SleepAfterFailure(Expr),
+    /// A duration: `setInterval(tick, 5000)`, `Stream.tick("1 second")`.
+    Every(Expr),
+    /// A retry of long-running work (the retry site at the same span): its policy is the
+    /// interval.
+    Retry,
 }

@@ -19,7 +19,7 @@ mod unit;
 use serde::{Deserialize, Serialize};
 
 pub use expr::{duration_millis, format_number, string_value, Expr, Property};
-pub use jobs::{ClockRead, CronRepeat, CursorAccess, CursorKind, JobDef, JobRun, SlotUse};
+pub use jobs::{ClockRead, CronRepeat, CursorAccess, CursorKind, JobDef, JobRun, PollKind, PollLoop, SlotUse};
 pub use module::{is_effect_source, Binding, Export, Import, ImportKind};
 pub use retry::{PolicyArg, Predicate, Retried, RetrySite};
 pub use rust::{RustBase, RustChain, RustOp, RustPath, RustPolicy, RustPolicyArg};
@@ -107,6 +107,8 @@ pub struct FileFacts {
     pub cursors: Vec<CursorAccess>,
     /// `Date.now()` / `new Date()`.
     pub clock_reads: Vec<ClockRead>,
+    /// Loops that poll or restart on an interval.
+    pub polls: Vec<PollLoop>,
     /// Rust: every `fn` without parameters, `const` and `static` whose value is a retry
     /// builder or strategy (top level and inline `mod`s). The retry module's `pub` ones are
     /// its named policies.
@@ -135,6 +137,7 @@ impl FileFacts {
             cron_repeats: Vec::new(),
             cursors: Vec::new(),
             clock_reads: Vec::new(),
+            polls: Vec::new(),
             rust_policies: Vec::new(),
             suppressions: Vec::new(),
             notes: Vec::new(),
@@ -150,6 +153,7 @@ impl FileFacts {
             && self.cron_repeats.is_empty()
             && self.cursors.is_empty()
             && self.clock_reads.is_empty()
+            && self.polls.is_empty()
             && self.client_requests.is_empty()
             && self.retrying_clients.is_empty()
             && self.rust_policies.is_empty()

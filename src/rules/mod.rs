@@ -7,6 +7,7 @@ mod inline_schedule;
 mod lease_release_unguarded;
 mod lease_without_slot;
 mod policy_over_budget;
+mod poll_without_backoff;
 mod retry_after_commit;
 mod retry_in_repository;
 mod retry_without_predicate;
@@ -75,6 +76,15 @@ impl<'p> Context<'p> {
     pub fn is_retry_module(&self) -> bool {
         self.index.is_retry_module(self.file)
     }
+
+    /// Whether a policy of this file is a supervisor's own: the policy of a retry that
+    /// restarts long-running work, judged by decision 6 rather than as a request retry.
+    pub fn is_supervisor_policy(&self, policy: &Policy) -> bool {
+        matches!(policy.origin, Origin::Site { .. })
+            && self.retry_sites().any(|(site, analysis)| {
+                analysis.supervisor && site.span.start <= policy.span.start && policy.span.end <= site.span.end
+            })
+    }
 }
 
 pub const RULES: &[&Rule] = &[
@@ -93,6 +103,7 @@ pub const RULES: &[&Rule] = &[
     &lease_release_unguarded::RULE,
     &cron_expression::RULE,
     &exclusive_job_timeout::RULE,
+    &poll_without_backoff::RULE,
     &suppression_without_reason::RULE,
     &unused_suppression::RULE,
 ];

@@ -20,6 +20,10 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
         let Some(worst) = policy.summary.worst_total_ms else {
             continue;
         };
+        // A supervisor restarts long-running work: no caller waits on it (decision 6).
+        if ctx.is_supervisor_policy(policy) {
+            continue;
+        }
         if worst <= budget {
             continue;
         }

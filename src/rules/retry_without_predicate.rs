@@ -21,8 +21,9 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
         return;
     }
     for (site, analysis) in ctx.retry_sites() {
-        // A stream is resubscribed whole; it takes no error filter.
-        if site.retried == Retried::Stream || analysis.predicate != Predicate::None {
+        // A stream is resubscribed whole; it takes no error filter. A supervisor restarts
+        // long-running work whatever stopped it (decision 6 judges its pace).
+        if site.retried == Retried::Stream || analysis.predicate != Predicate::None || analysis.supervisor {
             continue;
         }
         let Some((message, help)) = dialect::no_predicate(site.library, &site.callee) else {

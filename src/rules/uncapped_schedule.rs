@@ -26,7 +26,9 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
             );
         }
         let summary = &policy.summary;
-        let unbounded = summary.attempts == Attempts::Unbounded;
+        // A supervisor restarts long-running work forever by design (decision 6 judges its
+        // pace); a gap that grows without a cap is still reported.
+        let unbounded = summary.attempts == Attempts::Unbounded && !ctx.is_supervisor_policy(policy);
         let growing = summary.gap == Gap::Growing;
         let name = policy_name(policy);
         let message = match (unbounded, growing) {

@@ -4,6 +4,7 @@
 mod expr;
 mod jobs;
 mod module;
+mod polls;
 mod recovery;
 mod scopes;
 mod sites;
@@ -67,6 +68,10 @@ pub(super) fn extract(facts: &mut FileFacts, text: &[u8]) {
 /// reads as SQL. A subtree with none of them holds no fact, whatever else it holds.
 const MARKS: &[&str] = &[
     "retry",
+    "repeat",
+    "forever",
+    "setinterval",
+    ".tick(",
     "schedule",
     "cron",
     "jobs",

@@ -34,8 +34,11 @@ const JOB_PATHS: &[&[&str]] = &[&["Jobs", "make"], &["Date", "now"]];
 /// every other member (most calls), so nothing is allocated for them.
 fn interesting(module: &str, member: &str) -> Option<(&'static str, String)> {
     let module: &'static str = match (module, member) {
-        ("Effect", "retry" | "retryOrElse" | "fn" | "fnUntraced") => "Effect",
-        ("Stream", "retry") => "Stream",
+        (
+            "Effect",
+            "retry" | "retryOrElse" | "fn" | "fnUntraced" | "repeat" | "repeatOrElse" | "schedule" | "forever",
+        ) => "Effect",
+        ("Stream", "retry" | "tick") => "Stream",
         ("HttpClient", "retryTransient") => "HttpClient",
         ("Schedule", "cron") => "Schedule",
         ("Layer", "effect" | "succeed" | "scoped" | "sync" | "function") => "Layer",
@@ -104,6 +107,19 @@ impl<'t> Extractor<'t, '_> {
         if let Some(path) = &path {
             self.job_call(node, arguments, path, effect);
         }
+        // `setInterval` in a service that uses Effect; a `.tsx` component's timers are UI.
+        let interval = written.as_deref() == Some(&["setInterval"][..])
+            && self.lookup_local("setInterval").is_none()
+            && self.facts.uses_effect
+            && self.facts.language != crate::source::Language::Tsx;
+        if interval
+            || matches!(
+                effect,
+                Some(("Effect", "repeat" | "repeatOrElse" | "schedule" | "forever") | ("Stream", "tick"))
+            )
+        {
+            self.poll_call(node, callee, effect, interval);
+        }
         container
     }
 
@@ -132,8 +148,11 @@ impl<'t> Extractor<'t, '_> {
             _ => None,
         };
         let policy = policy_index.map(|i| self.expr(args[i], 0));
-        let target = units::retried_target(self.text, node, &args, policy_index)
-            .map(|(roots, name)| units::unit(self.text, &roots, name, &self.facts.bindings));
+        let target = units::retried_target(self.text, node, &args, policy_index);
+        if kind == RetryKind::EffectRetry {
+            self.supervisor(node, callee, target.as_ref().map_or(&[][..], |(roots, _)| roots));
+        }
+        let target = target.map(|(roots, name)| units::unit(self.text, &roots, name, &self.facts.bindings));
         if kind == RetryKind::HttpRetryTransient {
             if let Some(client) = units::bound_client_name(self.text, node) {
                 self.facts.retrying_clients.push(client);
@@ -301,7 +320,7 @@ impl<'t> Extractor<'t, '_> {
     }
 
     /// The value of a top-level `const NAME = …` or `function NAME`.
-    fn top_level_value(&self, name: &str) -> Option<Node<'t>> {
+    pub(super) fn top_level_value(&self, name: &str) -> Option<Node<'t>> {
         let root = *self.ancestors.first()?;
         let mut cursor = root.walk();
         for item in root.named_children(&mut cursor) {

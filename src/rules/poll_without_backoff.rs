@@ -1,0 +1,50 @@
+//! `poll-without-backoff`: a sub-minute loop whose failing tick is caught and run again at
+//! the same interval (decision 6).
+
+use super::{Context, Diagnostic, FixSafety, Rule, Severity, Trigger};
+use crate::facts::PollKind;
+use crate::schedule::duration::format_ms;
+
+pub const RULE: Rule = Rule {
+    name: "poll-without-backoff",
+    summary: "a sub-minute poll or restart loop that runs a failing tick again at the same interval",
+    decision: "6",
+    default_severity: Severity::Warning,
+    fix: FixSafety::None,
+    triggers: &[Trigger::Polls],
+    doc: include_str!("../../rules/poll-without-backoff.md"),
+    check,
+};
+
+/// Decision 6: the wait doubles from the interval up to this.
+const CAP_MS: f64 = 60_000.0;
+
+const HELP: &str = "back off while the tick fails: double the wait from the interval up to 1 minute and reset it on the first success (decision 6), e.g. retry the tick with `Schedule.exponential(interval).pipe(Schedule.either(Schedule.spaced(\"1 minute\")), Schedule.jittered)` inside the loop";
+
+fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
+    let analyses = ctx.analysis.polls(ctx.index, ctx.file);
+    for (poll, analysis) in ctx.facts.polls.iter().zip(analyses) {
+        let Some(every) = analysis.every_ms else { continue };
+        // A loop that ends on a failure, or whose tick retries with its own schedule, or that
+        // waits a minute or more, is not the hot loop decision 6 is about.
+        if every <= 0.0 || every >= CAP_MS || !poll.caught || poll.retries {
+            continue;
+        }
+        let every = format_ms(every);
+        let message = match &poll.kind {
+            PollKind::Retry => format!(
+                "`{}` restarts this long-running work every {every}, forever: through an outage it fails (and logs) every {every} on every replica, never backing off",
+                poll.call
+            ),
+            PollKind::SleepAfterFailure(_) => format!(
+                "`{}` waits a fixed {every} after a failing tick: through an outage it fails (and logs) every {every} on every replica, never backing off",
+                poll.call
+            ),
+            PollKind::Schedule(_) | PollKind::Every(_) => format!(
+                "`{}` every {every} catches a failing tick and runs it again at the same interval: through an outage it fails (and logs) every {every} on every replica",
+                poll.call
+            ),
+        };
+        out.push(RULE.report(ctx, poll.span, message).with_help(HELP));
+    }
+}
