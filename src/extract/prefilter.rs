@@ -16,8 +16,8 @@ use crate::source::Language;
 pub enum Trigger {
     /// Retry calls: `retry` in a file that imports Effect; a Rust retry library's names.
     Retries,
-    /// Recurring work: `Jobs.make`; `cron` or `Jobs` in a file that imports Effect; a `Ref`
-    /// and a clock read in one (an in-memory "since the last run" cursor).
+    /// Recurring work: `Jobs.make`; `cron` or `Jobs` in a file that imports Effect; a `Ref`,
+    /// a `let` or a `Map` and a clock read in one (an in-memory "since the last run" cursor).
     Jobs,
     /// Lease SQL: the lease columns and tables, and the configured lease tables.
     Leases,
@@ -35,7 +35,7 @@ enum Needs {
     Alone,
     /// Relevant if the file also imports Effect.
     Effect,
-    /// A `Ref`: relevant with an Effect import and a clock read.
+    /// A `Ref`, `let` or `Map`: relevant with an Effect import and a clock read.
     Ref,
     /// A clock read: relevant with an Effect import and a `Ref`.
     Clock,
@@ -119,9 +119,17 @@ impl Prefilter {
         if has(Trigger::Jobs) {
             typescript.extend(words(&["cron", "Jobs"], Needs::Effect));
             typescript.extend(words(&["Jobs.make"], Needs::Alone));
-            typescript.extend(words(&["Ref."], Needs::Ref));
+            // Where a cursor can live: a `Ref`, a module `let`, a `Map`.
+            typescript.extend(words(&["Ref.", "let ", "new Map"], Needs::Ref));
             typescript.extend(words(
-                &["currentTimeMillis", "Date.now", "new Date", "DateTime.now"],
+                &[
+                    "currentTimeMillis",
+                    "currentTimeNanos",
+                    "Date.now",
+                    "new Date",
+                    "DateTime.now",
+                    "DateTime.unsafeNow",
+                ],
                 Needs::Clock,
             ));
         }
@@ -203,6 +211,11 @@ mod tests {
         assert!(ts("export const job = Jobs.make({})"));
         assert!(ts("import { Ref } from \"effect\"\nRef.set(r, Date.now())"));
         assert!(!ts("import { Ref } from \"effect\"\nRef.set(r, 1)"));
+        // A cursor in a module `let` or a `Map`.
+        assert!(ts("import { Effect } from \"effect\"\nlet last = 0\nlast = Date.now()"));
+        assert!(ts(
+            "import { Clock } from \"effect\"\nconst runs = new Map()\nClock.currentTimeMillis"
+        ));
         assert!(ts("// retrylint-ignore inline-schedule -- why"));
         assert!(all.is_relevant(Language::Sql, b"UPDATE jobs_leases SET x = 1"));
         assert!(!all.is_relevant(Language::Sql, b"SELECT 1"));

@@ -12,7 +12,7 @@ use super::{Extractor, MAX_EXPR_DEPTH};
 use crate::extract::sql::{looks_like_sql, SqlSource};
 use crate::extract::sql_text;
 use crate::facts::sql::SqlOrigin;
-use crate::facts::{ClockRead, ContainerKind, CronRepeat, CursorAccess, CursorKind, Expr, JobDef, JobRun, SlotUse};
+use crate::facts::{ClockRead, CronRepeat, CursorAccess, CursorKind, Expr, JobDef, JobRun, SlotUse};
 
 /// How far up the tree a `Schedule.cron` call looks for its repeat, fork and layer.
 const MAX_ANCESTORS: usize = 48;
@@ -60,8 +60,98 @@ impl<'t> Extractor<'t, '_> {
                 });
             }
             "string" | "template_string" => self.sql_literal(node),
+            "assignment_expression" => self.module_cursor_write(node),
+            "identifier" => self.module_cursor_read(node),
             _ => {}
         }
+    }
+
+    /// The module `let` named `name`, unless a local shadows it.
+    fn module_let(&self, name: &str) -> bool {
+        self.module_state.iter().any(|(n, map)| *n == name && !map) && self.lookup_local(name).is_none()
+    }
+
+    /// `lastRun = Date.now()` on a module-level `let`.
+    fn module_cursor_write(&mut self, node: Node<'t>) {
+        let (Some(left), Some(right)) = (node.field("left"), node.field("right")) else {
+            return;
+        };
+        if left.kind_str() != "identifier" || !self.module_let(self.text_of(left)) || !self.is_clock_read(right, 0) {
+            return;
+        }
+        self.facts.cursors.push(CursorAccess {
+            kind: CursorKind::SetNow,
+            span: Self::span(node),
+            reference: self.text_of(left).to_string(),
+            binding: None,
+            passed_on: false,
+        });
+    }
+
+    /// A read of a module-level `let` that is passed on as a bound.
+    fn module_cursor_read(&mut self, node: Node<'t>) {
+        let name = self.text_of(node);
+        if !self.module_let(name) {
+            return;
+        }
+        // Not the target of an assignment, nor its own declaration.
+        let parent = self.walk_parent();
+        let written = parent.is_some_and(|p| {
+            (p.kind_str() == "assignment_expression" && p.field("left") == Some(node))
+                || (p.kind_str() == "variable_declarator" && p.field("name") == Some(node))
+                || p.kind_str() == "augmented_assignment_expression"
+        });
+        if written {
+            return;
+        }
+        let (binding, passed_on) = self.read_use(node);
+        if passed_on {
+            self.facts.cursors.push(CursorAccess {
+                kind: CursorKind::Get,
+                span: Self::span(node),
+                reference: name.to_string(),
+                binding,
+                passed_on,
+            });
+        }
+    }
+
+    /// `lastRuns.set(key, Date.now())` and `lastRuns.get(key)` on a `Map` (module-level or
+    /// local): a cursor kept per key.
+    pub(super) fn map_cursor(&mut self, node: Node<'t>, callee: Node<'t>, arguments: Node<'t>) {
+        let Some(receiver) = callee.field("object").filter(|o| o.kind_str() == "identifier") else {
+            return;
+        };
+        let name = self.text_of(receiver);
+        let is_map = match self.lookup_local(name) {
+            Some((_, Some(value))) => super::module::is_new_map(self, value),
+            Some((_, None)) => false,
+            None => self.module_state.iter().any(|(n, map)| *n == name && *map),
+        };
+        if !is_map {
+            return;
+        }
+        let mut cursor = arguments.walk();
+        let args: Vec<Node<'t>> = arguments
+            .named_children(&mut cursor)
+            .filter(|a| a.kind_str() != "comment")
+            .collect();
+        let method = callee.field("property").map(|p| self.text_of(p));
+        let (kind, binding, passed_on) = match (method, args.as_slice()) {
+            (Some("set"), [_, value]) if self.is_clock_read(*value, 0) => (CursorKind::SetNow, None, false),
+            (Some("get"), [_]) => {
+                let (binding, passed_on) = self.read_use(node);
+                (CursorKind::Get, binding, passed_on)
+            }
+            _ => return,
+        };
+        self.facts.cursors.push(CursorAccess {
+            kind,
+            span: Self::span(node),
+            reference: name.to_string(),
+            binding,
+            passed_on,
+        });
     }
 
     /// The job facts of a call whose callee is the name path `path` (Effect's `effect`).
@@ -212,6 +302,88 @@ impl<'t> Extractor<'t, '_> {
 
     fn cron_repeat(&mut self, node: Node<'t>) {
         let schedule = self.expr(node, 0).render();
+        let (driver, forked, layer) = self.cron_context(node);
+        if driver.is_some() || forked || layer.is_some() {
+            self.facts.cron_repeats.push(CronRepeat {
+                span: Self::span(node),
+                schedule,
+                driver,
+                layer,
+                forked,
+                containers: self.containers(),
+            });
+            return;
+        }
+        // `const nightly = Schedule.cron(…)`: the repeat is where the name is used, in the
+        // scope the constant is declared in.
+        let declarator = node.parent().filter(|p| p.kind_str() == "variable_declarator");
+        let Some(name) = declarator
+            .and_then(|d| d.field("name"))
+            .filter(|n| n.kind_str() == "identifier")
+        else {
+            self.facts.cron_repeats.push(CronRepeat {
+                span: Self::span(node),
+                schedule,
+                driver,
+                layer,
+                forked,
+                containers: self.containers(),
+            });
+            return;
+        };
+        let name_text = self.text_of(name);
+        let mut scope = node;
+        while let Some(up) = scope.parent() {
+            scope = up;
+            if matches!(scope.kind_str(), "statement_block" | "program") {
+                break;
+            }
+        }
+        let mut uses = Vec::new();
+        let mut cursor = scope.walk();
+        'walk: loop {
+            let n = cursor.node();
+            if n.kind_str() == "identifier" && n != name && self.text_of(n) == name_text {
+                uses.push(n);
+            }
+            if cursor.goto_first_child() {
+                continue;
+            }
+            while !cursor.goto_next_sibling() {
+                if !cursor.goto_parent() {
+                    break 'walk;
+                }
+            }
+        }
+        let mut reported = false;
+        for reference in uses {
+            let (driver, forked, layer) = self.cron_context(reference);
+            if driver.is_some() || forked || layer.is_some() {
+                reported = true;
+                self.facts.cron_repeats.push(CronRepeat {
+                    span: Self::span(reference),
+                    schedule: name_text.to_string(),
+                    driver,
+                    layer,
+                    forked,
+                    containers: self.containers(),
+                });
+            }
+        }
+        if !reported {
+            self.facts.cron_repeats.push(CronRepeat {
+                span: Self::span(node),
+                schedule,
+                driver: None,
+                layer: None,
+                forked: false,
+                containers: self.containers(),
+            });
+        }
+    }
+
+    /// The repeat, fork and layer around a cron schedule (or a name bound to one).
+    fn cron_context(&self, node: Node<'t>) -> (Option<String>, bool, Option<String>) {
         let mut driver = None;
         let mut forked = false;
         let mut layer = None;
@@ -250,14 +422,7 @@ impl<'t> Extractor<'t, '_> {
                 });
             }
         }
-        self.facts.cron_repeats.push(CronRepeat {
-            span: Self::span(node),
-            schedule,
-            driver,
-            layer,
-            forked,
-            containers: self.containers(),
-        });
+        (driver, forked, layer)
     }
 
     /// A layer by its tag (`Layer.effect(Tag, …)`), the variable it is bound to, or its
@@ -268,12 +433,14 @@ impl<'t> Extractor<'t, '_> {
             .and_then(|a| a.named_child(0))
             .filter(|a| matches!(a.kind_str(), "identifier" | "member_expression"))
             .map(|a| self.text_of(a).to_string());
-        let variable = self
-            .containers
-            .iter()
-            .rev()
-            .find(|(kind, _)| *kind == ContainerKind::Variable)
-            .map(|(_, name)| name.to_string());
+        let mut up = call.parent();
+        while let Some(node) = up.filter(|n| n.kind_str() != "variable_declarator") {
+            up = node.parent();
+        }
+        let variable = up
+            .and_then(|d| d.field("name"))
+            .filter(|n| n.kind_str() == "identifier")
+            .map(|n| self.text_of(n).to_string());
         tag.or(variable).unwrap_or_else(|| format!("Layer.{member}"))
     }
 
@@ -283,6 +450,7 @@ impl<'t> Extractor<'t, '_> {
         let Some(reference) = args.first() else { return };
         let kind = match (member, args.len()) {
             ("getAndSet", 2) if self.is_clock_read(args[1], 0) => CursorKind::GetAndSetNow,
+            ("getAndUpdate", 2) if self.returns_clock_read(args[1]) => CursorKind::GetAndSetNow,
             ("get", 1) => CursorKind::Get,
             ("set", 2) if self.is_clock_read(args[1], 0) => CursorKind::SetNow,
             ("update", 2) if self.returns_clock_read(args[1]) => CursorKind::SetNow,
@@ -308,7 +476,12 @@ impl<'t> Extractor<'t, '_> {
             if matches!(
                 parent.kind_str(),
                 "yield_expression" | "await_expression" | "parenthesized_expression" | "as_expression"
-            ) {
+            ) || (parent.kind_str() == "binary_expression"
+                && parent.field("left") == Some(top)
+                && parent
+                    .field("operator")
+                    .is_some_and(|o| matches!(self.text_of(o), "??" | "||")))
+            {
                 top = parent;
             } else {
                 break;
@@ -393,7 +566,7 @@ impl<'t> Extractor<'t, '_> {
 
     /// `Clock.currentTimeMillis`, `DateTime.now`, `Date.now()`, `new Date()`, or a local
     /// bound to one, behind `yield*` / `await`.
-    fn is_clock_read(&self, node: Node<'t>, depth: usize) -> bool {
+    pub(super) fn is_clock_read(&self, node: Node<'t>, depth: usize) -> bool {
         if depth > 4 {
             return false;
         }

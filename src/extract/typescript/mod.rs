@@ -49,10 +49,11 @@ pub(super) fn extract(facts: &mut FileFacts, text: &[u8]) {
         containers: Vec::new(),
         frames: Vec::new(),
         shadowed: Default::default(),
+        module_state: Vec::new(),
     };
     let root = tree.root_node();
     extractor.module_items(root);
-    extractor.marks = marks(text, &extractor.facts.imports);
+    extractor.marks = marks(text, &extractor.facts.imports, &extractor.module_state);
     extractor.walk(root);
     // Calls inside a retried unit are followed into the file's named units; a file that
     // retries nothing is read for its top-level helpers, which other files import.
@@ -68,6 +69,7 @@ pub(super) fn extract(facts: &mut FileFacts, text: &[u8]) {
 /// reads as SQL. A subtree with none of them holds no fact, whatever else it holds.
 const MARKS: &[&str] = &[
     "retry",
+    "clock",
     "repeat",
     "forever",
     "setinterval",
@@ -112,7 +114,7 @@ const MARKS: &[&str] = &[
 /// The offsets where a mark occurs, in order: the fixed words, this file's local names of
 /// Effect's `Ref` modules (`import { Ref as R }`: `R.getAndSet(…)` names no `Ref`), and in a
 /// file that builds a retrying client, its request calls.
-fn marks(text: &[u8], imports: &[crate::facts::Import]) -> Vec<u32> {
+fn marks(text: &[u8], imports: &[crate::facts::Import], module_state: &[(&str, bool)]) -> Vec<u32> {
     static MATCHER: std::sync::OnceLock<aho_corasick::AhoCorasick> = std::sync::OnceLock::new();
     let matcher = MATCHER.get_or_init(|| {
         aho_corasick::AhoCorasick::builder()
@@ -136,6 +138,21 @@ fn marks(text: &[u8], imports: &[crate::facts::Import]) -> Vec<u32> {
             ".execute(",
         ] {
             out.extend(memchr::memmem::find_iter(text, method.as_bytes()).map(|at| at as u32));
+        }
+    }
+    // A cursor in module state or a `Map` is read and written by name, where the file reads
+    // a clock at all.
+    let clock = ["Date.now", "new Date", "DateTime", "Clock"]
+        .iter()
+        .any(|w| memchr::memmem::find(text, w.as_bytes()).is_some());
+    if clock {
+        for (name, _) in module_state {
+            out.extend(memchr::memmem::find_iter(text, name.as_bytes()).map(|at| at as u32));
+        }
+        if memchr::memmem::find(text, b"new Map").is_some() {
+            for method in [".get(", ".set("] {
+                out.extend(memchr::memmem::find_iter(text, method.as_bytes()).map(|at| at as u32));
+            }
         }
     }
     for import in imports.iter().filter(|i| is_effect_source(&i.source)) {
@@ -185,6 +202,8 @@ struct Extractor<'t, 'f> {
     /// Where the words a fact can start from occur in the text, in order (see `marks`): a
     /// subtree holding none of them is stepped over.
     marks: Vec<u32>,
+    /// Module-level `let`s and `Map`s (`true`): where a "since the last run" cursor can live.
+    module_state: Vec<(&'t str, bool)>,
 }
 
 impl<'t> Extractor<'t, '_> {

@@ -155,6 +155,12 @@ impl<'t> Extractor<'t, '_> {
                     if name.kind_str() != "identifier" {
                         continue;
                     }
+                    // Module state a "since the last run" cursor can live in.
+                    let is_let = node.child(0).is_some_and(|kw| kw.kind_str() == "let");
+                    let is_map = declarator.field("value").is_some_and(|v| is_new_map(self, v));
+                    if is_let || is_map {
+                        self.module_state.push((self.text_of(name), is_map));
+                    }
                     let value = match declarator.field("value") {
                         Some(value) => self.expr(value, 0),
                         None => Expr::Opaque(Self::span(declarator)),
@@ -195,4 +201,12 @@ impl<'t> Extractor<'t, '_> {
         }
         names
     }
+}
+
+/// `new Map()` (the global `Map`).
+pub(super) fn is_new_map(extractor: &Extractor, value: Node) -> bool {
+    value.kind_str() == "new_expression"
+        && value
+            .field("constructor")
+            .is_some_and(|c| extractor.text_of(c) == "Map")
 }

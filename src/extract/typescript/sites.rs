@@ -107,6 +107,9 @@ impl<'t> Extractor<'t, '_> {
         if let Some(path) = &path {
             self.job_call(node, arguments, path, effect);
         }
+        if method.is_some_and(|m| m == "get" || m == "set") {
+            self.map_cursor(node, callee, arguments);
+        }
         // `setInterval` in a service that uses Effect; a `.tsx` component's timers are UI.
         let interval = written.as_deref() == Some(&["setInterval"][..])
             && self.lookup_local("setInterval").is_none()
