@@ -94,6 +94,7 @@ struct RawConfig {
     generated: Option<Spanned<String>>,
     budget: Option<Spanned<String>>,
     lease_tables: Option<Vec<Spanned<String>>>,
+    lease_columns: Option<Vec<Spanned<String>>>,
     contention_policies: Option<Vec<String>>,
     transient_policies: Option<Vec<String>>,
     contention_predicates: Option<Vec<String>>,
@@ -124,6 +125,9 @@ pub struct Config {
     pub budget_ms: f64,
     /// Tables that hold job leases (lowercase), besides any table with a `lease_until` column.
     pub lease_tables: Vec<String>,
+    /// Columns that hold a lease's expiry (lowercase): `lease_until` by default; a table with
+    /// one of them holds leases.
+    pub lease_columns: Vec<String>,
     /// Names of policies, predicates and calls the unit rules reason about.
     pub vocabulary: Vocabulary,
     /// Files whose code runs under a durable retrier (outbox subscribers, queue consumers).
@@ -151,6 +155,7 @@ impl Config {
             check_generated: false,
             budget_ms: DEFAULT_BUDGET_MS,
             lease_tables: vec!["jobs_leases".to_string()],
+            lease_columns: vec!["lease_until".to_string()],
             vocabulary: Vocabulary::default(),
             durable_paths: globs_of(DEFAULT_DURABLE_PATHS),
             durable_paths_configured: false,
@@ -292,6 +297,21 @@ impl Config {
                 config.lease_tables.push(own.to_ascii_lowercase());
             }
         }
+        if let Some(columns) = &raw.lease_columns {
+            config.lease_columns = Vec::new();
+            for column in columns {
+                let name = column.get_ref();
+                let valid = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+                if !valid {
+                    return Err(at(
+                        column.span(),
+                        format!("invalid lease column `{name}`"),
+                        "a column name such as \"lease_until\" or \"locked_until\"",
+                    ));
+                }
+                config.lease_columns.push(name.to_ascii_lowercase());
+            }
+        }
         if let Some(budget) = &raw.budget {
             config.budget_ms = crate::schedule::duration::parse(budget.get_ref()).ok_or_else(|| {
                 at(
@@ -399,5 +419,30 @@ mod tests {
             ["scheduler_locks"],
             "matched on the table's own name"
         );
+    }
+
+    #[test]
+    fn lease_columns_are_validated_and_lowercased() {
+        let error = Config::parse(
+            "lease-columns = [\"locks.until\"]",
+            Path::new("retrylint.toml"),
+            "/project".into(),
+            &[],
+        )
+        .expect_err("a qualified column is rejected");
+        assert!(
+            error.to_string().contains("invalid lease column `locks.until`"),
+            "{error}"
+        );
+        let config = Config::parse(
+            "lease-columns = [\"Locked_Until\", \"expires_at\"]",
+            Path::new("retrylint.toml"),
+            "/project".into(),
+            &[],
+        )
+        .unwrap();
+        assert_eq!(config.lease_columns, ["locked_until", "expires_at"]);
+        let defaults = Config::defaults("/project".into());
+        assert_eq!(defaults.lease_columns, ["lease_until"]);
     }
 }

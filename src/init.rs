@@ -179,6 +179,8 @@ pub fn render(inferred: &Inferred) -> String {
         }
         let _ = writeln!(out, "lease-tables = {}", toml_list(inferred.lease_tables.keys()));
     }
+    out.push_str("# Columns that hold a lease's expiry, when not `lease_until`.\n");
+    let _ = writeln!(out, "# lease-columns = {}", toml_list(["locked_until"]));
     out.push('\n');
 
     out.push_str("# Calls that register a handler a durable retrier runs (an outbox, a queue consumer).\n");

@@ -116,6 +116,7 @@ pub fn show(config: &Config, file: &Path) -> Result<String, Report> {
     );
     let _ = writeln!(out, "budget = \"{} millis\"", config.budget_ms);
     let _ = writeln!(out, "lease-tables = {}", list(&config.lease_tables));
+    let _ = writeln!(out, "lease-columns = {}", list(&config.lease_columns));
     let Vocabulary {
         contention_policies,
         transient_policies,

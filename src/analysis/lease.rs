@@ -4,16 +4,50 @@
 use crate::config::Config;
 use crate::facts::sql::{CmpOp, Operand, Pred, PredKind, Statement};
 
-/// The column that holds a lease's expiry.
-pub const LEASE_COLUMN: &str = "lease_until";
+/// The column that holds a lease's expiry in `statement`: the first configured one
+/// (`lease-columns`, `lease_until` by default) it names, else the first configured.
+pub fn lease_column<'c>(config: &'c Config, statement: &Statement) -> &'c str {
+    config
+        .lease_columns
+        .iter()
+        .find(|c| statement.mentions(c))
+        .or(config.lease_columns.first())
+        .map_or("lease_until", String::as_str)
+}
 
 /// A table that holds leases: configured (`lease-tables`), or one the statement gives a
-/// `lease_until` column.
+/// lease column (`lease-columns`).
 pub fn is_lease_table(config: &Config, statement: &Statement) -> bool {
     let Some(table) = &statement.table else {
         return false;
     };
-    config.lease_tables.iter().any(|t| t == table) || statement.mentions(LEASE_COLUMN)
+    config.lease_tables.iter().any(|t| t == table) || config.lease_columns.iter().any(|c| statement.mentions(c))
+}
+
+/// `now()`, `CURRENT_TIMESTAMP`, `datetime('now')`: the database's clock, in a value as printed.
+pub fn database_clock(value: &str) -> Option<&'static str> {
+    let lower = value.to_ascii_lowercase();
+    // A template hole (`${now}`) is the application's value, whatever it is named.
+    if lower.contains("${") {
+        return None;
+    }
+    const CLOCKS: &[(&str, &str)] = &[
+        ("now()", "now()"),
+        ("current_timestamp", "CURRENT_TIMESTAMP"),
+        ("localtimestamp", "LOCALTIMESTAMP"),
+        ("clock_timestamp(", "clock_timestamp()"),
+        ("statement_timestamp(", "statement_timestamp()"),
+        ("transaction_timestamp(", "transaction_timestamp()"),
+        ("'now'", "'now'"),
+        ("unixepoch(", "unixepoch()"),
+        ("sysdate", "SYSDATE"),
+        ("getdate(", "GETDATE()"),
+        ("utc_timestamp", "UTC_TIMESTAMP"),
+    ];
+    CLOCKS
+        .iter()
+        .find(|(text, _)| lower.contains(text))
+        .map(|(_, shown)| *shown)
 }
 
 /// `holder`, `lease_holder`, `owner`, `locked_by`, `run_id`: who holds the lease.

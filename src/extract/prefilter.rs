@@ -60,16 +60,32 @@ const RUST_RETRY_TOKENS: &[&str] = &[
 struct Matcher {
     automaton: Option<AhoCorasick>,
     needs: Vec<Needs>,
+    /// SQL names (lease tables and columns), matched whatever their case: `UPDATE
+    /// Scheduler_Locks` names the configured `scheduler_locks`.
+    names: Option<AhoCorasick>,
 }
 
 impl Matcher {
-    fn new(patterns: Vec<(String, Needs)>) -> Matcher {
+    fn new(patterns: Vec<(String, Needs)>, names: Vec<String>) -> Matcher {
         let (texts, needs): (Vec<String>, Vec<Needs>) = patterns.into_iter().unzip();
         let automaton = (!texts.is_empty()).then(|| AhoCorasick::new(&texts).expect("literal patterns"));
-        Matcher { automaton, needs }
+        let names = (!names.is_empty()).then(|| {
+            AhoCorasick::builder()
+                .ascii_case_insensitive(true)
+                .build(&names)
+                .expect("literal patterns")
+        });
+        Matcher {
+            automaton,
+            needs,
+            names,
+        }
     }
 
     fn is_match(&self, text: &[u8]) -> bool {
+        if self.names.as_ref().is_some_and(|names| names.is_match(text)) {
+            return true;
+        }
         let Some(automaton) = &self.automaton else {
             return false;
         };
@@ -105,6 +121,7 @@ impl Prefilter {
         let mut typescript: Vec<(String, Needs)> = Vec::new();
         let mut rust: Vec<(String, Needs)> = Vec::new();
         let mut sql: Vec<(String, Needs)> = Vec::new();
+        let mut names: Vec<String> = Vec::new();
         let words = |list: &[&str], needs: Needs| -> Vec<(String, Needs)> {
             list.iter().map(|w| (w.to_string(), needs)).collect()
         };
@@ -141,11 +158,11 @@ impl Prefilter {
             typescript.extend(words(&["setInterval"], Needs::Alone));
         }
         if has(Trigger::Leases) {
-            let mut tokens = words(LEASE_TOKENS, Needs::Alone);
-            tokens.extend(config.lease_tables.iter().map(|t| (t.clone(), Needs::Alone)));
-            typescript.extend(tokens.iter().cloned());
-            rust.extend(tokens.iter().cloned());
-            sql.extend(tokens);
+            // Every configured name: a configured table or column the prefilter did not know
+            // would leave its statements unread.
+            names.extend(LEASE_TOKENS.iter().map(|t| t.to_string()));
+            names.extend(config.lease_tables.iter().cloned());
+            names.extend(config.lease_columns.iter().cloned());
         }
         if has(Trigger::Suppressions) {
             for list in [&mut typescript, &mut rust, &mut sql] {
@@ -160,10 +177,14 @@ impl Prefilter {
                 described.push_str(&format!("\0{pattern}\0{needs:?}"));
             }
         }
+        described.push_str("names");
+        for name in &names {
+            described.push_str(&format!("\0{name}"));
+        }
         Prefilter {
-            typescript: Matcher::new(typescript),
-            rust: Matcher::new(rust),
-            sql: Matcher::new(sql),
+            typescript: Matcher::new(typescript, names.clone()),
+            rust: Matcher::new(rust, names.clone()),
+            sql: Matcher::new(sql, names),
             key: crate::source::fnv1a64(described.as_bytes()),
         }
     }
@@ -234,5 +255,13 @@ mod tests {
         assert!(!Prefilter::new(ALL, &config).is_relevant(Language::Sql, text));
         config.lease_tables.push("scheduler_locks".into());
         assert!(Prefilter::new(ALL, &config).is_relevant(Language::Sql, text));
+        // Whatever the case the SQL spells it in.
+        let upper = b"UPDATE Scheduler_Locks SET owner = NULL WHERE job = $1";
+        assert!(Prefilter::new(ALL, &config).is_relevant(Language::Sql, upper));
+        // A configured lease column.
+        let column = b"UPDATE locks SET locked_until = $1 WHERE job = $2";
+        assert!(!Prefilter::new(ALL, &config).is_relevant(Language::Sql, column));
+        config.lease_columns.push("locked_until".into());
+        assert!(Prefilter::new(ALL, &config).is_relevant(Language::Sql, column));
     }
 }

@@ -90,6 +90,9 @@ pub struct Statement {
     pub on_conflict: Option<OnConflict>,
     /// `INSERT OR REPLACE` / `REPLACE INTO`: the row is overwritten unconditionally.
     pub or_replace: bool,
+    /// `… RETURNING …`: the statement gives back the rows it wrote.
+    #[serde(default)]
+    pub returning: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

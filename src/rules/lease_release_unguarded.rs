@@ -2,7 +2,7 @@
 //! `WHERE` does not name the holder, so a run that outlived its lease frees another's.
 
 use super::{snippet, Context, Diagnostic, FixSafety, Rule, Severity, Trigger};
-use crate::analysis::lease::{is_holder_column, is_lease_table, target_comparison, LEASE_COLUMN};
+use crate::analysis::lease::{is_holder_column, is_lease_table, lease_column, target_comparison};
 use crate::facts::sql::{CmpOp, Operand, SqlOrigin, Statement, StatementKind};
 
 pub const RULE: Rule = Rule {
@@ -16,15 +16,32 @@ pub const RULE: Rule = Rule {
     check,
 };
 
-/// An `UPDATE` that clears the lease (`lease_until = NULL`) or its holder, and sets no new lease.
-fn is_release(statement: &Statement) -> bool {
+/// An `UPDATE` that clears the lease (`lease_until = NULL`) or its holder, and sets no new
+/// lease; a `DELETE` of one job's lease row (`WHERE name = $1`) that does not test the
+/// lease's expiry (deleting expired leases releases no one's).
+fn is_release(statement: &Statement, lease: &str) -> bool {
+    if statement.kind == StatementKind::Delete {
+        let Some(filter) = &statement.filter else {
+            return false;
+        };
+        let terms = filter.conjuncts();
+        let keyed = terms.iter().any(|term| {
+            target_comparison(statement, term, |c| c != lease && !is_holder_column(c))
+                .is_some_and(|(_, op, value)| op == CmpOp::Eq && !value.eq_ignore_ascii_case("null"))
+        });
+        let mut expiry = false;
+        crate::facts::sql::visit(filter, &mut |p| {
+            expiry |= target_comparison(statement, p, |c| c == lease).is_some();
+        });
+        return keyed && !expiry;
+    }
     if statement.kind != StatementKind::Update {
         return false;
     }
-    let clears = |a: &&crate::facts::sql::Assignment| a.column == LEASE_COLUMN || is_holder_column(&a.column);
+    let clears = |a: &&crate::facts::sql::Assignment| a.column == lease || is_holder_column(&a.column);
     let mut cleared = statement.assignments.iter().filter(clears);
     let any_cleared = cleared.clone().any(|a| a.value == Operand::Null);
-    let takes = cleared.any(|a| a.column == LEASE_COLUMN && a.value != Operand::Null);
+    let takes = cleared.any(|a| a.column == lease && a.value != Operand::Null);
     any_cleared && !takes
 }
 
@@ -41,7 +58,8 @@ fn names_holder(statement: &Statement) -> bool {
 fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
     for sql in &ctx.facts.sql {
         for statement in sql.statements() {
-            if !is_release(statement) || !is_lease_table(ctx.config(), statement) || names_holder(statement) {
+            let lease = lease_column(ctx.config(), statement);
+            if !is_release(statement, lease) || !is_lease_table(ctx.config(), statement) || names_holder(statement) {
                 continue;
             }
             let holder = statement
@@ -57,10 +75,15 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
             } else {
                 next_placeholder(&statement.text)
             };
+            let (release, clears) = if statement.kind == StatementKind::Delete {
+                ("lease release `DELETE … WHERE", "deletes")
+            } else {
+                ("lease release `WHERE", "clears")
+            };
             let (message, span, help) = match &statement.filter {
                 Some(filter) => (
                     format!(
-                        "lease release `WHERE {}` does not check `{holder}`: a run that outlived its lease clears the lease another replica now holds",
+                        "{release} {}` does not check `{holder}`: a run that outlived its lease {clears} the lease another replica now holds",
                         snippet(&filter.text, 80)
                     ),
                     filter.span,
@@ -114,17 +137,28 @@ mod tests {
     #[test]
     fn releases_and_their_guard() {
         let unguarded = statement("UPDATE jobs_leases SET lease_until = NULL, holder = NULL WHERE name = $1");
-        assert!(is_release(&unguarded) && !names_holder(&unguarded));
+        assert!(is_release(&unguarded, "lease_until") && !names_holder(&unguarded));
         let guarded = statement("UPDATE jobs_leases SET lease_until = NULL WHERE name = $1 AND holder = $2");
-        assert!(is_release(&guarded) && names_holder(&guarded));
+        assert!(is_release(&guarded, "lease_until") && names_holder(&guarded));
         let either =
             statement("UPDATE jobs_leases SET holder = NULL WHERE name = $1 AND (holder = $2 OR lease_until < $3)");
         assert!(
-            is_release(&either) && !names_holder(&either),
+            is_release(&either, "lease_until") && !names_holder(&either),
             "an alternative is not a guard"
         );
         let claim = statement("UPDATE jobs_leases SET lease_until = $1, holder = $2 WHERE name = $3");
-        assert!(!is_release(&claim));
+        assert!(!is_release(&claim, "lease_until"));
+        let delete = statement("DELETE FROM jobs_leases WHERE name = $1");
+        assert!(is_release(&delete, "lease_until") && !names_holder(&delete));
+        let guarded_delete = statement("DELETE FROM jobs_leases WHERE name = $1 AND holder = $2");
+        assert!(is_release(&guarded_delete, "lease_until") && names_holder(&guarded_delete));
+        for text in [
+            "DELETE FROM jobs_leases WHERE lease_until < $1",
+            "DELETE FROM jobs_leases WHERE name = $1 AND lease_until < $2",
+            "DELETE FROM jobs_leases",
+        ] {
+            assert!(!is_release(&statement(text), "lease_until"), "{text}");
+        }
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! `lease_until < now` (overlap) and `lease_until > now + 2 * lease` (a clock that jumped).
 
 use super::{snippet, Context, Diagnostic, FixSafety, Rule, Severity, Trigger};
-use crate::analysis::lease::{is_holder_column, is_lease_table, target_comparison, LEASE_COLUMN};
+use crate::analysis::lease::{database_clock, is_holder_column, is_lease_table, lease_column, target_comparison};
 use crate::facts::sql::{CmpOp, Operand, SqlOrigin, Statement, StatementKind};
 use crate::facts::SqlText;
 
@@ -35,14 +35,14 @@ enum Form {
     Replace,
 }
 
-fn claim_form(statement: &Statement) -> Option<Form> {
+fn claim_form(statement: &Statement, lease: &str) -> Option<Form> {
     let sets_lease = statement
         .assignments
         .iter()
-        .any(|a| a.column == LEASE_COLUMN && a.value != Operand::Null);
+        .any(|a| a.column == lease && a.value != Operand::Null);
     match statement.kind {
         StatementKind::Update if sets_lease => Some(Form::Update),
-        StatementKind::Insert if statement.or_replace && statement.columns.iter().any(|c| c == LEASE_COLUMN) => {
+        StatementKind::Insert if statement.or_replace && statement.columns.iter().any(|c| c == lease) => {
             Some(Form::Replace)
         }
         StatementKind::Insert if statement.on_conflict.as_ref().is_some_and(|c| c.update) && sets_lease => {
@@ -67,7 +67,7 @@ struct Guards {
     clock_jump: bool,
 }
 
-fn guards(statement: &Statement, form: Form) -> Guards {
+fn guards(statement: &Statement, form: Form, lease: &str) -> Guards {
     let mut guards = Guards {
         slot_recorded: match form {
             Form::Replace => statement.columns.iter().any(|c| is_slot_column(c)),
@@ -92,7 +92,7 @@ fn guards(statement: &Statement, form: Form) -> Guards {
             });
         let lease = |ops: &[CmpOp]| {
             alternatives.iter().find_map(|alt| {
-                target_comparison(statement, alt, |c| c == LEASE_COLUMN)
+                target_comparison(statement, alt, |c| c == lease)
                     .filter(|(_, op, _)| ops.contains(op))
                     .map(|(_, _, value)| value.to_string())
             })
@@ -108,6 +108,8 @@ fn guards(statement: &Statement, form: Form) -> Guards {
 /// The values a canonical claim needs, taken from the statement where it has them.
 struct Names {
     table: String,
+    /// The column that holds the lease's expiry.
+    lease: String,
     /// How the target row's columns are qualified in an upsert condition.
     row: String,
     key: String,
@@ -124,7 +126,7 @@ struct Names {
 }
 
 impl Names {
-    fn of(sql: &SqlText, statement: &Statement, guards: &Guards) -> Names {
+    fn of(sql: &SqlText, statement: &Statement, guards: &Guards, lease: &str) -> Names {
         let template = matches!(sql.origin, SqlOrigin::TaggedTemplate | SqlOrigin::Literal) && !sql.holes.is_empty();
         // SQLite-style texts (`?1`) get SQLite-style parameters.
         let sqlite = !template && !sql.text.contains('$') && sql.text.contains('?');
@@ -156,7 +158,7 @@ impl Names {
         let equality_key = statement.filter.as_ref().and_then(|f| {
             f.conjuncts().into_iter().find_map(|term| {
                 target_comparison(statement, term, |c| {
-                    c != LEASE_COLUMN && !is_slot_column(c) && !is_holder_column(c)
+                    c != lease && !is_slot_column(c) && !is_holder_column(c)
                 })
                 .filter(|(_, op, _)| *op == CmpOp::Eq)
                 .map(|(column, _, value)| (column.to_string(), value.to_string()))
@@ -188,15 +190,18 @@ impl Names {
         Names {
             key_value: key_value.unwrap_or_else(|| param("job.name", 1)),
             slot_value: value_of(&slot).unwrap_or_else(|| param("slot", 2)),
-            lease_value: value_of(LEASE_COLUMN).unwrap_or_else(|| param("now + leaseMs", 3)),
+            lease_value: value_of(lease)
+                .filter(|v| database_clock(v).is_none())
+                .unwrap_or_else(|| param("now + leaseMs", 3)),
             holder_value: value_of(&holder).unwrap_or_else(|| param("runId", 4)),
             now: guards
                 .overlap
                 .clone()
-                .filter(|_| template)
+                .filter(|now| template && database_clock(now).is_none())
                 .unwrap_or_else(|| param("now", 5)),
             far_future: param("now + 2 * leaseMs", 6),
             table,
+            lease: lease.to_string(),
             row,
             key,
             slot,
@@ -210,6 +215,7 @@ impl Names {
     fn canonical_upsert(&self) -> String {
         let Names {
             table,
+            lease,
             key,
             slot,
             holder,
@@ -217,10 +223,10 @@ impl Names {
         } = self;
         let mut text = format!(
             "claim the slot with one upsert (one row back means this replica runs it):\n\
-             INSERT INTO {table} ({key}, {slot}, {LEASE_COLUMN}, {holder})\n\
+             INSERT INTO {table} ({key}, {slot}, {lease}, {holder})\n\
              VALUES ({}, {}, {}, {})\n\
              ON CONFLICT ({key}) DO UPDATE\n  \
-             SET {slot} = excluded.{slot}, {LEASE_COLUMN} = excluded.{LEASE_COLUMN}, {holder} = excluded.{holder}\n  \
+             SET {slot} = excluded.{slot}, {lease} = excluded.{lease}, {holder} = excluded.{holder}\n  \
              WHERE {table}.{slot} < excluded.{slot}\n    \
              AND {}\n\
              RETURNING {key}",
@@ -242,9 +248,9 @@ impl Names {
     /// `(lease_until IS NULL OR lease_until < now OR lease_until > now + 2 * lease)`.
     fn overlap_group(&self, row: &str) -> String {
         let column = if row.is_empty() {
-            LEASE_COLUMN.to_string()
+            self.lease.clone()
         } else {
-            format!("{row}.{LEASE_COLUMN}")
+            format!("{row}.{}", self.lease)
         };
         format!(
             "({column} IS NULL OR {column} < {} OR {column} > {})",
@@ -256,28 +262,31 @@ impl Names {
 fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
     for sql in &ctx.facts.sql {
         for statement in sql.statements() {
-            let Some(form) = claim_form(statement) else { continue };
+            let lease = lease_column(ctx.config(), statement);
+            let Some(form) = claim_form(statement, lease) else {
+                continue;
+            };
             if !is_lease_table(ctx.config(), statement) {
                 continue;
             }
-            let guards = guards(statement, form);
-            let names = Names::of(sql, statement, &guards);
+            let guards = guards(statement, form, lease);
+            let names = Names::of(sql, statement, &guards, lease);
             let row = if form == Form::Upsert {
                 names.row.clone()
             } else {
                 String::new()
             };
-            let mut missing: Vec<(&str, String)> = Vec::new();
+            let mut missing: Vec<(String, String)> = Vec::new();
             if !guards.slot {
                 let what = if guards.slot_alternative {
                     "tests `last_slot < slot` only as one alternative of an OR: a retried or late fire runs the slot again whenever another alternative holds"
                 } else {
                     "has no `last_slot < slot` guard: a retried or late fire runs the slot again"
                 };
-                missing.push((what, names.canonical_upsert()));
+                missing.push((what.to_string(), names.canonical_upsert()));
             } else if !guards.slot_recorded {
                 missing.push((
-                    "checks `last_slot < slot` but never sets the slot it takes: a retried fire of the same slot claims it again",
+                    "checks `last_slot < slot` but never sets the slot it takes: a retried fire of the same slot claims it again".to_string(),
                     format!(
                         "record the slot with the lease: `SET {slot} = {value}, …`",
                         slot = names.slot,
@@ -291,13 +300,48 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
             }
             if guards.overlap.is_none() {
                 missing.push((
-                    "has no overlap guard `lease_until < now`: a second replica takes the lease while the first still runs",
+                    format!("has no overlap guard `{lease} < now`: a second replica takes the lease while the first still runs"),
                     format!("add `AND {}`", names.overlap_group(&row)),
                 ));
             } else if !guards.clock_jump {
                 missing.push((
-                    "has no clock-jump clause `lease_until > now + 2 * lease`: a lease written by a clock that ran ahead blocks the job until that time",
+                    format!("has no clock-jump clause `{lease} > now + 2 * lease`: a lease written by a clock that ran ahead blocks the job until that time"),
                     format!("widen the overlap guard to `{}`", names.overlap_group(&row)),
+                ));
+            }
+            // The claim takes now as a parameter: the database's clock is another clock than
+            // the one the slot and the lease are computed with, and `now()` does not run
+            // unchanged on Postgres, SQLite and D1.
+            let lease_written = statement
+                .assignments
+                .iter()
+                .filter(|a| a.column == lease)
+                .map(|a| a.value_text.as_str())
+                .chain(
+                    statement
+                        .columns
+                        .iter()
+                        .position(|c| c == lease)
+                        .and_then(|i| statement.values.get(i))
+                        .map(String::as_str),
+                );
+            let clock = guards
+                .overlap
+                .as_deref()
+                .into_iter()
+                .chain(lease_written)
+                .find_map(database_clock);
+            if let Some(clock) = clock {
+                missing.push((
+                    format!("reads the database clock `{clock}` instead of taking now as a parameter: the lease is checked with another clock than the one the job's slot and timeout are measured with"),
+                    format!("pass now from `Clock` as a parameter (`{lease} < {}`) and the lease as now + the job's timeout + 1 minute", names.now),
+                ));
+            }
+            // One row back means this replica runs the slot. Rust code reads `rows_affected()`.
+            if form != Form::Replace && !statement.returning && sql.origin != SqlOrigin::Rust {
+                missing.push((
+                    "has no `RETURNING`: no row comes back, so the replica cannot tell whether it took the slot".to_string(),
+                    format!("end the claim with `RETURNING {}`: one row back means this replica runs the slot, none means it does nothing", names.key),
                 ));
             }
             let Some(((first, help), rest)) = missing.split_first() else {
@@ -312,8 +356,8 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
             };
             let mut message = format!("lease claim {clause} {first}");
             for (also, _) in rest {
-                let short = also.split(':').next().unwrap_or(also).trim_start_matches("has ");
-                message.push_str(&format!("; it also has {short}"));
+                let short = also.split(':').next().unwrap_or(also);
+                message.push_str(&format!("; it also {short}"));
             }
             // The canonical claim covers every guard; otherwise each missing guard says its own.
             let mut help = help.clone();
@@ -343,8 +387,8 @@ mod tests {
 
     fn guards_of(text: &str) -> Guards {
         let statement = statement(text);
-        let form = claim_form(&statement).expect("a claim");
-        guards(&statement, form)
+        let form = claim_form(&statement, "lease_until").expect("a claim");
+        guards(&statement, form, "lease_until")
     }
 
     const CANONICAL: &str = "INSERT INTO jobs_leases (name, last_slot, lease_until, holder) VALUES ($1, $2, $3, $4) \
@@ -392,12 +436,13 @@ mod tests {
             "INSERT INTO jobs_leases (name) VALUES ($1) ON CONFLICT DO NOTHING",
             "UPDATE jobs_leases SET last_slot = $1 WHERE name = $2",
         ] {
-            assert_eq!(claim_form(&statement(text)), None, "{text}");
+            assert_eq!(claim_form(&statement(text), "lease_until"), None, "{text}");
         }
         assert_eq!(
-            claim_form(&statement(
-                "INSERT OR REPLACE INTO jobs_leases (name, lease_until) VALUES (?1, ?2)"
-            )),
+            claim_form(
+                &statement("INSERT OR REPLACE INTO jobs_leases (name, lease_until) VALUES (?1, ?2)"),
+                "lease_until"
+            ),
             Some(Form::Replace)
         );
     }
@@ -406,7 +451,7 @@ mod tests {
     fn the_canonical_claim_is_adapted_to_the_table() {
         let text = "UPDATE scheduler_locks SET lease_until = $1, owner = $2 WHERE job = $3 AND lease_until < $4";
         let statement = statement(text);
-        let guards = guards(&statement, Form::Update);
+        let guards = guards(&statement, Form::Update, "lease_until");
         let sql = SqlText {
             span: Span::default(),
             origin: SqlOrigin::SqlFile,
@@ -414,7 +459,7 @@ mod tests {
             holes: Vec::new(),
             parse: crate::facts::sql::SqlParse::Parsed(vec![statement.clone()]),
         };
-        let help = Names::of(&sql, &statement, &guards).canonical_upsert();
+        let help = Names::of(&sql, &statement, &guards, "lease_until").canonical_upsert();
         assert!(
             help.contains("INSERT INTO scheduler_locks (job, last_slot, lease_until, owner)\nVALUES ($1, $2, $3, $4)"),
             "{help}"

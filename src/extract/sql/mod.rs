@@ -193,16 +193,19 @@ impl<'s> Converter<'s> {
             filter: None,
             on_conflict: None,
             or_replace: false,
+            returning: false,
         };
         match stmt {
             ast::Statement::Update(update) => {
                 out.kind = StatementKind::Update;
+                out.returning = update.returning.is_some();
                 (out.table, out.alias) = table_factor(&update.table.relation);
                 out.assignments = update.assignments.iter().map(|a| self.assignment(a, span)).collect();
                 out.filter = update.selection.as_ref().map(|e| self.pred(e, span));
             }
             ast::Statement::Insert(insert) => {
                 out.kind = StatementKind::Insert;
+                out.returning = insert.returning.is_some();
                 if let ast::TableObject::TableName(name) = &insert.table {
                     out.table = object_name(name);
                 }
@@ -234,6 +237,7 @@ impl<'s> Converter<'s> {
             }
             ast::Statement::Delete(delete) => {
                 out.kind = StatementKind::Delete;
+                out.returning = delete.returning.is_some();
                 let tables = match &delete.from {
                     ast::FromTable::WithFromKeyword(tables) | ast::FromTable::WithoutKeyword(tables) => tables,
                 };
