@@ -4,14 +4,15 @@
 //! container loop) and Workers cron. Five fields — minute, hour, day of month, month, day of
 //! week — each `*`, a number, a range `a-b`, a step `*/n`, `a/n` or `a-b/n`, or a list of
 //! those; month and weekday names (`JAN`–`DEC`, `SUN`–`SAT`) in any case. No seconds, no
-//! `L`/`W`/`#`/`?`, no nicknames (`@daily`), no timezone.
+//! `L`/`W`/`#`/`?`, no nicknames (`@daily`), no timezone. A valid cron whose days of month
+//! none of its months has (`0 0 31 2 *`) never fires.
 
 use super::{Context, Diagnostic, FixSafety, Rule, Severity, Trigger};
 use crate::facts::string_value;
 
 pub const RULE: Rule = Rule {
     name: "cron-expression",
-    summary: "a job cron that is not five UTC fields: seconds, a timezone, a value out of range",
+    summary: "a job cron that is not five UTC fields (seconds, a timezone, a value out of range) or never fires",
     decision: "4",
     default_severity: Severity::Error,
     fix: FixSafety::None,
@@ -83,6 +84,12 @@ pub enum Problem {
     },
     /// A field that does not parse, in words: "hour 61 is outside 0-23".
     Field(String),
+    /// Valid, but no date matches: `0 0 31 2 *` (February has no 31st). Carries the day and
+    /// month fields.
+    NeverFires {
+        days: String,
+        months: String,
+    },
 }
 
 /// Validates a job cron.
@@ -126,7 +133,50 @@ fn validate_fields(parts: &[&str]) -> Result<(), Problem> {
     for (part, field) in parts.iter().zip(FIELDS.iter()) {
         validate_field(part, field).map_err(|reason| Problem::Field(format!("{} {reason}", field.name)))?;
     }
+    // A day of month that none of the months has. With a day of week as well, either one
+    // matching fires the cron (in Vixie cron), so only an unrestricted weekday is judged.
+    if let [_, _, days, months, "*"] = parts {
+        let day_set = expand(days, &FIELDS[2]);
+        let month_set = expand(months, &FIELDS[3]);
+        // February has a 29th in leap years.
+        const LONGEST: [u32; 12] = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+        let fires = month_set
+            .iter()
+            .any(|m| day_set.iter().any(|d| *d <= LONGEST[(*m - 1) as usize]));
+        if !fires && !day_set.is_empty() && !month_set.is_empty() {
+            return Err(Problem::NeverFires {
+                days: days.to_string(),
+                months: months.to_string(),
+            });
+        }
+    }
     Ok(())
+}
+
+/// The values of a field that validated.
+fn expand(text: &str, field: &Field) -> Vec<u32> {
+    let mut out = Vec::new();
+    for item in text.split(',') {
+        let (range, step) = match item.split_once('/') {
+            Some((range, step)) => (range, step.parse::<u32>().unwrap_or(1).max(1)),
+            None => (item, 1),
+        };
+        let (low, high) = match range.split_once('-') {
+            _ if range == "*" => (field.min, field.max),
+            Some((low, high)) => match (value(low, field), value(high, field)) {
+                (Ok(low), Ok(high)) => (low, high),
+                _ => continue,
+            },
+            None => match value(range, field) {
+                // `a/n` runs from a to the field's end.
+                Ok(v) if item.contains('/') => (v, field.max),
+                Ok(v) => (v, v),
+                Err(_) => continue,
+            },
+        };
+        out.extend((low..=high).step_by(step as usize));
+    }
+    out
 }
 
 /// One field: a comma-separated list of `*`, `v`, `a-b`, each with an optional `/step`.
@@ -233,6 +283,10 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
                     None => "write five fields: minute hour day-of-month month day-of-week".to_string(),
                 },
             ),
+            Problem::NeverFires { days, months } => (
+                format!("{name} cron `{text}` never fires: no month in `{months}` has a day `{days}`"),
+                "pick a day every one of its months has (up to 29 in February, 30 in April, June, September and November), or the 1st of the next month".to_string(),
+            ),
             Problem::Field(reason) => (
                 format!("{name} cron `{text}` does not parse: {reason}, so the job is never scheduled"),
                 "each field is `*`, a number, a range `a-b`, a step `*/n` or a list `a,b`; months and weekdays may be names (JAN, MON)".to_string(),
@@ -263,6 +317,10 @@ mod tests {
             "0 22 * * 1-5",
             "0 0 29 2 *",
             "1/10 * * * *",
+            "0 0 31 1-2 *",
+            "0 0 30,31 * *",
+            "0 0 31 2 1",
+            "0 0 */10 feb *",
         ] {
             assert_eq!(validate(cron), Ok(()), "{cron}");
         }
@@ -309,6 +367,16 @@ mod tests {
         assert_eq!(field("0 0 * 13 *"), "month 13 is outside 1-12");
         assert_eq!(field("0 17-9 * * *"), "hour range `17-9` runs backwards");
         assert_eq!(field("0,,5 * * * *"), "minute list `0,,5` has an empty item");
+        let never = |days: &str, months: &str| {
+            Err(Problem::NeverFires {
+                days: days.into(),
+                months: months.into(),
+            })
+        };
+        assert_eq!(validate("0 0 31 2 *"), never("31", "2"));
+        assert_eq!(validate("0 0 30-31 feb *"), never("30-31", "feb"));
+        assert_eq!(validate("0 0 31 4,6,9,11 *"), never("31", "4,6,9,11"));
+        assert_eq!(validate("0 0 0 31 2 *"), never("31", "2"), "with a seconds field");
         // Seconds with an invalid rest: the rest's problem comes first.
         assert_eq!(field("0 0 61 * * *"), "hour 61 is outside 0-23");
     }
