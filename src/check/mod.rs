@@ -222,10 +222,14 @@ pub fn run_files(config: Config, files: Vec<crate::source::SourceFile>, options:
         None => Vec::new(),
     };
     if let Some(changed) = &options.changed {
-        diagnostics.retain(|d| {
-            let line = index.loaded(d.file).map_or(0, |f| f.position(d.span.start).0);
-            changed.contains(&index.files[d.file].absolute, line)
-        });
+        // A finding is the change's when any line of it changed, or of a location it names:
+        // a new site that uses an old, defective policy brings that policy's finding along.
+        let touches = |file: FileId, span: crate::source::Span| {
+            let Some(facts) = index.loaded(file) else { return false };
+            let (first, last) = (facts.position(span.start).0, facts.position(span.end.max(span.start)).0);
+            (first..=last).any(|line| changed.contains(&index.files[file].absolute, line))
+        };
+        diagnostics.retain(|d| touches(d.file, d.span) || d.labels.iter().any(|l| touches(l.file, l.span)));
     }
     sort_notes(&mut notes);
 
