@@ -1,5 +1,6 @@
-//! `--changed-since REV`: the whole project is analysed, only findings on lines added or changed
-//! since REV (and in untracked files) are reported; git trouble exits 2.
+//! `--changed-since REV`: the whole project is analysed, only findings the change since REV
+//! touches (lines added or changed, lines deleted inside a retry call, untracked files) are
+//! reported; git trouble exits 2.
 
 mod common;
 #[path = "support/git.rs"]
@@ -182,4 +183,37 @@ fn renamed_files_report_only_their_edited_lines() {
     let (_, report) = check_json(repo.root(), &args);
     let found: Vec<(String, u64)> = findings(&report).into_iter().map(|f| (f.0, f.1)).collect();
     assert_eq!(found, [("src/features/moved.ts".to_string(), 6)]);
+}
+
+/// A retry that names what it retries, over several lines.
+const WITH_PREDICATE: &str = r#"import { Effect } from "effect"
+import { transient } from "../infra/retry.js"
+export const a = Effect.succeed(1).pipe(
+  Effect.retry({
+    schedule: transient,
+    while: (e) => e === 1,
+  }),
+)
+export const b = Effect.succeed(2).pipe(Effect.retry(transient))
+"#;
+
+#[test]
+fn deleting_a_line_inside_a_retry_call_reports_what_the_deletion_made() {
+    let repo = Repo::new();
+    repo.write("src/infra/retry.ts", RETRY);
+    repo.write("src/features/a.ts", WITH_PREDICATE);
+    let base = repo.commit("base");
+    // Only a deletion: no line that is left changed, yet the retry now has no predicate.
+    repo.write(
+        "src/features/a.ts",
+        &WITH_PREDICATE.replace("    while: (e) => e === 1,\n", ""),
+    );
+    let (code, report) = check_json(
+        repo.root(),
+        &[".", "--changed-since", &base, "--select", "retry-without-predicate"],
+    );
+    let found: Vec<(String, u64)> = findings(&report).into_iter().map(|f| (f.0, f.1)).collect();
+    // Line 4 (`Effect.retry({`) is reported; line 9's old finding is not the change's.
+    assert_eq!(found, [("src/features/a.ts".to_string(), 4)], "{report:#}");
+    assert_eq!(code, 1);
 }

@@ -222,12 +222,23 @@ pub fn run_files(config: Config, files: Vec<crate::source::SourceFile>, options:
         None => Vec::new(),
     };
     if let Some(changed) = &options.changed {
-        // A finding is the change's when any line of it changed, or of a location it names:
-        // a new site that uses an old, defective policy brings that policy's finding along.
+        // A finding is the change's when the change touches it, or a location it names: a
+        // new site that uses an old, defective policy brings that policy's finding along.
+        // A finding on a retry call or a job definition spans the whole call, so deleting
+        // its `while:` line (which changes no line that is left) counts.
         let touches = |file: FileId, span: crate::source::Span| {
             let Some(facts) = index.loaded(file) else { return false };
-            let (first, last) = (facts.position(span.start).0, facts.position(span.end.max(span.start)).0);
-            (first..=last).any(|line| changed.contains(&index.files[file].absolute, line))
+            let extent = facts
+                .retry_sites
+                .iter()
+                .map(|site| site.span)
+                .chain(facts.jobs.iter().map(|job| job.span))
+                .filter(|outer| outer.start <= span.start && span.end <= outer.end)
+                .min_by_key(|outer| outer.end - outer.start)
+                .unwrap_or(span);
+            let first = facts.position(extent.start).0;
+            let last = facts.position(extent.end.max(extent.start)).0;
+            changed.touches(&index.files[file].absolute, first, last)
         };
         diagnostics.retain(|d| touches(d.file, d.span) || d.labels.iter().any(|l| touches(l.file, l.span)));
     }
