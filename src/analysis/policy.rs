@@ -306,7 +306,7 @@ pub fn rows(index: &Index, analysis: &super::Analysis) -> Vec<PolicyRow> {
     use crate::schedule::{Attempts, Gap, Jitter};
     use std::collections::HashMap;
 
-    let files: Vec<FileId> = index.parsed_files().collect();
+    let files: Vec<FileId> = index.parsed_files().filter(|&f| !index.is_test_code(f)).collect();
     // Which export each site names.
     let mut uses: HashMap<(FileId, Span), usize> = HashMap::new();
     for &file in &files {

@@ -186,7 +186,14 @@ pub fn run_files(config: Config, files: Vec<crate::source::SourceFile>, options:
     };
     let (index, analysis) = load_index(config, files, &loader);
 
-    let checked: Vec<FileId> = index.parsed_files().collect();
+    // Test code is not held to the production policy. Discovery leaves out what the `tests`
+    // globs match (an open editor buffer of such a file is left out here); a file that imports
+    // a test framework is test code wherever it lives (`integration/base.ts` of a Playwright
+    // suite), unless `tests = []` asks for test code to be checked.
+    let (tests, checked): (Vec<FileId>, Vec<FileId>) = index
+        .parsed_files()
+        .filter(|&file| !index.config.is_test(&index.files[file].absolute))
+        .partition(|&file| index.is_test_code(file));
     let results: Vec<(Vec<Diagnostic>, Vec<Note>)> = checked
         .par_iter()
         .map(|&file| check_file(&index, &analysis, file, &enabled))
@@ -209,6 +216,20 @@ pub fn run_files(config: Config, files: Vec<crate::source::SourceFile>, options:
                 "skipped {} generated file{} (marked as generated, or under a generated/ directory), such as {}; set generated = \"check\" to check them",
                 generated.len(),
                 if generated.len() == 1 { "" } else { "s" },
+                index.path(first).display()
+            ),
+        });
+    }
+    if let Some(&first) = tests.first() {
+        let root = &index.config.root;
+        notes.push(Note {
+            path: std::env::current_dir().map_or_else(|_| root.clone(), |cwd| crate::source::display_path(&cwd, root)),
+            line: None,
+            message: format!(
+                "skipped {} file{} that import{} a test framework, such as {}; set tests = [] to check test code",
+                tests.len(),
+                if tests.len() == 1 { "" } else { "s" },
+                if tests.len() == 1 { "s" } else { "" },
                 index.path(first).display()
             ),
         });
