@@ -18,6 +18,8 @@ pub const CONFIG_FILE: &str = "retrylint.toml";
 pub const DEFAULT_RETRY_MODULES: &[&str] = &[
     "**/infra/retry.ts",
     "**/infra/retry/index.ts",
+    "**/infra/retry.js",
+    "**/infra/retry/index.js",
     "**/retry.rs",
     "**/retry/mod.rs",
 ];

@@ -213,7 +213,7 @@ pub fn run_files(config: Config, files: Vec<crate::source::SourceFile>, options:
             path: std::env::current_dir().map_or_else(|_| root.clone(), |cwd| crate::source::display_path(&cwd, root)),
             line: None,
             message: format!(
-                "skipped {} generated file{} (marked as generated, or under a generated/ directory), such as {}; set generated = \"check\" to check them",
+                "skipped {} generated file{} (marked as generated, under a generated/ directory, or compiled JavaScript), such as {}; set generated = \"check\" to check them",
                 generated.len(),
                 if generated.len() == 1 { "" } else { "s" },
                 index.path(first).display()
