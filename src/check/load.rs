@@ -41,6 +41,47 @@ impl Loader<'_> {
         loaded
     }
 
+    /// Extracts `file` again with `aliases` (imports of project modules that re-export
+    /// Effect, which the index found), replacing what the cache holds for it.
+    pub fn reload_with_aliases(
+        &self,
+        file: &SourceFile,
+        previous: &Loaded,
+        aliases: &[crate::facts::EffectAlias],
+    ) -> Loaded {
+        let text: Option<Arc<[u8]>> = match (self.overlay.get(&file.absolute), &previous.text) {
+            (Some(text), _) | (None, Some(text)) => Some(text.clone()),
+            (None, None) => std::fs::read(&file.absolute).ok().map(Into::into),
+        };
+        let Some(text) = text else {
+            return previous.clone();
+        };
+        let stat = std::fs::metadata(&file.absolute).ok().and_then(|m| Stat::of(&m));
+        let facts = Arc::new(extract::extract_file_with(file.language, &text, aliases));
+        if let Some(cache) = self.cache {
+            let hash = content_hash(&text);
+            let verdict = Verdict::Extracted {
+                facts: facts.clone(),
+                text: Some(text.clone()),
+                generated: previous.generated,
+            };
+            cache.store(
+                &file.absolute,
+                stat.filter(|_| !self.overlay.contains_key(&file.absolute)),
+                hash,
+                verdict,
+            );
+        }
+        let holds_findings = facts.holds_findings();
+        Loaded {
+            facts: Some(facts),
+            text: (holds_findings || previous.text.is_some()).then(|| text.clone()),
+            hash: (!holds_findings && previous.text.is_none()).then(|| crate::source::fnv1a64(&text)),
+            notes: previous.notes.clone(),
+            ..Loaded::default()
+        }
+    }
+
     fn load_kept(&self, file: &SourceFile, filtered: bool) -> Loaded {
         if let Some(text) = self.overlay.get(&file.absolute) {
             return self.load_text(file, text.clone(), None, filtered);

@@ -124,10 +124,42 @@ pub fn load_index(config: Config, files: Vec<crate::source::SourceFile>, loader:
     for (file, loaded) in loaded.into_iter().enumerate() {
         index.set(file, loaded);
     }
+    // Rounds of reading files again with the Effect aliases the index found: a prelude that
+    // re-exports another prelude takes one more. A bound, so a pathological chain ends.
+    let mut alias_rounds = 0;
     loop {
         let analysis = Analysis::new(&index);
         analysis.force(&index);
-        let misses = index.take_misses();
+        let mut misses = index.take_misses();
+        if misses.is_empty() && alias_rounds < 4 {
+            // Files that import Effect through a project module (`@app/prelude` re-exports
+            // `effect`) are read again as the Effect code they are.
+            let stale: Vec<(FileId, Vec<crate::facts::EffectAlias>)> = (0..index.len())
+                .filter(|&file| index.loaded(file).is_some_and(|f| f.parsed))
+                .filter_map(|file| {
+                    let aliases = index.effect_aliases(file);
+                    (aliases != index.loaded(file)?.effect_aliases()).then_some((file, aliases))
+                })
+                .collect();
+            misses = index.take_misses();
+            if misses.is_empty() && !stale.is_empty() {
+                alias_rounds += 1;
+                let reloaded: Vec<_> = stale
+                    .par_iter()
+                    .map(|(file, aliases)| {
+                        let previous = index.loaded_entry(*file);
+                        (
+                            *file,
+                            loader.reload_with_aliases(&index.files[*file], previous, aliases),
+                        )
+                    })
+                    .collect();
+                for (file, loaded) in reloaded {
+                    index.set(file, loaded);
+                }
+                continue;
+            }
+        }
         if misses.is_empty() {
             return (index, analysis);
         }

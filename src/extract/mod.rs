@@ -23,7 +23,7 @@ use crate::source::Language;
 
 /// Bumped whenever extraction changes what it produces: cached facts of another version are
 /// not reused.
-pub const FACTS_VERSION: u32 = 1;
+pub const FACTS_VERSION: u32 = 2;
 
 thread_local! {
     // One parser per rayon worker and language: parsers are reused, never shared.
@@ -161,7 +161,15 @@ pub fn parse_recovering(language: Language, text: &[u8]) -> Option<Tree> {
 /// Parses `text` and extracts its facts. Never panics on bad input: text that is not UTF-8
 /// becomes a note, and a bug hit while extracting becomes a note naming it.
 pub fn extract_file(language: Language, text: &[u8]) -> FileFacts {
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| extract_unguarded(language, text)));
+    extract_file_with(language, text, &[])
+}
+
+/// [`extract_file`], reading the imports `aliases` names as the Effect imports they are (a
+/// project module re-exports Effect); the index finds them.
+pub fn extract_file_with(language: Language, text: &[u8], aliases: &[crate::facts::EffectAlias]) -> FileFacts {
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        extract_unguarded(language, text, aliases)
+    }));
     result.unwrap_or_else(|panic| {
         let reason = panic
             .downcast_ref::<&str>()
@@ -177,7 +185,7 @@ pub fn extract_file(language: Language, text: &[u8]) -> FileFacts {
     })
 }
 
-fn extract_unguarded(language: Language, text: &[u8]) -> FileFacts {
+fn extract_unguarded(language: Language, text: &[u8], aliases: &[crate::facts::EffectAlias]) -> FileFacts {
     let mut facts = FileFacts::new(language, text);
     facts.parsed = true;
     if std::str::from_utf8(text).is_err() {
@@ -186,14 +194,14 @@ fn extract_unguarded(language: Language, text: &[u8]) -> FileFacts {
     }
     facts.suppressions = suppressions::scan(text);
     match language {
-        Language::TypeScript | Language::Tsx => typescript::extract(&mut facts, text, language),
-        Language::JavaScript => typescript::extract(&mut facts, text, Language::Tsx),
+        Language::TypeScript | Language::Tsx => typescript::extract(&mut facts, text, language, aliases),
+        Language::JavaScript => typescript::extract(&mut facts, text, Language::Tsx, aliases),
         Language::Svelte | Language::Vue => {
             // The template's text is masked out, so `// retrylint-ignore` outside a script
             // block is not read either.
             let (grammar, masked) = component::scripts(text);
             facts.suppressions = suppressions::scan(&masked);
-            typescript::extract(&mut facts, &masked, grammar);
+            typescript::extract(&mut facts, &masked, grammar, aliases);
         }
         Language::Rust => {
             // SQL string literals (leases), then the retry libraries' sites and policies.

@@ -41,6 +41,10 @@ enum Needs {
 }
 
 const EFFECT_IMPORT: &[&str] = &["from \"effect", "from 'effect", "from \"@effect/", "from '@effect/"];
+/// Effect's modules in use: a file that imports them from a project module re-exporting
+/// Effect (`@app/prelude`) has no Effect import of its own, and the index decides later
+/// whether the names are Effect's.
+const EFFECT_USE: &[&str] = &["Effect.", "Schedule."];
 const LEASE_TOKENS: &[&str] = &["lease_until", "jobs_leases", "last_slot"];
 const RUST_RETRY_TOKENS: &[&str] = &[
     "retry",
@@ -108,6 +112,7 @@ impl Prefilter {
         let has = |t: Trigger| triggers.contains(&t);
         if has(Trigger::Retries) || has(Trigger::Jobs) {
             typescript.extend(words(EFFECT_IMPORT, Needs::EffectImport));
+            typescript.extend(words(EFFECT_USE, Needs::EffectImport));
         }
         if has(Trigger::Retries) {
             typescript.extend(words(&["retry"], Needs::Effect));

@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 
 pub use expr::{duration_millis, format_number, string_value, Expr, Property};
 pub use jobs::{ClockRead, CronRepeat, CursorAccess, CursorKind, JobDef, JobRun, SlotUse};
-pub use module::{is_effect_source, Binding, Export, Import, ImportKind};
+pub use module::{is_effect_source, Binding, EffectAlias, Export, Import, ImportKind};
 pub use retry::{PolicyArg, Predicate, Retried, RetrySite};
 pub use rust::{RustBase, RustChain, RustOp, RustPath, RustPolicy, RustPolicyArg};
 pub use sql::{SqlOrigin, SqlText};

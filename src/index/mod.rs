@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-pub use project_files::ProjectFiles;
+pub use project_files::{ProjectFiles, WorkspacePackages};
 pub use typescript::Resolved;
 
 use crate::config::Config;
@@ -53,6 +53,7 @@ pub struct Index {
     by_absolute: HashMap<PathBuf, FileId>,
     retry_modules: Vec<FileId>,
     project: ProjectFiles,
+    workspace: std::sync::OnceLock<WorkspacePackages>,
     misses: Mutex<Vec<FileId>>,
 }
 
@@ -74,8 +75,15 @@ impl Index {
             by_absolute,
             retry_modules,
             project: ProjectFiles::default(),
+            workspace: std::sync::OnceLock::new(),
             misses: Mutex::new(Vec::new()),
         }
+    }
+
+    /// The workspace's packages, found on first use.
+    pub fn workspace_packages(&self) -> &WorkspacePackages {
+        self.workspace
+            .get_or_init(|| WorkspacePackages::find(self.files.iter().map(|f| f.absolute.as_path()), &self.config.root))
     }
 
     /// Records what was loaded for `file`.
@@ -98,6 +106,11 @@ impl Index {
             self.misses.lock().unwrap_or_else(|e| e.into_inner()).push(file);
         }
         facts
+    }
+
+    /// What was loaded for `file`.
+    pub fn loaded_entry(&self, file: FileId) -> &Loaded {
+        &self.loaded[file]
     }
 
     /// The facts of a file if loaded, without recording a miss.
