@@ -36,7 +36,13 @@ fn fixture_copy(name: &str) -> tempfile::TempDir {
 
 #[test]
 fn a_warm_run_reports_what_a_cold_run_does() {
-    for name in ["effect-app", "rust-service", "configured-app", "effect-workspace", "web-app"] {
+    for name in [
+        "effect-app",
+        "rust-service",
+        "configured-app",
+        "effect-workspace",
+        "web-app",
+    ] {
         let dir = fixture_copy(name);
         let cold = check_cached(dir.path(), &[]);
         assert_eq!(cold["summary"]["cached"], 0, "{name}: nothing cached yet");

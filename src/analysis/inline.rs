@@ -182,6 +182,7 @@ fn find_builder(index: &Index, file: FileId, expr: &Expr, depth: usize) -> Optio
         Expr::Array(items, _) => items.iter().find_map(nested),
         Expr::Object(props, _) => props.iter().find_map(|p| nested(&p.value)),
         Expr::Binary { left, right, .. } => nested(left).or_else(|| nested(right)),
+        Expr::Cond { then, otherwise, .. } => nested(then).or_else(|| nested(otherwise)),
         _ => None,
     }
 }

@@ -241,16 +241,35 @@ fn predicate(index: &Index, file: FileId, site: &RetrySite, role: Role) -> Predi
     site.predicate.clone()
 }
 
-/// The cron a job property holds — a string literal, a local constant or an imported one —
-/// and where its text is written when that is elsewhere in this file.
+/// The cron a job property holds — a string literal, a local constant or an imported one,
+/// or a constant parsed with Effect's `Cron.parse`/`Cron.parseUnsafe` — and where its text is
+/// written when that is elsewhere in this file.
 fn cron_text(index: &Index, file: FileId, expr: &Expr) -> Option<(String, Option<Span>)> {
-    if let Some((text, span)) = string_value(expr) {
+    if let Some((text, span)) = parsed_cron(index, file, expr).or_else(|| string_value(expr)) {
         return Some((text.to_string(), (span != expr.span()).then_some(span)));
     }
     match index.resolve_path(file, expr) {
         Resolved::Value {
             file: target, value, ..
-        } => string_value(value).map(|(text, span)| (text.to_string(), (target == file).then_some(span))),
+        } => parsed_cron(index, target, value)
+            .or_else(|| string_value(value))
+            .map(|(text, span)| (text.to_string(), (target == file).then_some(span))),
+        _ => None,
+    }
+}
+
+/// `Cron.parse("…")`, `Cron.parseUnsafe("…")` (and 3.x `Cron.unsafeParse`): the text parsed.
+fn parsed_cron<'e>(index: &Index, file: FileId, expr: &'e Expr) -> Option<(&'e str, Span)> {
+    let expr = match expr {
+        Expr::Local { value, .. } => value,
+        other => other,
+    };
+    let Expr::Call { callee, args, .. } = expr else {
+        return None;
+    };
+    let facts = index.facts(file)?;
+    match facts.effect_member(callee)? {
+        ("Cron", "parse" | "parseUnsafe" | "unsafeParse") => string_value(args.first()?),
         _ => None,
     }
 }

@@ -1,5 +1,6 @@
 //! Effect retry sites: `Effect.retry`, `Effect.retryOrElse`, `Stream.retry`,
-//! `HttpClient.retryTransient`, with their policy, predicate and retried unit.
+//! `HttpClient.retry`, `HttpClient.retryTransient`, with their policy, predicate and retried
+//! unit.
 
 use super::*;
 
@@ -14,6 +15,9 @@ enum RetryKind {
     StreamRetry,
     /// `HttpClient.retryTransient`
     HttpRetryTransient,
+    /// `HttpClient.retry(schedule | options)`: every request of the client, replayed as
+    /// `Effect.retry` replays an effect.
+    HttpRetry,
 }
 
 impl RetryKind {
@@ -23,6 +27,7 @@ impl RetryKind {
             RetryKind::EffectRetryOrElse => "Effect.retryOrElse",
             RetryKind::StreamRetry => "Stream.retry",
             RetryKind::HttpRetryTransient => "HttpClient.retryTransient",
+            RetryKind::HttpRetry => "HttpClient.retry",
         }
     }
 }
@@ -36,7 +41,7 @@ fn interesting(module: &str, member: &str) -> Option<(&'static str, String)> {
     let module: &'static str = match (module, member) {
         ("Effect", "retry" | "retryOrElse" | "fn" | "fnUntraced") => "Effect",
         ("Stream", "retry") => "Stream",
-        ("HttpClient", "retryTransient") => "HttpClient",
+        ("HttpClient", "retryTransient" | "retry") => "HttpClient",
         ("Schedule", "cron") => "Schedule",
         ("Layer", "effect" | "succeed" | "scoped" | "sync" | "function") => "Layer",
         ("Ref", _) => "Ref",
@@ -93,6 +98,7 @@ impl<'t> Extractor<'t, '_> {
             Some(("Effect", "retryOrElse")) => Some(RetryKind::EffectRetryOrElse),
             Some(("Stream", "retry")) => Some(RetryKind::StreamRetry),
             Some(("HttpClient", "retryTransient")) => Some(RetryKind::HttpRetryTransient),
+            Some(("HttpClient", "retry")) => Some(RetryKind::HttpRetry),
             _ => None,
         };
         if let Some(kind) = retry {
@@ -143,7 +149,7 @@ impl<'t> Extractor<'t, '_> {
         };
         let retried = match kind {
             RetryKind::StreamRetry => Retried::Stream,
-            RetryKind::HttpRetryTransient => Retried::Client,
+            RetryKind::HttpRetryTransient | RetryKind::HttpRetry => Retried::Client,
             RetryKind::EffectRetry | RetryKind::EffectRetryOrElse => Retried::Operation,
         };
         self.facts.retry_sites.push(RetrySite {
