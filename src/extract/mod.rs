@@ -4,6 +4,7 @@
 
 mod generated;
 mod prefilter;
+mod rs2;
 mod rust;
 pub mod sql;
 mod sql_text;
@@ -22,7 +23,7 @@ use crate::source::Language;
 
 /// Bumped whenever extraction changes what it produces: cached facts of another version are
 /// not reused.
-pub const FACTS_VERSION: u32 = 1;
+pub const FACTS_VERSION: u32 = 2;
 
 thread_local! {
     // One parser per rayon worker and language: parsers are reused, never shared.
@@ -38,13 +39,14 @@ pub fn parse(language: Language, text: &[u8]) -> Option<Tree> {
             Language::Rust => 2,
             // No tree-sitter grammar: `.sql` files go to the SQL parser whole.
             Language::Sql => return None,
+            Language::Json | Language::Yaml => return rs2::parse(language, text),
         };
         let parser = parsers[slot].get_or_insert_with(|| {
             let mut parser = Parser::new();
             let grammar: tree_sitter::Language = match language {
                 Language::TypeScript => tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
                 Language::Tsx => tree_sitter_typescript::LANGUAGE_TSX.into(),
-                Language::Rust | Language::Sql => tree_sitter_rust::LANGUAGE.into(),
+                Language::Rust | Language::Sql | Language::Json | Language::Yaml => tree_sitter_rust::LANGUAGE.into(),
             };
             parser
                 .set_language(&grammar)
@@ -145,7 +147,7 @@ pub fn parse_error_count(language: Language, text: &[u8]) -> Option<usize> {
 pub fn parse_recovering(language: Language, text: &[u8]) -> Option<Tree> {
     match language {
         Language::TypeScript | Language::Tsx => typescript::parse_with_recovery(language, text),
-        Language::Rust | Language::Sql => parse(language, text),
+        Language::Rust | Language::Sql | Language::Json | Language::Yaml => parse(language, text),
     }
 }
 
@@ -189,6 +191,7 @@ fn extract_unguarded(language: Language, text: &[u8]) -> FileFacts {
             }
         }
         Language::Sql => sql_text::sql_file(&mut facts, text),
+        Language::Json | Language::Yaml => rs2::extract(&mut facts, text),
     }
     facts
 }

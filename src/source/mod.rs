@@ -49,6 +49,10 @@ pub enum Language {
     Rust,
     /// `.sql` files: read for their SQL texts only.
     Sql,
+    /// `.json` files: read for RS2 retry policies only.
+    Json,
+    /// `.yaml`/`.yml` files: read for RS2 retry policies only.
+    Yaml,
 }
 
 impl Language {
@@ -62,6 +66,8 @@ impl Language {
             "tsx" => Some(Language::Tsx),
             "rs" => Some(Language::Rust),
             "sql" => Some(Language::Sql),
+            "json" => Some(Language::Json),
+            "yaml" | "yml" => Some(Language::Yaml),
             _ => None,
         }
     }
@@ -70,6 +76,7 @@ impl Language {
     pub fn line_comment(self) -> &'static str {
         match self {
             Language::Sql => "--",
+            Language::Yaml => "#",
             _ => "//",
         }
     }
