@@ -18,6 +18,7 @@ mod inline;
 pub mod lease;
 mod policy;
 pub mod replay;
+pub mod rs2;
 pub mod rust;
 
 use std::sync::OnceLock;
@@ -65,6 +66,7 @@ pub struct Analysis {
     policies: Vec<OnceLock<Vec<Policy>>>,
     sites: Vec<OnceLock<Vec<SiteAnalysis>>>,
     jobs: Vec<OnceLock<Vec<JobAnalysis>>>,
+    rs2: Vec<OnceLock<rs2::Rs2File>>,
 }
 
 impl Analysis {
@@ -73,6 +75,7 @@ impl Analysis {
             policies: (0..index.len()).map(|_| OnceLock::new()).collect(),
             sites: (0..index.len()).map(|_| OnceLock::new()).collect(),
             jobs: (0..index.len()).map(|_| OnceLock::new()).collect(),
+            rs2: (0..index.len()).map(|_| OnceLock::new()).collect(),
         }
     }
 
@@ -85,6 +88,7 @@ impl Analysis {
                 self.policies(index, file);
                 self.sites(index, file);
                 self.jobs(index, file);
+                self.rs2(index, file);
             }));
         });
     }
@@ -93,6 +97,11 @@ impl Analysis {
     /// policy a site builds or changes itself.
     pub fn policies(&self, index: &Index, file: FileId) -> &[Policy] {
         self.policies[file].get_or_init(|| policy::collect(index, file))
+    }
+
+    /// What analysis found about an RS2 document: its policies' levels, its calls' policies.
+    pub fn rs2(&self, index: &Index, file: FileId) -> &rs2::Rs2File {
+        self.rs2[file].get_or_init(|| rs2::analyse(index, file))
     }
 
     /// What analysis found about each job definition of `file`.

@@ -8,6 +8,7 @@
 //! is missed. After that the index is read-only, and rules see a complete picture.
 
 mod project_files;
+mod rs2;
 mod rust;
 mod typescript;
 
@@ -54,6 +55,8 @@ pub struct Index {
     retry_modules: Vec<FileId>,
     project: ProjectFiles,
     misses: Mutex<Vec<FileId>>,
+    /// JSON and YAML files by directory (RS2 tenants), built on first use.
+    config_dirs: std::sync::OnceLock<HashMap<PathBuf, Vec<FileId>>>,
 }
 
 impl Index {
@@ -75,6 +78,7 @@ impl Index {
             retry_modules,
             project: ProjectFiles::default(),
             misses: Mutex::new(Vec::new()),
+            config_dirs: std::sync::OnceLock::new(),
         }
     }
 

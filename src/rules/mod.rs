@@ -63,6 +63,11 @@ impl<'p> Context<'p> {
         self.analysis.policies(self.index, self.file)
     }
 
+    /// What analysis found about the file as RS2 configuration (levels, calls' policies).
+    pub fn rs2(&self) -> &'p crate::analysis::rs2::Rs2File {
+        self.analysis.rs2(self.index, self.file)
+    }
+
     /// The file's retry sites with their analysis.
     pub fn retry_sites(&self) -> impl Iterator<Item = (&'p crate::facts::RetrySite, &'p SiteAnalysis)> {
         self.facts.retry_sites.iter().zip(self.sites())
@@ -132,5 +137,6 @@ pub fn policy_name(policy: &Policy) -> String {
             format!("`{callee}({})`", snippet(&policy.text, 50))
         }
         Origin::Site { .. } => format!("`{}`", snippet(&policy.text, 60)),
+        Origin::Config { name } => name.clone(),
     }
 }
