@@ -3,12 +3,15 @@
 
 mod cron_expression;
 mod exclusive_job_timeout;
+mod imperative_retry;
 mod inline_schedule;
 mod lease_release_unguarded;
 mod lease_without_slot;
 mod policy_over_budget;
 mod retry_after_commit;
 mod retry_in_repository;
+mod retry_on_permanent_status;
+mod retry_on_unsafe_call;
 mod retry_without_predicate;
 mod retrying_client_unsafe_method;
 mod since_last_run_cursor;
@@ -98,6 +101,9 @@ pub const RULES: &[&Rule] = &[
     &lease_release_unguarded::RULE,
     &cron_expression::RULE,
     &exclusive_job_timeout::RULE,
+    &retry_on_unsafe_call::RULE,
+    &retry_on_permanent_status::RULE,
+    &imperative_retry::RULE,
     &suppression_without_reason::RULE,
     &unused_suppression::RULE,
 ];
