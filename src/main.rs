@@ -89,8 +89,8 @@ struct CheckArgs {
     /// Print the settings in force for FILE (config, globs, severities) and exit.
     #[arg(long, value_name = "FILE")]
     show_settings: Option<PathBuf>,
-    /// Report only findings on lines added or changed since REV (git diff REV, plus untracked
-    /// files); the whole project is still analysed.
+    /// Report only findings the change since REV touches (git diff REV, plus untracked files):
+    /// lines added, changed or deleted inside them; the whole project is still analysed.
     #[arg(long, value_name = "REV")]
     changed_since: Option<String>,
     /// Apply safe fixes (written atomically; a fix that would break parsing is skipped).

@@ -49,6 +49,9 @@ pub fn show(config: &Config, file: &Path) -> Result<String, Report> {
     let language = match Language::from_path(&absolute) {
         Some(Language::TypeScript) => "typescript",
         Some(Language::Tsx) => "tsx",
+        Some(Language::JavaScript) => "javascript",
+        Some(Language::Svelte) => "svelte (its <script> blocks)",
+        Some(Language::Vue) => "vue (its <script> blocks)",
         Some(Language::Rust) => "rust",
         Some(Language::Sql) => "sql (read for lease statements)",
         Some(Language::Json) => "json (read for RS2 retry policies)",

@@ -40,6 +40,9 @@ pub struct SiteAnalysis {
     pub role: Role,
     /// The retry-module policy the site names unchanged: its file and definition.
     pub named: Option<(FileId, Span)>,
+    /// The binding outside the retry module the site names as its whole policy
+    /// (`schedule: storeRetry`): its defects are reported where it is defined.
+    pub binding: Option<(FileId, Span)>,
     /// Where the site's policy is built, when it is not named in the retry module.
     pub inline: Option<Inline>,
     /// Which failures the site replays. The extractor's answer, except that a bare schedule
@@ -61,11 +64,37 @@ pub struct JobAnalysis {
     pub cron: Option<(String, Option<Span>)>,
 }
 
+/// A policy bound to a name outside the retry module (`const storeRetry = …`) that retry
+/// sites name as their whole policy. One defect, one finding: at the definition, with the
+/// sites as related locations.
+#[derive(Debug, Clone)]
+pub struct NamedPolicy {
+    /// Where it is defined.
+    pub file: FileId,
+    /// The declarator.
+    pub binding: Span,
+    pub name: String,
+    /// The sites that name it: file, site index, the name at the site.
+    pub uses: Vec<(FileId, usize, Span)>,
+}
+
+impl NamedPolicy {
+    /// The name where it is defined: where findings about it point.
+    pub fn name_span(&self) -> Span {
+        Span {
+            start: self.binding.start,
+            end: self.binding.start + self.name.len() as u32,
+        }
+    }
+}
+
 /// Analysis results per file, computed on first use and kept.
 pub struct Analysis {
     policies: Vec<OnceLock<Vec<Policy>>>,
     sites: Vec<OnceLock<Vec<SiteAnalysis>>>,
     jobs: Vec<OnceLock<Vec<JobAnalysis>>>,
+    named: OnceLock<Vec<NamedPolicy>>,
+    built: Vec<OnceLock<Vec<(NamedPolicy, String)>>>,
     rs2: Vec<OnceLock<rs2::Rs2File>>,
 }
 
@@ -75,8 +104,62 @@ impl Analysis {
             policies: (0..index.len()).map(|_| OnceLock::new()).collect(),
             sites: (0..index.len()).map(|_| OnceLock::new()).collect(),
             jobs: (0..index.len()).map(|_| OnceLock::new()).collect(),
+            named: OnceLock::new(),
+            built: (0..index.len()).map(|_| OnceLock::new()).collect(),
             rs2: (0..index.len()).map(|_| OnceLock::new()).collect(),
         }
+    }
+
+    /// The named policies defined in `file` that are built there from `Schedule.*` (not named
+    /// in the retry module), with the builder: `inline-schedule` reports each once.
+    pub fn built_here(&self, index: &Index, file: FileId) -> &[(NamedPolicy, String)] {
+        self.built[file].get_or_init(|| {
+            let Some(facts) = index.facts(file) else {
+                return Vec::new();
+            };
+            self.named_in(index, file)
+                .filter_map(|named| {
+                    let value = match policy::named_local_value(index, named) {
+                        Some(value) => value,
+                        None => &facts.bindings.iter().find(|b| b.span == named.binding)?.value,
+                    };
+                    let builder = inline::builder(index, file, value)?;
+                    Some((named.clone(), builder))
+                })
+                .collect()
+        })
+    }
+
+    /// Every binding retry sites name as their whole policy, outside the retry module, with
+    /// its uses (in path order of the files that use it).
+    pub fn named_policies(&self, index: &Index) -> &[NamedPolicy] {
+        self.named.get_or_init(|| {
+            let mut named: Vec<NamedPolicy> = Vec::new();
+            for file in index.parsed_files() {
+                let Some(facts) = index.facts(file) else { continue };
+                for (position, site) in facts.retry_sites.iter().enumerate() {
+                    let Some((target, binding, name)) = policy::site_binding(index, file, site) else {
+                        continue;
+                    };
+                    let at = site.schedule().map_or(site.span, Expr::span);
+                    match named.iter_mut().find(|n| n.file == target && n.binding == binding) {
+                        Some(existing) => existing.uses.push((file, position, at)),
+                        None => named.push(NamedPolicy {
+                            file: target,
+                            binding,
+                            name,
+                            uses: vec![(file, position, at)],
+                        }),
+                    }
+                }
+            }
+            named
+        })
+    }
+
+    /// The named policies defined in `file`.
+    pub fn named_in<'a>(&'a self, index: &'a Index, file: FileId) -> impl Iterator<Item = &'a NamedPolicy> + 'a {
+        self.named_policies(index).iter().filter(move |n| n.file == file)
     }
 
     /// Analyses every parsed file now, in parallel (the pipeline's demand stage).
@@ -85,6 +168,8 @@ impl Analysis {
         files.par_iter().for_each(|&file| {
             // A bug hit by one file must not take the others down: the rule stage reports it.
             let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                self.named_policies(index);
+                self.built_here(index, file);
                 self.policies(index, file);
                 self.sites(index, file);
                 self.jobs(index, file);
@@ -96,7 +181,7 @@ impl Analysis {
     /// The retry policies `file` defines or builds: the retry module's exports, and every
     /// policy a site builds or changes itself.
     pub fn policies(&self, index: &Index, file: FileId) -> &[Policy] {
-        self.policies[file].get_or_init(|| policy::collect(index, file))
+        self.policies[file].get_or_init(|| policy::collect(self, index, file))
     }
 
     /// What analysis found about an RS2 document: its policies' levels, its calls' policies.
@@ -135,6 +220,7 @@ impl Analysis {
                         role,
                         predicate: predicate(index, file, site, role),
                         named: policy::named_policy(index, file, site),
+                        binding: policy::site_binding(index, file, site).map(|(file, span, _)| (file, span)),
                         inline: inline::find(self, index, file, site),
                         durable: replay::durable_retrier(index, file, site),
                         appends: site

@@ -19,6 +19,9 @@ use crate::source::{Language, Span};
 pub enum Origin {
     /// `export const transient = …` in the retry module.
     Export { name: String, binding: Span },
+    /// A binding outside the retry module that sites name as their policy
+    /// (`const storeRetry = …`): reported where it is defined.
+    Named { name: String, binding: Span },
     /// A retry site's own policy (inline, bound to a local name, or imported from elsewhere):
     /// `callee` is how messages name the site's call.
     Site { callee: String },
@@ -52,6 +55,8 @@ pub struct Policy {
     pub effect: EffectVersion,
     /// How a jitter fix is spelled: `.pipe(Schedule.jittered)`, `.with_jitter()`.
     pub jitter_fix: Option<Insertion>,
+    /// The sites that name the policy (a named policy): related locations of its findings.
+    pub uses: Vec<(FileId, Span)>,
 }
 
 /// Text a fix inserts at one offset, with the fix's title.
@@ -62,7 +67,7 @@ pub struct Insertion {
     pub title: String,
 }
 
-pub(super) fn collect(index: &Index, file: FileId) -> Vec<Policy> {
+pub(super) fn collect(analysis: &super::Analysis, index: &Index, file: FileId) -> Vec<Policy> {
     let Some(facts) = index.facts(file) else {
         return Vec::new();
     };
@@ -114,12 +119,53 @@ pub(super) fn collect(index: &Index, file: FileId) -> Vec<Policy> {
                 library: Library::Effect,
                 effect,
                 jitter_fix: jitter(binding.value.span().end),
+                uses: Vec::new(),
             });
         }
         return out;
     }
+    // Named policies defined here, once each, whatever file names them.
+    for named in analysis.named_in(index, file) {
+        let value = if named.uses.iter().any(|(f, _, _)| *f == file) && named_local(index, named).is_some() {
+            named_local(index, named)
+        } else {
+            facts
+                .bindings
+                .iter()
+                .find(|b| b.span == named.binding)
+                .map(|b| &b.value)
+        };
+        let Some(value) = value else { continue };
+        let (sched, problems) = effect::evaluate_schedule(index, file, value, version);
+        if matches!(sched, Sched::Unknown) && problems.is_empty() {
+            continue;
+        }
+        let value_span = match value {
+            Expr::Local { value, .. } => value.span(),
+            other => other.span(),
+        };
+        out.push(Policy {
+            origin: Origin::Named {
+                name: named.name.clone(),
+                binding: named.binding,
+            },
+            span: named.name_span(),
+            schedule: Some(value_span),
+            text: value.render(),
+            summary: schedule::summarize(&sched),
+            problems,
+            library: Library::Effect,
+            effect,
+            jitter_fix: jitter(value_span.end),
+            uses: named.uses.iter().map(|(f, _, span)| (*f, *span)).collect(),
+        });
+    }
     for site in &facts.retry_sites {
         if site.times().is_none() && names_retry_module_policy(index, file, site.schedule()) {
+            continue;
+        }
+        // A site naming a binding has that binding's policy, reported where it is defined.
+        if site_binding(index, file, site).is_some() {
             continue;
         }
         let Some(span) = site.policy_span().or_else(|| {
@@ -153,9 +199,56 @@ pub(super) fn collect(index: &Index, file: FileId) -> Vec<Policy> {
             library: Library::Effect,
             effect,
             jitter_fix: schedule.and_then(|s| jitter(s.span().end)),
+            uses: Vec::new(),
         });
     }
     out
+}
+
+/// The binding outside the retry module a site names as its whole policy: `schedule:
+/// storeRetry` (a module-level binding of any file, or a local `const`), with no `times` to
+/// change it. Its file, its declarator and its name.
+pub(super) fn site_binding(index: &Index, file: FileId, site: &RetrySite) -> Option<(FileId, Span, String)> {
+    if site.times().is_some() || index.is_retry_module(file) {
+        return None;
+    }
+    let schedule = site.schedule()?;
+    match schedule {
+        Expr::Local { name, def, value, .. } => {
+            (!matches!(**value, Expr::Function { .. } | Expr::Opaque(_))).then(|| (file, *def, name.clone()))
+        }
+        Expr::Ident(..) | Expr::Member(..) => match index.resolve_path(file, schedule) {
+            Resolved::Value {
+                file: target,
+                name,
+                span,
+                value,
+            } if !index.is_retry_module(target) && !matches!(value, Expr::Function { .. } | Expr::Opaque(_)) => {
+                Some((target, span, name.to_string()))
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// A local named policy's value, as one of its uses holds it (`Expr::Local`).
+pub(super) fn named_local_value<'i>(index: &'i Index, named: &super::NamedPolicy) -> Option<&'i Expr> {
+    match named_local(index, named)? {
+        Expr::Local { value, .. } => Some(value),
+        _ => None,
+    }
+}
+
+/// A local named policy as one of its uses holds it (`Expr::Local`).
+fn named_local<'i>(index: &'i Index, named: &super::NamedPolicy) -> Option<&'i Expr> {
+    named.uses.iter().find_map(|(file, position, _)| {
+        let site = index.loaded(*file)?.retry_sites.get(*position)?;
+        match site.schedule()? {
+            local @ Expr::Local { def, .. } if *def == named.binding => Some(local),
+            _ => None,
+        }
+    })
 }
 
 /// Whether `schedule` is a plain reference to a policy exported by a retry module.
@@ -242,7 +335,7 @@ pub struct CallRow {
 pub fn rows(index: &Index, analysis: &super::Analysis) -> Vec<PolicyRow> {
     use std::collections::HashMap;
 
-    let files: Vec<FileId> = index.parsed_files().collect();
+    let files: Vec<FileId> = index.parsed_files().filter(|&f| !index.is_test_code(f)).collect();
     // Which export each site names.
     let mut uses: HashMap<(FileId, Span), usize> = HashMap::new();
     for &file in &files {
@@ -260,6 +353,7 @@ pub fn rows(index: &Index, analysis: &super::Analysis) -> Vec<PolicyRow> {
         for policy in analysis.policies(index, file) {
             let (name, sites) = match &policy.origin {
                 Origin::Export { name, binding } => (name.clone(), uses.get(&(file, *binding)).copied().unwrap_or(0)),
+                Origin::Named { name, .. } => (name.clone(), policy.uses.len()),
                 Origin::Site { .. } => (format!("(inline) {}", crate::source::snippet(&policy.text, 48)), 1),
                 // Listed below with their level and calls, the disabled ones too.
                 Origin::Config { .. } => continue,

@@ -345,6 +345,7 @@ pub(super) fn policies(index: &Index, file: FileId) -> Vec<Policy> {
             library: Library::Rs2,
             effect: Default::default(),
             jitter_fix: None,
+            uses: Vec::new(),
         })
         .collect()
 }

@@ -94,7 +94,14 @@ impl Loader<'_> {
 
     fn load_text(&self, file: &SourceFile, text: Arc<[u8]>, stat: Option<Stat>, filtered: bool) -> Loaded {
         let relative = file.absolute.strip_prefix(self.root).unwrap_or(&file.absolute);
-        let generated = extract::is_generated(relative, &text);
+        // `a.js` beside `a.ts` is the compiler's output of it, whatever it looks like.
+        let compiled = || {
+            file.language == crate::source::Language::JavaScript
+                && ["ts", "tsx", "mts", "cts"]
+                    .iter()
+                    .any(|ext| file.absolute.with_extension(ext).is_file())
+        };
+        let generated = extract::is_generated(relative, &text) || compiled();
         let skip_generated = filtered && self.skip_generated && generated;
         let hash = self.cache.map(|_| content_hash(&text));
         if let (Some(cache), Some(hash)) = (self.cache, hash) {

@@ -2,6 +2,7 @@
 //! function returns; nothing here knows where the file is or what the configuration says
 //! (the prefilter excepted), so facts can be cached by the file's content.
 
+mod component;
 mod generated;
 mod prefilter;
 mod rs2;
@@ -35,7 +36,8 @@ pub fn parse(language: Language, text: &[u8]) -> Option<Tree> {
         let mut parsers = cell.borrow_mut();
         let slot = match language {
             Language::TypeScript => 0,
-            Language::Tsx => 1,
+            // JavaScript (and components, once masked) read with the TSX grammar.
+            Language::Tsx | Language::JavaScript | Language::Svelte | Language::Vue => 1,
             Language::Rust => 2,
             // No tree-sitter grammar: `.sql` files go to the SQL parser whole.
             Language::Sql => return None,
@@ -45,7 +47,9 @@ pub fn parse(language: Language, text: &[u8]) -> Option<Tree> {
             let mut parser = Parser::new();
             let grammar: tree_sitter::Language = match language {
                 Language::TypeScript => tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
-                Language::Tsx => tree_sitter_typescript::LANGUAGE_TSX.into(),
+                Language::Tsx | Language::JavaScript | Language::Svelte | Language::Vue => {
+                    tree_sitter_typescript::LANGUAGE_TSX.into()
+                }
                 Language::Rust | Language::Sql | Language::Json | Language::Yaml => tree_sitter_rust::LANGUAGE.into(),
             };
             parser
@@ -147,6 +151,11 @@ pub fn parse_error_count(language: Language, text: &[u8]) -> Option<usize> {
 pub fn parse_recovering(language: Language, text: &[u8]) -> Option<Tree> {
     match language {
         Language::TypeScript | Language::Tsx => typescript::parse_with_recovery(language, text),
+        Language::JavaScript => typescript::parse_with_recovery(Language::Tsx, text),
+        Language::Svelte | Language::Vue => {
+            let (grammar, masked) = component::scripts(text);
+            typescript::parse_with_recovery(grammar, &masked)
+        }
         Language::Rust | Language::Sql | Language::Json | Language::Yaml => parse(language, text),
     }
 }
@@ -179,7 +188,15 @@ fn extract_unguarded(language: Language, text: &[u8]) -> FileFacts {
     }
     facts.suppressions = suppressions::scan(text);
     match language {
-        Language::TypeScript | Language::Tsx => typescript::extract(&mut facts, text),
+        Language::TypeScript | Language::Tsx => typescript::extract(&mut facts, text, language),
+        Language::JavaScript => typescript::extract(&mut facts, text, Language::Tsx),
+        Language::Svelte | Language::Vue => {
+            // The template's text is masked out, so `// retrylint-ignore` outside a script
+            // block is not read either.
+            let (grammar, masked) = component::scripts(text);
+            facts.suppressions = suppressions::scan(&masked);
+            typescript::extract(&mut facts, &masked, grammar);
+        }
         Language::Rust => {
             // SQL string literals (leases), then the retry libraries' sites and policies.
             match parse(language, text) {

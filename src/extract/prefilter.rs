@@ -182,7 +182,9 @@ impl Prefilter {
     /// Whether `text` can hold a fact an enabled rule reads.
     pub fn is_relevant(&self, language: Language, text: &[u8]) -> bool {
         match language {
-            Language::TypeScript | Language::Tsx => self.typescript.is_match(text),
+            Language::TypeScript | Language::Tsx | Language::JavaScript | Language::Svelte | Language::Vue => {
+                self.typescript.is_match(text)
+            }
             Language::Rust => self.rust.is_match(text),
             Language::Sql => self.sql.is_match(text),
             Language::Json | Language::Yaml => self.config.is_match(text),

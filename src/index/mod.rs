@@ -154,6 +154,21 @@ impl Index {
     }
 
     /// Files whose facts came from a parse: what rules run on.
+    /// Whether `file` is test code: the `tests` globs match it, or it imports a test framework
+    /// (a Playwright suite's `integration/base.ts`), unless `tests = []` asks for test code to
+    /// be checked.
+    pub fn is_test_code(&self, file: FileId) -> bool {
+        if self.config.tests.is_empty() {
+            return false;
+        }
+        self.config.is_test(&self.files[file].absolute)
+            || self.loaded(file).is_some_and(|facts| {
+                facts.imports.iter().any(|import| {
+                    TEST_FRAMEWORKS.contains(&import.source.as_str()) || import.source.starts_with("@testing-library/")
+                })
+            })
+    }
+
     pub fn parsed_files(&self) -> impl Iterator<Item = FileId> + '_ {
         (0..self.files.len()).filter(|&id| self.loaded[id].facts.as_ref().is_some_and(|f| f.parsed))
     }
@@ -214,3 +229,17 @@ impl Index {
         self.project.wrangler_max_retries(dir, &self.config.root)
     }
 }
+
+/// Modules only test code imports: runners, their assertion libraries and helpers.
+const TEST_FRAMEWORKS: &[&str] = &[
+    "vitest",
+    "@effect/vitest",
+    "@playwright/test",
+    "@jest/globals",
+    "node:test",
+    "bun:test",
+    "ava",
+    "mocha",
+    "chai",
+    "supertest",
+];

@@ -61,10 +61,17 @@ impl Index {
                 candidates.extend(ts.iter().map(|ext| PathBuf::from(format!("{stem}{ext}"))));
             }
         }
-        for ext in [".ts", ".tsx", ".mts", ".cts"] {
+        for ext in [".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs"] {
             candidates.push(PathBuf::from(format!("{base_str}{ext}")));
         }
-        for index in ["index.ts", "index.tsx", "index.mts"] {
+        for index in [
+            "index.ts",
+            "index.tsx",
+            "index.mts",
+            "index.js",
+            "index.jsx",
+            "index.mjs",
+        ] {
             candidates.push(base.join(index));
         }
         candidates.into_iter().find_map(|c| self.by_absolute.get(&c).copied())

@@ -135,10 +135,18 @@ impl Rule {
     }
 }
 
+/// A named policy's finding lists the sites that name it, as related locations.
+pub fn with_uses(diagnostic: Diagnostic, policy: &Policy) -> Diagnostic {
+    policy
+        .uses
+        .iter()
+        .fold(diagnostic, |d, (file, span)| d.with_label(*file, *span, "used here"))
+}
+
 /// How a message names a policy: `` `transient` `` for an export, the expression otherwise.
 pub fn policy_name(policy: &Policy) -> String {
     match &policy.origin {
-        Origin::Export { name, .. } => format!("`{name}`"),
+        Origin::Export { name, .. } | Origin::Named { name, .. } => format!("`{name}`"),
         Origin::Site { callee } if policy.schedule.is_none() => {
             format!("`{callee}({})`", snippet(&policy.text, 50))
         }

@@ -29,8 +29,9 @@ const MAX_EXPR_DEPTH: usize = 40;
 /// Tokens that make an unparsed region worth a note: a retry or schedule may hide there.
 const ERROR_REGION_TOKENS: &[&[u8]] = &[b"retry", b"Schedule", b"lease", b"Jobs"];
 
-pub(super) fn extract(facts: &mut FileFacts, text: &[u8]) {
-    let Some(tree) = parse_with_recovery(facts.language, text) else {
+/// Extracts the facts of `text`, read with `grammar` (TypeScript or TSX).
+pub(super) fn extract(facts: &mut FileFacts, text: &[u8], grammar: crate::source::Language) {
+    let Some(tree) = parse_with_recovery(grammar, text) else {
         facts.note(None, "skipped: the parser gave up on this file");
         return;
     };
