@@ -81,6 +81,11 @@ pub fn discover(paths: &[PathBuf], config: &Config) -> Result<Discovery, Report>
                 }
                 let size = entry.metadata().map(|m| m.len()).unwrap_or(0);
                 let mut found = found.lock().expect("no panics while locked");
+                // A large JSON or YAML file is a lockfile or a data dump, never RS2 configuration:
+                // skipped without a note.
+                if size > config.max_file_size && matches!(language, Language::Json | Language::Yaml) {
+                    return ignore::WalkState::Continue;
+                }
                 if size > config.max_file_size {
                     found.notes.push(Note {
                         path: shown,

@@ -561,7 +561,8 @@ fn schedule_eval() -> Result<ExitCode, Report> {
 
 fn list_policies(args: PoliciesArgs) -> Result<ExitCode, Report> {
     let config = find_config(args.config.as_deref(), args.no_config, &args.paths)?;
-    let (index, analysis) = check::load_paths(config, &args.paths, &[retrylint::extract::Trigger::Retries])?;
+    let triggers = [retrylint::extract::Trigger::Retries, retrylint::extract::Trigger::Rs2];
+    let (index, analysis) = check::load_paths(config, &args.paths, &triggers)?;
     let rows = retrylint::analysis::rows(&index, &analysis);
     match args.format {
         PoliciesFormat::Table => print!("{}", retrylint::analysis::table(&rows)),

@@ -54,6 +54,8 @@ pub fn show(config: &Config, file: &Path) -> Result<String, Report> {
         Some(Language::Vue) => "vue (its <script> blocks)",
         Some(Language::Rust) => "rust",
         Some(Language::Sql) => "sql (read for lease statements)",
+        Some(Language::Json) => "json (read for RS2 retry policies)",
+        Some(Language::Yaml) => "yaml (read for RS2 retry policies)",
         None => "none: retrylint does not read this file",
     };
     let _ = writeln!(out, "# language: {language}");

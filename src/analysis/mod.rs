@@ -18,6 +18,7 @@ mod inline;
 pub mod lease;
 mod policy;
 pub mod replay;
+pub mod rs2;
 pub mod rust;
 
 use std::sync::OnceLock;
@@ -94,6 +95,7 @@ pub struct Analysis {
     jobs: Vec<OnceLock<Vec<JobAnalysis>>>,
     named: OnceLock<Vec<NamedPolicy>>,
     built: Vec<OnceLock<Vec<(NamedPolicy, String)>>>,
+    rs2: Vec<OnceLock<rs2::Rs2File>>,
 }
 
 impl Analysis {
@@ -104,6 +106,7 @@ impl Analysis {
             jobs: (0..index.len()).map(|_| OnceLock::new()).collect(),
             named: OnceLock::new(),
             built: (0..index.len()).map(|_| OnceLock::new()).collect(),
+            rs2: (0..index.len()).map(|_| OnceLock::new()).collect(),
         }
     }
 
@@ -170,6 +173,7 @@ impl Analysis {
                 self.policies(index, file);
                 self.sites(index, file);
                 self.jobs(index, file);
+                self.rs2(index, file);
             }));
         });
     }
@@ -178,6 +182,11 @@ impl Analysis {
     /// policy a site builds or changes itself.
     pub fn policies(&self, index: &Index, file: FileId) -> &[Policy] {
         self.policies[file].get_or_init(|| policy::collect(self, index, file))
+    }
+
+    /// What analysis found about an RS2 document: its policies' levels, its calls' policies.
+    pub fn rs2(&self, index: &Index, file: FileId) -> &rs2::Rs2File {
+        self.rs2[file].get_or_init(|| rs2::analyse(index, file))
     }
 
     /// What analysis found about each job definition of `file`.

@@ -6,7 +6,7 @@
 //! Language-neutral: [`Policy`] is a summary in the schedule model plus where a finding
 //! points and how a jitter fix is spelled; `effect` and `rust` evaluate the expressions.
 
-use super::{effect, rust};
+use super::{effect, rs2, rust};
 use crate::effect_version::EffectVersion;
 use crate::facts::{Export, Expr, PolicyArg, Retried, RetrySite};
 use crate::index::{FileId, Index, Resolved};
@@ -25,6 +25,9 @@ pub enum Origin {
     /// A retry site's own policy (inline, bound to a local name, or imported from elsewhere):
     /// `callee` is how messages name the site's call.
     Site { callee: String },
+    /// A declarative policy in a configuration file (RS2): `name` is how messages name it,
+    /// `` `retry` (tenant) ``.
+    Config { name: String },
 }
 
 /// A problem the model found while evaluating, such as a duration string Effect rejects.
@@ -68,8 +71,10 @@ pub(super) fn collect(analysis: &super::Analysis, index: &Index, file: FileId) -
     let Some(facts) = index.facts(file) else {
         return Vec::new();
     };
-    if facts.language == Language::Rust {
-        return rust::collect(index, file);
+    match facts.language {
+        Language::Rust => return rust::collect(index, file),
+        Language::Json | Language::Yaml => return rs2::policies(index, file),
+        _ => {}
     }
     let version = index.effect_major(file);
     let effect = EffectVersion::from_code(version);
@@ -296,14 +301,38 @@ pub struct PolicyRow {
     pub delays_ms: Option<Vec<f64>>,
     pub total_ms: Option<f64>,
     pub worst_total_ms: Option<f64>,
-    /// Retry sites that name this policy (exports), or 1 for a site's own policy.
+    /// Retry sites that name this policy (exports), or 1 for a site's own policy; for an RS2
+    /// policy, the calls that resolve to it.
     pub sites: usize,
+    /// RS2: whose policy it is (`call`, `mount`, `tenant`, `unplaced`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub level: Option<&'static str>,
+    /// RS2: `false` for `"enabled": false` (retry off at that level); `null` when unreadable.
+    #[serde(skip_serializing_if = "is_rs2_enabled")]
+    pub enabled: Option<bool>,
+    /// RS2: the calls that resolve to the policy.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub calls: Vec<CallRow>,
+}
+
+/// Keeps `enabled` out of the JSON rows that are not RS2 (and of the enabled ones).
+fn is_rs2_enabled(enabled: &Option<bool>) -> bool {
+    *enabled == Some(true)
+}
+
+/// A call that resolves to an RS2 policy.
+#[derive(Debug, serde::Serialize)]
+pub struct CallRow {
+    pub path: String,
+    pub line: usize,
+    pub method: Option<String>,
+    /// Its effect class (`pure`, `idempotent`, `keyed`, `unsafe`), when known.
+    pub effect: Option<&'static str>,
 }
 
 /// Every policy in the checked files: the retry modules' exports with how many retry sites
-/// name each, then the policies sites build themselves.
+/// name each, then the policies sites build themselves, then the RS2 policies.
 pub fn rows(index: &Index, analysis: &super::Analysis) -> Vec<PolicyRow> {
-    use crate::schedule::{Attempts, Gap, Jitter};
     use std::collections::HashMap;
 
     let files: Vec<FileId> = index.parsed_files().filter(|&f| !index.is_test_code(f)).collect();
@@ -326,36 +355,112 @@ pub fn rows(index: &Index, analysis: &super::Analysis) -> Vec<PolicyRow> {
                 Origin::Export { name, binding } => (name.clone(), uses.get(&(file, *binding)).copied().unwrap_or(0)),
                 Origin::Named { name, .. } => (name.clone(), policy.uses.len()),
                 Origin::Site { .. } => (format!("(inline) {}", crate::source::snippet(&policy.text, 48)), 1),
+                // Listed below with their level and calls, the disabled ones too.
+                Origin::Config { .. } => continue,
             };
-            let s = &policy.summary;
-            let (attempts, retries) = match s.attempts {
-                Attempts::Exact(n) => ("exact", Some(n)),
-                Attempts::AtMost(n) => ("at-most", Some(n)),
-                Attempts::TimeLimited => ("time-limited", None),
-                Attempts::Unbounded => ("unbounded", None),
-                Attempts::Unknown => ("unknown", None),
-            };
-            rows.push(PolicyRow {
+            rows.push(summary_row(
                 name,
-                path: index.path(file).display().to_string(),
-                line: facts.position(policy.span.start).0,
-                attempts: attempts.into(),
-                retries,
-                gap_cap_ms: match s.gap {
-                    Gap::Capped(ms) => Some(ms),
-                    _ => None,
-                },
-                gap_grows: s.gap == Gap::Growing,
-                jitter: match s.jitter {
-                    Jitter::Yes => Some(true),
-                    Jitter::No => Some(false),
-                    Jitter::Unknown => None,
-                },
-                delays_ms: s.delays.clone(),
-                total_ms: s.total_ms,
-                worst_total_ms: s.worst_total_ms,
+                index.path(file).display().to_string(),
+                facts.position(policy.span.start).0,
+                &policy.summary,
                 sites,
-            });
+            ));
+        }
+    }
+    rows.extend(rs2_rows(index, analysis, &files));
+    rows
+}
+
+fn summary_row(name: String, path: String, line: usize, s: &Summary, sites: usize) -> PolicyRow {
+    use crate::schedule::{Attempts, Gap, Jitter};
+    let (attempts, retries) = match s.attempts {
+        Attempts::Exact(n) => ("exact", Some(n)),
+        Attempts::AtMost(n) => ("at-most", Some(n)),
+        Attempts::TimeLimited => ("time-limited", None),
+        Attempts::Unbounded => ("unbounded", None),
+        Attempts::Unknown => ("unknown", None),
+    };
+    PolicyRow {
+        name,
+        path,
+        line,
+        attempts: attempts.into(),
+        retries,
+        gap_cap_ms: match s.gap {
+            Gap::Capped(ms) => Some(ms),
+            _ => None,
+        },
+        gap_grows: s.gap == Gap::Growing,
+        jitter: match s.jitter {
+            Jitter::Yes => Some(true),
+            Jitter::No => Some(false),
+            Jitter::Unknown => None,
+        },
+        delays_ms: s.delays.clone(),
+        total_ms: s.total_ms,
+        worst_total_ms: s.worst_total_ms,
+        sites,
+        level: None,
+        enabled: Some(true),
+        calls: Vec::new(),
+    }
+}
+
+/// Every RS2 policy with its level and the calls that resolve to it; a disabled one says
+/// `off` and nothing more.
+fn rs2_rows(index: &Index, analysis: &super::Analysis, files: &[FileId]) -> Vec<PolicyRow> {
+    use std::collections::HashMap;
+    let mut calls: HashMap<(FileId, usize), Vec<CallRow>> = HashMap::new();
+    for &file in files {
+        let Some(facts) = index.loaded(file) else { continue };
+        for (call, info) in facts.rs2.calls.iter().zip(&analysis.rs2(index, file).calls) {
+            let Some(effective) = info.effective else { continue };
+            calls
+                .entry((effective.file, effective.policy))
+                .or_default()
+                .push(CallRow {
+                    path: index.path(file).display().to_string(),
+                    line: facts.position(call.class_span().start).0,
+                    method: call.method.as_ref().map(|(method, _)| method.clone()),
+                    effect: info.class.map(|class| class.as_str()),
+                });
+        }
+    }
+    let mut rows = Vec::new();
+    for &file in files {
+        let Some(facts) = index.loaded(file) else { continue };
+        for (at, (policy, info)) in facts
+            .rs2
+            .policies
+            .iter()
+            .zip(&analysis.rs2(index, file).policies)
+            .enumerate()
+        {
+            let resolving = calls.remove(&(file, at)).unwrap_or_default();
+            let mut row = summary_row(
+                rs2::policy_label(policy, info.level),
+                index.path(file).display().to_string(),
+                facts.position(policy.retry.start).0,
+                &info.summary,
+                resolving.len(),
+            );
+            if info.enabled == Some(false) {
+                row = PolicyRow {
+                    attempts: "off".into(),
+                    retries: None,
+                    gap_cap_ms: None,
+                    gap_grows: false,
+                    jitter: None,
+                    delays_ms: None,
+                    total_ms: None,
+                    worst_total_ms: None,
+                    ..row
+                };
+            }
+            row.level = Some(info.level.as_str());
+            row.enabled = info.enabled;
+            row.calls = resolving;
+            rows.push(row);
         }
     }
     rows
@@ -381,6 +486,7 @@ pub fn table(rows: &[PolicyRow]) -> String {
             ("at-most", Some(n)) => format!("≤ {n}"),
             ("time-limited", _) => "time-limited".into(),
             ("unbounded", _) => "unbounded".into(),
+            ("off", _) => "off".into(),
             _ => "?".into(),
         };
         let gap = match (row.gap_cap_ms, row.gap_grows) {
@@ -400,6 +506,12 @@ pub fn table(rows: &[PolicyRow]) -> String {
                 format!("{}{}", shown.join(", "), if d.len() > 5 { ", …" } else { "" })
             }
             None => "?".into(),
+        };
+        // Retry off at that level: nothing to show but that.
+        let (gap, jitter, delays) = if row.attempts == "off" {
+            ("-".into(), "-", "-".into())
+        } else {
+            (gap, jitter, delays)
         };
         let total = row.total_ms.map(format_ms).unwrap_or_else(|| "-".into());
         let worst = row.worst_total_ms.map(format_ms).unwrap_or_else(|| "-".into());
@@ -427,6 +539,19 @@ pub fn table(rows: &[PolicyRow]) -> String {
             .collect();
         out.push_str(line.join("  ").trim_end());
         out.push('\n');
+    }
+    // RS2: which calls each policy governs.
+    let governing: Vec<&PolicyRow> = rows.iter().filter(|r| !r.calls.is_empty()).collect();
+    if !governing.is_empty() {
+        out.push_str("\ncalls resolving to each RS2 policy:\n");
+        for row in governing {
+            out.push_str(&format!("{}  {}:{}\n", row.name, row.path, row.line));
+            for call in &row.calls {
+                let method = call.method.as_deref().unwrap_or("-");
+                let effect = call.effect.unwrap_or("?");
+                out.push_str(&format!("  {}:{}  {method}  {effect}\n", call.path, call.line));
+            }
+        }
     }
     out
 }

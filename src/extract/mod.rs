@@ -5,6 +5,7 @@
 mod component;
 mod generated;
 mod prefilter;
+mod rs2;
 mod rust;
 pub mod sql;
 mod sql_text;
@@ -23,7 +24,7 @@ use crate::source::Language;
 
 /// Bumped whenever extraction changes what it produces: cached facts of another version are
 /// not reused.
-pub const FACTS_VERSION: u32 = 2;
+pub const FACTS_VERSION: u32 = 3;
 
 thread_local! {
     // One parser per rayon worker and language: parsers are reused, never shared.
@@ -40,6 +41,7 @@ pub fn parse(language: Language, text: &[u8]) -> Option<Tree> {
             Language::Rust => 2,
             // No tree-sitter grammar: `.sql` files go to the SQL parser whole.
             Language::Sql => return None,
+            Language::Json | Language::Yaml => return rs2::parse(language, text),
         };
         let parser = parsers[slot].get_or_insert_with(|| {
             let mut parser = Parser::new();
@@ -48,7 +50,7 @@ pub fn parse(language: Language, text: &[u8]) -> Option<Tree> {
                 Language::Tsx | Language::JavaScript | Language::Svelte | Language::Vue => {
                     tree_sitter_typescript::LANGUAGE_TSX.into()
                 }
-                Language::Rust | Language::Sql => tree_sitter_rust::LANGUAGE.into(),
+                Language::Rust | Language::Sql | Language::Json | Language::Yaml => tree_sitter_rust::LANGUAGE.into(),
             };
             parser
                 .set_language(&grammar)
@@ -154,7 +156,7 @@ pub fn parse_recovering(language: Language, text: &[u8]) -> Option<Tree> {
             let (grammar, masked) = component::scripts(text);
             typescript::parse_with_recovery(grammar, &masked)
         }
-        Language::Rust | Language::Sql => parse(language, text),
+        Language::Rust | Language::Sql | Language::Json | Language::Yaml => parse(language, text),
     }
 }
 
@@ -214,6 +216,7 @@ fn extract_unguarded(language: Language, text: &[u8], aliases: &[crate::facts::E
             }
         }
         Language::Sql => sql_text::sql_file(&mut facts, text),
+        Language::Json | Language::Yaml => rs2::extract(&mut facts, text),
     }
     facts
 }

@@ -9,6 +9,7 @@
 use aho_corasick::AhoCorasick;
 
 use crate::config::Config;
+use crate::facts::rs2::POLICY_KEYS;
 use crate::source::Language;
 
 /// What a file must hold for a rule to find anything in it.
@@ -23,6 +24,8 @@ pub enum Trigger {
     Leases,
     /// `retrylint-ignore` comments.
     Suppressions,
+    /// RS2 configuration (JSON, YAML): `retry` and a policy key, or `$_retry`.
+    Rs2,
 }
 
 /// What a pattern says when it matches.
@@ -38,6 +41,10 @@ enum Needs {
     Clock,
     /// An import from Effect (not inside a comment line).
     EffectImport,
+    /// `retry`: relevant with an RS2 policy key.
+    Rs2Retry,
+    /// An RS2 policy key: relevant with `retry`.
+    Rs2Key,
 }
 
 const EFFECT_IMPORT: &[&str] = &["from \"effect", "from 'effect", "from \"@effect/", "from '@effect/"];
@@ -75,6 +82,7 @@ impl Matcher {
             return false;
         };
         let (mut effect, mut names, mut reference, mut clock) = (false, false, false, false);
+        let (mut retry, mut policy_key) = (false, false);
         // Overlapping: `Jobs` must not hide `Jobs.make`, which needs no Effect import.
         for found in automaton.find_overlapping_iter(text) {
             match self.needs[found.pattern().as_usize()] {
@@ -84,8 +92,10 @@ impl Matcher {
                 Needs::Effect => names = true,
                 Needs::Ref => reference = true,
                 Needs::Clock => clock = true,
+                Needs::Rs2Retry => retry = true,
+                Needs::Rs2Key => policy_key = true,
             }
-            if effect && (names || (reference && clock)) {
+            if (effect && (names || (reference && clock))) || (retry && policy_key) {
                 return true;
             }
         }
@@ -98,6 +108,8 @@ pub struct Prefilter {
     typescript: Matcher,
     rust: Matcher,
     sql: Matcher,
+    /// JSON and YAML.
+    config: Matcher,
     key: u64,
 }
 
@@ -106,6 +118,7 @@ impl Prefilter {
         let mut typescript: Vec<(String, Needs)> = Vec::new();
         let mut rust: Vec<(String, Needs)> = Vec::new();
         let mut sql: Vec<(String, Needs)> = Vec::new();
+        let mut config_files: Vec<(String, Needs)> = Vec::new();
         let words = |list: &[&str], needs: Needs| -> Vec<(String, Needs)> {
             list.iter().map(|w| (w.to_string(), needs)).collect()
         };
@@ -134,14 +147,24 @@ impl Prefilter {
             rust.extend(tokens.iter().cloned());
             sql.extend(tokens);
         }
+        if has(Trigger::Rs2) {
+            config_files.extend(words(&["$_retry"], Needs::Alone));
+            config_files.extend(words(&["retry"], Needs::Rs2Retry));
+            config_files.extend(words(POLICY_KEYS, Needs::Rs2Key));
+        }
         if has(Trigger::Suppressions) {
-            for list in [&mut typescript, &mut rust, &mut sql] {
+            for list in [&mut typescript, &mut rust, &mut sql, &mut config_files] {
                 list.push(("retrylint-ignore".into(), Needs::Alone));
             }
         }
         // What the prefilter looks for, as one hash: a cached verdict of another is not reused.
         let mut described = String::new();
-        for (name, list) in [("ts", &typescript), ("rs", &rust), ("sql", &sql)] {
+        for (name, list) in [
+            ("ts", &typescript),
+            ("rs", &rust),
+            ("sql", &sql),
+            ("config", &config_files),
+        ] {
             described.push_str(name);
             for (pattern, needs) in list.iter() {
                 described.push_str(&format!("\0{pattern}\0{needs:?}"));
@@ -151,6 +174,7 @@ impl Prefilter {
             typescript: Matcher::new(typescript),
             rust: Matcher::new(rust),
             sql: Matcher::new(sql),
+            config: Matcher::new(config_files),
             key: crate::source::fnv1a64(described.as_bytes()),
         }
     }
@@ -168,6 +192,7 @@ impl Prefilter {
             }
             Language::Rust => self.rust.is_match(text),
             Language::Sql => self.sql.is_match(text),
+            Language::Json | Language::Yaml => self.config.is_match(text),
         }
     }
 }
@@ -184,7 +209,13 @@ mod tests {
     use super::*;
     use std::path::PathBuf;
 
-    const ALL: &[Trigger] = &[Trigger::Retries, Trigger::Jobs, Trigger::Leases, Trigger::Suppressions];
+    const ALL: &[Trigger] = &[
+        Trigger::Retries,
+        Trigger::Jobs,
+        Trigger::Leases,
+        Trigger::Suppressions,
+        Trigger::Rs2,
+    ];
 
     #[test]
     fn each_trigger_keeps_its_files() {
@@ -203,6 +234,13 @@ mod tests {
         assert!(ts("// retrylint-ignore inline-schedule -- why"));
         assert!(all.is_relevant(Language::Sql, b"UPDATE jobs_leases SET x = 1"));
         assert!(!all.is_relevant(Language::Sql, b"SELECT 1"));
+        let json = |text: &str| all.is_relevant(Language::Json, text.as_bytes());
+        assert!(json(r#"{ "retry": { "maxAttempts": 3 } }"#));
+        assert!(json(r#"{ "set": "$_retry = 2" }"#));
+        assert!(!json(r#"{ "dependencies": { "p-retry": "^6" } }"#), "no policy key");
+        assert!(!json(r#"{ "compilerOptions": { "strict": true } }"#));
+        assert!(all.is_relevant(Language::Yaml, b"retry:\n  enabled: false\n"));
+        assert!(all.is_relevant(Language::Yaml, b"# retrylint-ignore imperative-retry -- why\n"));
         // Only the triggers of enabled rules count.
         let leases = Prefilter::new(&[Trigger::Leases], &config);
         assert!(!leases.is_relevant(

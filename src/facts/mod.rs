@@ -12,6 +12,7 @@ mod expr;
 mod jobs;
 mod module;
 mod retry;
+pub mod rs2;
 pub mod rust;
 pub mod sql;
 mod unit;
@@ -22,6 +23,7 @@ pub use expr::{duration_millis, format_number, string_value, Expr, Property};
 pub use jobs::{ClockRead, CronRepeat, CursorAccess, CursorKind, JobDef, JobRun, SlotUse};
 pub use module::{is_effect_source, Binding, EffectAlias, Export, Import, ImportKind};
 pub use retry::{PolicyArg, Predicate, Retried, RetrySite};
+pub use rs2::{EffectClass, Rs2Call, Rs2Facts, Rs2Policy};
 pub use rust::{RustBase, RustChain, RustOp, RustPath, RustPolicy, RustPolicyArg};
 pub use sql::{SqlOrigin, SqlText};
 pub use unit::{ClientRequest, OpKind, SqlClass, Unit, UnitOp};
@@ -108,6 +110,8 @@ pub struct FileFacts {
     /// builder or strategy (top level and inline `mod`s). The retry module's `pub` ones are
     /// its named policies.
     pub rust_policies: Vec<RustPolicy>,
+    /// JSON/YAML: the RS2 retry policies, calls and `$_retry` references of the document.
+    pub rs2: Rs2Facts,
     pub suppressions: Vec<Suppression>,
     pub notes: Vec<FileNote>,
 }
@@ -132,6 +136,7 @@ impl FileFacts {
             cursors: Vec::new(),
             clock_reads: Vec::new(),
             rust_policies: Vec::new(),
+            rs2: Rs2Facts::default(),
             suppressions: Vec::new(),
             notes: Vec::new(),
         }
@@ -149,6 +154,7 @@ impl FileFacts {
             && self.client_requests.is_empty()
             && self.retrying_clients.is_empty()
             && self.rust_policies.is_empty()
+            && self.rs2.is_empty()
             && self.suppressions.is_empty()
             && self.notes.is_empty())
     }

@@ -8,6 +8,7 @@
 //! is missed. After that the index is read-only, and rules see a complete picture.
 
 mod project_files;
+mod rs2;
 mod rust;
 mod typescript;
 
@@ -55,6 +56,8 @@ pub struct Index {
     project: ProjectFiles,
     workspace: std::sync::OnceLock<WorkspacePackages>,
     misses: Mutex<Vec<FileId>>,
+    /// JSON and YAML files by directory (RS2 tenants), built on first use.
+    config_dirs: std::sync::OnceLock<HashMap<PathBuf, Vec<FileId>>>,
 }
 
 impl Index {
@@ -77,6 +80,7 @@ impl Index {
             project: ProjectFiles::default(),
             workspace: std::sync::OnceLock::new(),
             misses: Mutex::new(Vec::new()),
+            config_dirs: std::sync::OnceLock::new(),
         }
     }
 

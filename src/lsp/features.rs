@@ -296,7 +296,7 @@ impl Analysis {
             {
                 let export = analysis.policies(project, target).iter().find(|p| match &p.origin {
                     Origin::Export { binding, .. } | Origin::Named { binding, .. } => *binding == span,
-                    Origin::Site { .. } => false,
+                    Origin::Site { .. } | Origin::Config { .. } => false,
                 });
                 let summary = match export {
                     Some(policy) => Some(policy.summary.clone()),

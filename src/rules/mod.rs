@@ -3,12 +3,15 @@
 
 mod cron_expression;
 mod exclusive_job_timeout;
+mod imperative_retry;
 mod inline_schedule;
 mod lease_release_unguarded;
 mod lease_without_slot;
 mod policy_over_budget;
 mod retry_after_commit;
 mod retry_in_repository;
+mod retry_on_permanent_status;
+mod retry_on_unsafe_call;
 mod retry_without_predicate;
 mod retrying_client_unsafe_method;
 mod since_last_run_cursor;
@@ -63,6 +66,11 @@ impl<'p> Context<'p> {
         self.analysis.policies(self.index, self.file)
     }
 
+    /// What analysis found about the file as RS2 configuration (levels, calls' policies).
+    pub fn rs2(&self) -> &'p crate::analysis::rs2::Rs2File {
+        self.analysis.rs2(self.index, self.file)
+    }
+
     /// The file's retry sites with their analysis.
     pub fn retry_sites(&self) -> impl Iterator<Item = (&'p crate::facts::RetrySite, &'p SiteAnalysis)> {
         self.facts.retry_sites.iter().zip(self.sites())
@@ -93,6 +101,9 @@ pub const RULES: &[&Rule] = &[
     &lease_release_unguarded::RULE,
     &cron_expression::RULE,
     &exclusive_job_timeout::RULE,
+    &retry_on_unsafe_call::RULE,
+    &retry_on_permanent_status::RULE,
+    &imperative_retry::RULE,
     &suppression_without_reason::RULE,
     &unused_suppression::RULE,
 ];
@@ -140,5 +151,6 @@ pub fn policy_name(policy: &Policy) -> String {
             format!("`{callee}({})`", snippet(&policy.text, 50))
         }
         Origin::Site { .. } => format!("`{}`", snippet(&policy.text, 60)),
+        Origin::Config { name } => name.clone(),
     }
 }

@@ -9,7 +9,7 @@ pub const RULE: Rule = Rule {
     decision: "3",
     default_severity: Severity::Error,
     fix: FixSafety::None,
-    triggers: &[Trigger::Retries],
+    triggers: &[Trigger::Retries, Trigger::Rs2],
     doc: include_str!("../../rules/policy-over-budget.md"),
     check,
 };

@@ -11,7 +11,7 @@ pub const RULE: Rule = Rule {
     decision: "3",
     default_severity: Severity::Error,
     fix: FixSafety::Unsafe,
-    triggers: &[Trigger::Retries],
+    triggers: &[Trigger::Retries, Trigger::Rs2],
     doc: include_str!("../../rules/unjittered-schedule.md"),
     check,
 };

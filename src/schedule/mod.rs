@@ -30,6 +30,8 @@ pub enum Library {
     Backoff,
     /// `reqwest-retry`: `RetryTransientMiddleware::new_with_policy(policy)`.
     ReqwestRetry,
+    /// The RS2 runtime's declarative policies (JSON, YAML): `maxAttempts`, `baseDelayMs`, …
+    Rs2,
 }
 
 /// A delay function or predicate the model can interpret: `({ duration }) => Duration.min(…)`.

@@ -54,6 +54,10 @@ pub enum Language {
     Rust,
     /// `.sql` files: read for their SQL texts only.
     Sql,
+    /// `.json` files: read for RS2 retry policies only.
+    Json,
+    /// `.yaml`/`.yml` files: read for RS2 retry policies only.
+    Yaml,
 }
 
 impl Language {
@@ -70,6 +74,8 @@ impl Language {
             "vue" => Some(Language::Vue),
             "rs" => Some(Language::Rust),
             "sql" => Some(Language::Sql),
+            "json" => Some(Language::Json),
+            "yaml" | "yml" => Some(Language::Yaml),
             _ => None,
         }
     }
@@ -86,6 +92,7 @@ impl Language {
     pub fn line_comment(self) -> &'static str {
         match self {
             Language::Sql => "--",
+            Language::Yaml => "#",
             _ => "//",
         }
     }
