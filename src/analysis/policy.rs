@@ -313,6 +313,10 @@ pub struct PolicyRow {
     /// RS2: the calls that resolve to the policy.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub calls: Vec<CallRow>,
+    /// Defined in a retry module the config names (`configured`) or one retrylint took as
+    /// its package's retry module (`inferred`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retry_module: Option<&'static str>,
 }
 
 /// Keeps `enabled` out of the JSON rows that are not RS2 (and of the enabled ones).
@@ -358,13 +362,18 @@ pub fn rows(index: &Index, analysis: &super::Analysis) -> Vec<PolicyRow> {
                 // Listed below with their level and calls, the disabled ones too.
                 Origin::Config { .. } => continue,
             };
-            rows.push(summary_row(
+            let mut row = summary_row(
                 name,
                 index.path(file).display().to_string(),
                 facts.position(policy.span.start).0,
                 &policy.summary,
                 sites,
-            ));
+            );
+            if index.is_retry_module(file) {
+                let inferred = index.inferred_retry_modules().iter().any(|m| m.file == file);
+                row.retry_module = Some(if inferred { "inferred" } else { "configured" });
+            }
+            rows.push(row);
         }
     }
     rows.extend(rs2_rows(index, analysis, &files));
@@ -403,6 +412,7 @@ fn summary_row(name: String, path: String, line: usize, s: &Summary, sites: usiz
         level: None,
         enabled: Some(true),
         calls: Vec::new(),
+        retry_module: None,
     }
 }
 
@@ -539,6 +549,18 @@ pub fn table(rows: &[PolicyRow]) -> String {
             .collect();
         out.push_str(line.join("  ").trim_end());
         out.push('\n');
+    }
+    // Retry modules taken from the code rather than the config are said so.
+    let mut inferred: Vec<&str> = rows
+        .iter()
+        .filter(|r| r.retry_module == Some("inferred"))
+        .map(|r| r.path.as_str())
+        .collect();
+    inferred.dedup();
+    for path in inferred {
+        out.push_str(&format!(
+            "\n{path}: inferred retry module (name it in `retry-modules` to make it explicit)\n"
+        ));
     }
     // RS2: which calls each policy governs.
     let governing: Vec<&PolicyRow> = rows.iter().filter(|r| !r.calls.is_empty()).collect();

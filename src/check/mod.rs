@@ -127,6 +127,7 @@ pub fn load_index(config: Config, files: Vec<crate::source::SourceFile>, loader:
     // Rounds of reading files again with the Effect aliases the index found: a prelude that
     // re-exports another prelude takes one more. A bound, so a pathological chain ends.
     let mut alias_rounds = 0;
+    let mut inferred = false;
     loop {
         let analysis = Analysis::new(&index);
         analysis.force(&index);
@@ -158,6 +159,19 @@ pub fn load_index(config: Config, files: Vec<crate::source::SourceFile>, loader:
                     index.set(file, loaded);
                 }
                 continue;
+            }
+        }
+        if misses.is_empty() && !inferred {
+            // Packages the config names no retry module for get the one their code uses,
+            // and everything is analysed again with it.
+            let modules = index.infer_retry_modules();
+            misses = index.take_misses();
+            if misses.is_empty() {
+                inferred = true;
+                if !modules.is_empty() {
+                    index.set_inferred_retry_modules(modules);
+                    continue;
+                }
             }
         }
         if misses.is_empty() {

@@ -8,6 +8,7 @@
 //! is missed. After that the index is read-only, and rules see a complete picture.
 
 mod project_files;
+mod retry_modules;
 mod rs2;
 mod rust;
 mod typescript;
@@ -17,6 +18,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 pub use project_files::{ProjectFiles, WorkspacePackages};
+pub use retry_modules::InferredModule;
 pub use typescript::Resolved;
 
 use crate::config::Config;
@@ -52,7 +54,9 @@ pub struct Index {
     /// Texts read again for rendering (see `Loaded::hash`).
     reread: Vec<std::sync::OnceLock<Option<Arc<[u8]>>>>,
     by_absolute: HashMap<PathBuf, FileId>,
+    /// The configured retry modules, then the inferred ones.
     retry_modules: Vec<FileId>,
+    inferred_retry_modules: Vec<InferredModule>,
     project: ProjectFiles,
     workspace: std::sync::OnceLock<WorkspacePackages>,
     misses: Mutex<Vec<FileId>>,
@@ -77,6 +81,7 @@ impl Index {
             files,
             by_absolute,
             retry_modules,
+            inferred_retry_modules: Vec::new(),
             project: ProjectFiles::default(),
             workspace: std::sync::OnceLock::new(),
             misses: Mutex::new(Vec::new()),
@@ -166,7 +171,6 @@ impl Index {
         self.loaded.iter().filter(|l| l.cached).count()
     }
 
-    /// Files whose facts came from a parse: what rules run on.
     /// Whether `file` is test code: the `tests` globs match it, or it imports a test framework
     /// (a Playwright suite's `integration/base.ts`), unless `tests = []` asks for test code to
     /// be checked.
@@ -182,13 +186,28 @@ impl Index {
             })
     }
 
+    /// Files whose facts came from a parse: what rules run on.
     pub fn parsed_files(&self) -> impl Iterator<Item = FileId> + '_ {
         (0..self.files.len()).filter(|&id| self.loaded[id].facts.as_ref().is_some_and(|f| f.parsed))
     }
 
     /// Every note of every loaded file, with its path.
     pub fn notes(&self) -> Vec<Note> {
-        let mut notes = Vec::new();
+        let mut notes: Vec<Note> = self
+            .inferred_retry_modules
+            .iter()
+            .map(|m| Note {
+                path: self.files[m.file].path.clone(),
+                line: None,
+                message: format!(
+                    "taken as its package's retry module: it exports {} named policies that {} retry {} in other files {}; name it in `retry-modules` to make this explicit",
+                    m.policies,
+                    m.sites,
+                    if m.sites == 1 { "site" } else { "sites" },
+                    if m.sites == 1 { "uses" } else { "use" },
+                ),
+            })
+            .collect();
         for (id, loaded) in self.loaded.iter().enumerate() {
             notes.extend(loaded.notes.iter().cloned());
             if let Some(facts) = &loaded.facts {
@@ -212,11 +231,28 @@ impl Index {
 
     pub fn is_retry_module(&self, file: FileId) -> bool {
         self.config.is_retry_module(&self.files[file].absolute)
+            || self.inferred_retry_modules.iter().any(|m| m.file == file)
     }
 
-    /// The files the config names as retry modules.
+    /// The files the config names as retry modules, then those inferred for packages the
+    /// config says nothing about.
     pub fn retry_modules(&self) -> &[FileId] {
         &self.retry_modules
+    }
+
+    /// Retry modules inferred from the code (see `retry_modules.rs`).
+    pub fn inferred_retry_modules(&self) -> &[InferredModule] {
+        &self.inferred_retry_modules
+    }
+
+    /// Makes `inferred` retry modules (the pipeline analyses again afterwards).
+    pub fn set_inferred_retry_modules(&mut self, inferred: Vec<InferredModule>) {
+        for module in &inferred {
+            if !self.retry_modules.contains(&module.file) {
+                self.retry_modules.push(module.file);
+            }
+        }
+        self.inferred_retry_modules = inferred;
     }
 
     pub fn is_repository_path(&self, file: FileId) -> bool {

@@ -261,6 +261,15 @@ impl WorkspacePackages {
         WorkspacePackages { packages }
     }
 
+    /// The directory of the innermost named package holding `file`.
+    pub fn package_dir(&self, file: &Path) -> Option<&Path> {
+        self.packages
+            .values()
+            .map(|p| p.dir.as_path())
+            .filter(|dir| file.starts_with(dir))
+            .max_by_key(|dir| dir.components().count())
+    }
+
     /// The module paths a bare specifier (`@app/shared`, `@app/shared/retry`) may name, best
     /// first: the targets of its package's `exports` (or `main`/`types`, then `src/index`),
     /// each also as the source a build output was compiled from (`dist/x.js` → `src/x`).
