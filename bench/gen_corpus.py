@@ -1087,10 +1087,11 @@ def main() -> int:
         if path.endswith((".ts", ".tsx")):
             lines += data.count(b"\n")
             size += len(data)
-    ts_files = sum(1 for p in corpus.files if p.endswith((".ts", ".tsx")))
+    # The files retrylint discovers: sources, and JSON/YAML (read for RS2 policies).
+    checked = sum(1 for p in corpus.files if p.endswith((".ts", ".tsx", ".json", ".yaml", ".yml")))
     manifest = {
         "seed": args.seed,
-        "files": ts_files,
+        "files": checked,
         "lines": lines,
         "bytes": size,
         "sha256": digest.hexdigest(),
@@ -1098,8 +1099,8 @@ def main() -> int:
     }
     (out / MARKER).write_text(json.dumps(manifest, indent=1) + "\n")
     print(
-        f"{out}: {ts_files} TypeScript files, {lines} lines, {size} bytes, "
-        f"{len(corpus.planted)} planted ({100 * len(corpus.planted) / ts_files:.1f}%)"
+        f"{out}: {checked} files, {lines} lines, {size} bytes, "
+        f"{len(corpus.planted)} planted ({100 * len(corpus.planted) / checked:.1f}%)"
     )
     print(f"sha256 {digest.hexdigest()}")
     return 0

@@ -1,7 +1,10 @@
 //! `--changed-since REV`: the lines added or changed since a revision, from
 //! `git diff --unified=0 REV` (the working tree against REV, so uncommitted edits count) plus
 //! untracked files, which are new throughout. The whole project is still analysed — facts cross
-//! files — and only findings whose primary line is in this set are reported.
+//! files — and only findings the change touches are reported: a line of the finding (or of a
+//! location it names) was added or changed, or lines were deleted from inside it — deleting the
+//! `while:` line of a multi-line `Effect.retry({…})` changes no remaining line, yet makes the
+//! finding.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -19,8 +22,17 @@ pub struct ChangedLines {
 enum Lines {
     /// A file git does not track yet: every line is new.
     All,
+    /// Lines added or changed, and where lines were deleted.
+    Hunks(Hunks),
+}
+
+/// What a diff did to one file, in the new file's line numbers.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Hunks {
     /// 1-based inclusive ranges of added or changed lines, in order.
-    Ranges(Vec<(usize, usize)>),
+    pub changed: Vec<(usize, usize)>,
+    /// Pure deletions: lines were removed right after this line (0: before the first line).
+    pub deleted_after: Vec<usize>,
 }
 
 impl ChangedLines {
@@ -83,7 +95,7 @@ impl ChangedLines {
 
         let mut files: HashMap<PathBuf, Lines> = parse_diff(&diff)
             .into_iter()
-            .map(|(path, ranges)| (top.join(path), Lines::Ranges(ranges)))
+            .map(|(path, hunks)| (top.join(path), Lines::Hunks(hunks)))
             .collect();
         for path in untracked.split('\0').filter(|p| !p.is_empty()) {
             files.insert(top.join(path), Lines::All);
@@ -91,11 +103,16 @@ impl ChangedLines {
         Ok(ChangedLines { files })
     }
 
-    /// Whether `line` (1-based) of the file at `absolute` (canonical) is new since the revision.
-    pub fn contains(&self, absolute: &Path, line: usize) -> bool {
+    /// Whether the change touches lines `first..=last` (1-based) of the file at `absolute`
+    /// (canonical): one of them is new or changed, or lines were deleted between two of them.
+    /// A deletion at either edge leaves the span's own text as it was, so it does not count.
+    pub fn touches(&self, absolute: &Path, first: usize, last: usize) -> bool {
         match self.files.get(absolute) {
             Some(Lines::All) => true,
-            Some(Lines::Ranges(ranges)) => ranges.iter().any(|&(from, to)| from <= line && line <= to),
+            Some(Lines::Hunks(hunks)) => {
+                hunks.changed.iter().any(|&(from, to)| from <= last && first <= to)
+                    || hunks.deleted_after.iter().any(|&line| first <= line && line < last)
+            }
             None => false,
         }
     }
@@ -122,12 +139,12 @@ fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
     String::from_utf8(output.stdout).map_err(|_| "git printed something that is not UTF-8".to_string())
 }
 
-/// The added or changed lines of each file in a `git diff --unified=0` with `a/` and `b/`
-/// prefixes: from every `@@ -a,b +c,d @@` hunk, lines `c..c+d`. Deleted files and pure
-/// deletions add nothing. Hunk bodies are skipped by count, so an added line that reads
-/// `++ x` is never taken for a file header.
-pub fn parse_diff(diff: &str) -> Vec<(String, Vec<(usize, usize)>)> {
-    let mut files: Vec<(String, Vec<(usize, usize)>)> = Vec::new();
+/// The hunks of each file in a `git diff --unified=0` with `a/` and `b/` prefixes: from every
+/// `@@ -a,b +c,d @@` hunk, lines `c..c+d` changed, or, when `d` is 0, lines deleted after line
+/// `c`. Deleted files add nothing. Hunk bodies are skipped by count, so an added line that
+/// reads `++ x` is never taken for a file header.
+pub fn parse_diff(diff: &str) -> Vec<(String, Hunks)> {
+    let mut files: Vec<(String, Hunks)> = Vec::new();
     let mut current: Option<usize> = None;
     let (mut old_left, mut new_left) = (0usize, 0usize);
     for line in diff.lines() {
@@ -149,7 +166,7 @@ pub fn parse_diff(diff: &str) -> Vec<(String, Vec<(usize, usize)>)> {
         } else if let Some(name) = line.strip_prefix("+++ ") {
             let name = unquote(name.strip_suffix('\t').unwrap_or(name));
             current = name.strip_prefix("b/").map(|path| {
-                files.push((path.to_string(), Vec::new()));
+                files.push((path.to_string(), Hunks::default()));
                 files.len() - 1
             });
         } else if let Some(hunk) = line.strip_prefix("@@ ") {
@@ -158,12 +175,15 @@ pub fn parse_diff(diff: &str) -> Vec<(String, Vec<(usize, usize)>)> {
             };
             old_left = old.1;
             new_left = new.1;
-            if let (Some(file), true) = (current, new.1 > 0) {
-                files[file].1.push((new.0, new.0 + new.1 - 1));
+            let Some(file) = current else { continue };
+            if new.1 > 0 {
+                files[file].1.changed.push((new.0, new.0 + new.1 - 1));
+            } else if old.1 > 0 {
+                files[file].1.deleted_after.push(new.0);
             }
         }
     }
-    files.retain(|(_, ranges)| !ranges.is_empty());
+    files.retain(|(_, hunks)| hunks != &Hunks::default());
     files
 }
 
@@ -256,11 +276,15 @@ new file mode 100644
 +c
 \\ No newline at end of file
 ";
+        let hunks = |changed: &[(usize, usize)], deleted_after: &[usize]| Hunks {
+            changed: changed.to_vec(),
+            deleted_after: deleted_after.to_vec(),
+        };
         assert_eq!(
             parse_diff(diff),
             vec![
-                ("src/a.ts".to_string(), vec![(3, 3), (11, 12)]),
-                ("new.ts".to_string(), vec![(1, 3)]),
+                ("src/a.ts".to_string(), hunks(&[(3, 3), (11, 12)], &[21])),
+                ("new.ts".to_string(), hunks(&[(1, 3)], &[])),
             ]
         );
     }
@@ -270,19 +294,33 @@ new file mode 100644
         assert_eq!(unquote("\"b/a\\\"b\\303\\251.ts\""), "b/a\"bé.ts");
         assert_eq!(unquote("b/plain.ts"), "b/plain.ts");
         let diff = "--- a/a b.ts\t\n+++ b/a b.ts\t\n@@ -1 +1 @@\n-a\n+b\n";
-        assert_eq!(parse_diff(diff), vec![("a b.ts".to_string(), vec![(1, 1)])]);
+        let changed = Hunks {
+            changed: vec![(1, 1)],
+            deleted_after: vec![],
+        };
+        assert_eq!(parse_diff(diff), vec![("a b.ts".to_string(), changed)]);
     }
 
     #[test]
-    fn contains_checks_ranges_and_new_files() {
+    fn touches_checks_changed_lines_deletions_inside_and_new_files() {
         let mut changed = ChangedLines::default();
-        changed
-            .files
-            .insert(PathBuf::from("/r/a.ts"), Lines::Ranges(vec![(3, 3), (10, 12)]));
+        let hunks = Hunks {
+            changed: vec![(3, 3), (10, 12)],
+            deleted_after: vec![20],
+        };
+        changed.files.insert(PathBuf::from("/r/a.ts"), Lines::Hunks(hunks));
         changed.files.insert(PathBuf::from("/r/new.ts"), Lines::All);
-        assert!(changed.contains(Path::new("/r/a.ts"), 11));
-        assert!(!changed.contains(Path::new("/r/a.ts"), 4));
-        assert!(changed.contains(Path::new("/r/new.ts"), 400));
-        assert!(!changed.contains(Path::new("/r/other.ts"), 1));
+        let a = Path::new("/r/a.ts");
+        assert!(changed.touches(a, 11, 11));
+        assert!(changed.touches(a, 12, 14), "overlaps the end of a changed range");
+        assert!(!changed.touches(a, 4, 9));
+        // Lines deleted after line 20: inside 19..=21, at the edge of 20..=20 and 21..=22.
+        assert!(changed.touches(a, 19, 21));
+        assert!(changed.touches(a, 20, 21));
+        assert!(!changed.touches(a, 20, 20));
+        assert!(!changed.touches(a, 21, 22));
+        assert!(!changed.touches(a, 15, 20));
+        assert!(changed.touches(Path::new("/r/new.ts"), 400, 400));
+        assert!(!changed.touches(Path::new("/r/other.ts"), 1, 1));
     }
 }

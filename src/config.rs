@@ -18,6 +18,8 @@ pub const CONFIG_FILE: &str = "retrylint.toml";
 pub const DEFAULT_RETRY_MODULES: &[&str] = &[
     "**/infra/retry.ts",
     "**/infra/retry/index.ts",
+    "**/infra/retry.js",
+    "**/infra/retry/index.js",
     "**/retry.rs",
     "**/retry/mod.rs",
 ];
@@ -34,6 +36,14 @@ pub const DEFAULT_REPOSITORIES: &[&str] = &[
 ];
 pub const DEFAULT_MAX_FILE_SIZE: u64 = 1024 * 1024;
 pub const DEFAULT_DURABLE_PATHS: &[&str] = &["**/subscribers/**", "**/consumers/**"];
+/// Test code: not held to the production policy (a test retries a flaky fake on purpose).
+pub const DEFAULT_TESTS: &[&str] = &[
+    "**/*.test.*",
+    "**/*.spec.*",
+    "**/test/**",
+    "**/tests/**",
+    "**/__tests__/**",
+];
 
 /// The words the unit rules know, from the policy's vocabulary; every list is configurable.
 #[derive(Debug, Clone)]
@@ -92,6 +102,7 @@ struct RawConfig {
     exclude: Option<Vec<Spanned<String>>>,
     max_file_size: Option<Spanned<i64>>,
     generated: Option<Spanned<String>>,
+    tests: Option<Vec<Spanned<String>>>,
     budget: Option<Spanned<String>>,
     lease_tables: Option<Vec<Spanned<String>>>,
     lease_columns: Option<Vec<Spanned<String>>>,
@@ -121,6 +132,8 @@ pub struct Config {
     pub max_file_size: u64,
     /// Check generated files too (`generated = "check"`); by default they are skipped.
     pub check_generated: bool,
+    /// Test code, skipped (`tests = []` checks it).
+    pub tests: GlobSet,
     /// The longest an in-process policy may wait in total, worst case (milliseconds).
     pub budget_ms: f64,
     /// Tables that hold job leases (lowercase), besides any table with a `lease_until` column.
@@ -153,6 +166,7 @@ impl Config {
             exclude: GlobSet::empty(),
             max_file_size: DEFAULT_MAX_FILE_SIZE,
             check_generated: false,
+            tests: globs_of(DEFAULT_TESTS),
             budget_ms: DEFAULT_BUDGET_MS,
             lease_tables: vec!["jobs_leases".to_string()],
             lease_columns: vec!["lease_until".to_string()],
@@ -236,6 +250,9 @@ impl Config {
         }
         if let Some(globs) = &raw.exclude {
             config.exclude = compile(globs)?;
+        }
+        if let Some(globs) = &raw.tests {
+            config.tests = compile(globs)?;
         }
         if let Some(generated) = &raw.generated {
             config.check_generated = match generated.get_ref().as_str() {
@@ -365,6 +382,11 @@ impl Config {
 
     pub fn is_repository_path(&self, path: &Path) -> bool {
         self.repositories.is_match(self.relative(path))
+    }
+
+    /// Whether `path` is test code, which is not checked.
+    pub fn is_test(&self, path: &Path) -> bool {
+        self.tests.is_match(self.relative(path))
     }
 
     /// Include/exclude filters for discovery.

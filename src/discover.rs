@@ -1,6 +1,7 @@
 //! Discovery: which files to look at. The `ignore` crate walks in parallel, honours
 //! `.gitignore` and `.ignore`, and skips hidden entries; we add `node_modules`, declaration
-//! files, the size limit and the config's include/exclude globs.
+//! files, the size limit, the config's include/exclude globs and its `tests` globs (test code is
+//! not held to the production policy; one note says how many files that skipped).
 
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -14,6 +15,8 @@ use crate::source::{display_path, Language, Note, SourceFile};
 pub struct Discovery {
     pub files: Vec<SourceFile>,
     pub notes: Vec<Note>,
+    /// Test files skipped, in no particular order.
+    pub tests: Vec<PathBuf>,
 }
 
 pub fn discover(paths: &[PathBuf], config: &Config) -> Result<Discovery, Report> {
@@ -28,7 +31,16 @@ pub fn discover(paths: &[PathBuf], config: &Config) -> Result<Discovery, Report>
             )
         })?;
         if absolute.is_file() {
-            // An explicitly named file is checked even if ignore files would skip it.
+            // An explicitly named file is checked even if ignore files would skip it; test code
+            // is still test code (lint-staged names every staged file).
+            if config.is_test(&absolute) {
+                found
+                    .lock()
+                    .expect("no panics while locked")
+                    .tests
+                    .push(display_path(&cwd, &absolute));
+                continue;
+            }
             if let Some(language) = Language::from_path(&absolute) {
                 let file = SourceFile {
                     path: display_path(&cwd, &absolute),
@@ -63,8 +75,17 @@ pub fn discover(paths: &[PathBuf], config: &Config) -> Result<Discovery, Report>
                     return ignore::WalkState::Continue;
                 }
                 let shown = display_path(&cwd, entry_path);
+                if config.is_test(entry_path) {
+                    found.lock().expect("no panics while locked").tests.push(shown);
+                    return ignore::WalkState::Continue;
+                }
                 let size = entry.metadata().map(|m| m.len()).unwrap_or(0);
                 let mut found = found.lock().expect("no panics while locked");
+                // A large JSON or YAML file is a lockfile or a data dump, never RS2 configuration:
+                // skipped without a note.
+                if size > config.max_file_size && matches!(language, Language::Json | Language::Yaml) {
+                    return ignore::WalkState::Continue;
+                }
                 if size > config.max_file_size {
                     found.notes.push(Note {
                         path: shown,
@@ -88,5 +109,19 @@ pub fn discover(paths: &[PathBuf], config: &Config) -> Result<Discovery, Report>
     let mut discovery = found.into_inner().expect("no panics while locked");
     discovery.files.sort_by(|a, b| a.absolute.cmp(&b.absolute));
     discovery.files.dedup_by(|a, b| a.absolute == b.absolute);
+    discovery.tests.sort();
+    discovery.tests.dedup();
+    if let Some(first) = discovery.tests.first() {
+        let count = discovery.tests.len();
+        discovery.notes.push(Note {
+            path: display_path(&cwd, &config.root),
+            line: None,
+            message: format!(
+                "skipped {count} test file{} (the `tests` globs), such as {}; set tests = [] to check them",
+                if count == 1 { "" } else { "s" },
+                first.display()
+            ),
+        });
+    }
     Ok(discovery)
 }

@@ -89,8 +89,8 @@ struct CheckArgs {
     /// Print the settings in force for FILE (config, globs, severities) and exit.
     #[arg(long, value_name = "FILE")]
     show_settings: Option<PathBuf>,
-    /// Report only findings on lines added or changed since REV (git diff REV, plus untracked
-    /// files); the whole project is still analysed.
+    /// Report only findings the change since REV touches (git diff REV, plus untracked files):
+    /// lines added, changed or deleted inside them; the whole project is still analysed.
     #[arg(long, value_name = "REV")]
     changed_since: Option<String>,
     /// Apply safe fixes (written atomically; a fix that would break parsing is skipped).
@@ -561,7 +561,8 @@ fn schedule_eval() -> Result<ExitCode, Report> {
 
 fn list_policies(args: PoliciesArgs) -> Result<ExitCode, Report> {
     let config = find_config(args.config.as_deref(), args.no_config, &args.paths)?;
-    let (index, analysis) = check::load_paths(config, &args.paths, &[retrylint::extract::Trigger::Retries])?;
+    let triggers = [retrylint::extract::Trigger::Retries, retrylint::extract::Trigger::Rs2];
+    let (index, analysis) = check::load_paths(config, &args.paths, &triggers)?;
     let rows = retrylint::analysis::rows(&index, &analysis);
     match args.format {
         PoliciesFormat::Table => print!("{}", retrylint::analysis::table(&rows)),

@@ -353,7 +353,19 @@ struct JsonDiagnostic<'a> {
     end_column: usize,
     message: &'a str,
     help: Option<&'a str>,
+    /// Secondary locations: where a policy is defined, the sites that use it, ….
+    related: Vec<JsonRelated<'a>>,
     fix: Option<JsonFix>,
+}
+
+#[derive(Serialize)]
+struct JsonRelated<'a> {
+    path: String,
+    line: usize,
+    column: usize,
+    end_line: usize,
+    end_column: usize,
+    message: &'a str,
 }
 
 #[derive(Serialize)]
@@ -405,6 +417,26 @@ pub fn json(out: &mut dyn Write, outcome: &Outcome) -> io::Result<()> {
                 end_column: p.end_column,
                 message: &d.message,
                 help: d.help.as_deref(),
+                related: d
+                    .labels
+                    .iter()
+                    .map(|label| {
+                        let (line, column, end_line, end_column) =
+                            outcome.index.loaded(label.file).map_or((1, 1, 1, 1), |facts| {
+                                let (line, column) = facts.position(label.span.start);
+                                let (end_line, end_column) = facts.position(label.span.end);
+                                (line, column, end_line, end_column)
+                            });
+                        JsonRelated {
+                            path: path(label.file),
+                            line,
+                            column,
+                            end_line,
+                            end_column,
+                            message: &label.message,
+                        }
+                    })
+                    .collect(),
                 fix: d.fix.as_ref().map(|fix| JsonFix {
                     applicability: if fix.safety == FixSafety::Safe {
                         "safe"

@@ -49,8 +49,13 @@ pub fn show(config: &Config, file: &Path) -> Result<String, Report> {
     let language = match Language::from_path(&absolute) {
         Some(Language::TypeScript) => "typescript",
         Some(Language::Tsx) => "tsx",
+        Some(Language::JavaScript) => "javascript",
+        Some(Language::Svelte) => "svelte (its <script> blocks)",
+        Some(Language::Vue) => "vue (its <script> blocks)",
         Some(Language::Rust) => "rust",
         Some(Language::Sql) => "sql (read for lease statements)",
+        Some(Language::Json) => "json (read for RS2 retry policies)",
+        Some(Language::Yaml) => "yaml (read for RS2 retry policies)",
         None => "none: retrylint does not read this file",
     };
     let _ = writeln!(out, "# language: {language}");

@@ -36,7 +36,13 @@ fn fixture_copy(name: &str) -> tempfile::TempDir {
 
 #[test]
 fn a_warm_run_reports_what_a_cold_run_does() {
-    for name in ["effect-app", "rust-service", "configured-app"] {
+    for name in [
+        "effect-app",
+        "rust-service",
+        "configured-app",
+        "effect-workspace",
+        "web-app",
+    ] {
         let dir = fixture_copy(name);
         let cold = check_cached(dir.path(), &[]);
         assert_eq!(cold["summary"]["cached"], 0, "{name}: nothing cached yet");
@@ -83,6 +89,30 @@ fn an_edited_file_is_analysed_again() {
     std::fs::write(&path, &original).unwrap();
     let reverted = check_cached(dir.path(), &[]);
     assert_eq!(findings(&reverted)["diagnostics"], findings(&before)["diagnostics"]);
+}
+
+/// A file read as Effect code through a prelude is read again when the prelude changes what
+/// it re-exports, though the file itself did not change.
+#[test]
+fn a_file_read_through_a_prelude_follows_the_prelude() {
+    let dir = fixture_copy("effect-workspace");
+    let orders = |report: &serde_json::Value| -> usize {
+        report["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|d| d["path"].as_str().unwrap().ends_with("Orders.ts"))
+            .count()
+    };
+    assert_eq!(orders(&check_cached(dir.path(), &[])), 2);
+    assert_eq!(orders(&check_cached(dir.path(), &[])), 2, "warm");
+    let prelude = dir.path().join("packages/prelude/src/index.ts");
+    std::fs::write(&prelude, "export const notEffect = 1\n").unwrap();
+    assert_eq!(
+        orders(&check_cached(dir.path(), &[])),
+        0,
+        "the prelude no longer re-exports effect: Orders.ts is not Effect code"
+    );
 }
 
 #[test]

@@ -1,5 +1,6 @@
-//! `--changed-since REV`: the whole project is analysed, only findings on lines added or changed
-//! since REV (and in untracked files) are reported; git trouble exits 2.
+//! `--changed-since REV`: the whole project is analysed, only findings the change since REV
+//! touches (lines added or changed, lines deleted inside a retry call, untracked files) are
+//! reported; git trouble exits 2.
 
 mod common;
 #[path = "support/git.rs"]
@@ -17,8 +18,9 @@ export const c = Effect.succeed(3).pipe(Effect.retry(transient))
 export const d = Effect.succeed(4).pipe(Effect.retry(local))
 "#;
 
-/// A policy outside the retry module, used by the new line 6 above: resolving it needs this
-/// unchanged file, so the finding on line 6 proves the whole project was analysed.
+/// A policy outside the retry module, used by the new line 6 above: its finding is reported
+/// once, at its definition here, and a change that adds a site using it brings it along (the
+/// site is its related location) — which also proves the whole project was analysed.
 const LOCAL: &str = r#"import { Schedule } from "effect"
 export const local = Schedule.spaced("1 second")
 "#;
@@ -59,15 +61,20 @@ fn only_findings_on_changed_lines_are_reported() {
     args.extend(rules_only());
     let (code, report) = check_json(repo.root(), &args);
     let found: Vec<(String, u64)> = findings(&report).into_iter().map(|f| (f.0, f.1)).collect();
-    // Line 3 (unchanged) and old.ts are not reported; line 4 (changed) and line 7 (added, its
-    // policy resolved through the unchanged local.ts) are.
+    // Line 3 (unchanged) and old.ts are not reported; line 4 (changed) is, and so is the
+    // unchanged local.ts policy that the added line 7 now uses (line 7 is its related location).
     assert_eq!(
         found,
         [
             ("src/features/a.ts".to_string(), 4),
-            ("src/features/a.ts".to_string(), 7)
+            ("src/features/local.ts".to_string(), 2)
         ],
         "{report:#}"
+    );
+    let related = &report["diagnostics"][1]["related"][0];
+    assert_eq!(
+        (related["path"].as_str(), related["line"].as_u64()),
+        (Some("src/features/a.ts"), Some(7))
     );
     assert_eq!(code, 1);
     assert_eq!(
@@ -125,11 +132,11 @@ fn git_runs_where_the_checked_path_is() {
     let (code, report) = check_json(elsewhere.path(), &args);
     assert_eq!(code, 1);
     let lines: Vec<u64> = findings(&report).into_iter().map(|f| f.1).collect();
-    assert_eq!(lines, [4, 7]);
+    assert_eq!(lines, [4, 2], "a.ts:4, then local.ts:2 (used by the added a.ts:7)");
     // A file as the checked path: git runs in its directory.
     let file = repo.join("src/features/a.ts");
     let (_, report) = check_json(elsewhere.path(), &[file.to_str().unwrap(), "--changed-since", &base]);
-    assert!(findings(&report).iter().all(|f| f.1 == 4 || f.1 == 7), "{report:#}");
+    assert!(findings(&report).iter().all(|f| f.1 == 4), "{report:#}");
 }
 
 #[test]
@@ -176,4 +183,37 @@ fn renamed_files_report_only_their_edited_lines() {
     let (_, report) = check_json(repo.root(), &args);
     let found: Vec<(String, u64)> = findings(&report).into_iter().map(|f| (f.0, f.1)).collect();
     assert_eq!(found, [("src/features/moved.ts".to_string(), 6)]);
+}
+
+/// A retry that names what it retries, over several lines.
+const WITH_PREDICATE: &str = r#"import { Effect } from "effect"
+import { transient } from "../infra/retry.js"
+export const a = Effect.succeed(1).pipe(
+  Effect.retry({
+    schedule: transient,
+    while: (e) => e === 1,
+  }),
+)
+export const b = Effect.succeed(2).pipe(Effect.retry(transient))
+"#;
+
+#[test]
+fn deleting_a_line_inside_a_retry_call_reports_what_the_deletion_made() {
+    let repo = Repo::new();
+    repo.write("src/infra/retry.ts", RETRY);
+    repo.write("src/features/a.ts", WITH_PREDICATE);
+    let base = repo.commit("base");
+    // Only a deletion: no line that is left changed, yet the retry now has no predicate.
+    repo.write(
+        "src/features/a.ts",
+        &WITH_PREDICATE.replace("    while: (e) => e === 1,\n", ""),
+    );
+    let (code, report) = check_json(
+        repo.root(),
+        &[".", "--changed-since", &base, "--select", "retry-without-predicate"],
+    );
+    let found: Vec<(String, u64)> = findings(&report).into_iter().map(|f| (f.0, f.1)).collect();
+    // Line 4 (`Effect.retry({`) is reported; line 9's old finding is not the change's.
+    assert_eq!(found, [("src/features/a.ts".to_string(), 4)], "{report:#}");
+    assert_eq!(code, 1);
 }

@@ -306,14 +306,25 @@ fn tsconfig_path_aliases_resolve_policies() {
         ),
     ]);
     let (_, report) = check_json(dir.path(), &[".", "--select", "inline-schedule"]);
-    let messages: Vec<&str> = report["diagnostics"]
+    // Reported once, where the policy is built; the use resolves through the
+    // alias, so it is the related location.
+    let diagnostics = report["diagnostics"].as_array().unwrap();
+    let found: Vec<(&str, &str)> = diagnostics
+        .iter()
+        .map(|d| (d["path"].as_str().unwrap(), d["message"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        found,
+        [(
+            "src/policies.ts",
+            "retry policy `slow` is built with `Schedule.spaced` here instead of in the retry module: copies of a policy drift from the team's budget"
+        )]
+    );
+    let related: Vec<(&str, u64)> = diagnostics[0]["related"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|d| d["message"].as_str().unwrap())
+        .map(|r| (r["path"].as_str().unwrap(), r["line"].as_u64().unwrap()))
         .collect();
-    assert_eq!(
-        messages,
-        ["retry policy `slow` is defined in src/policies.ts, outside the retry module"]
-    );
+    assert_eq!(related, [("src/features/a.ts", 3)]);
 }

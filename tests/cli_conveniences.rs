@@ -561,11 +561,15 @@ fn project_reports_the_given_files_with_the_project_around_them() {
         ),
         ("src/features/b.ts", FEATURE),
     ]);
+    // The findings that touch `path`: located there, or pointing there (a policy built in
+    // src/policies.ts is reported where it is built, with a.ts's use as a label).
     let rules_of = |report: &serde_json::Value, path: &str| -> Vec<String> {
-        findings(report)
-            .into_iter()
-            .filter(|f| f.0 == path)
-            .map(|f| f.2)
+        report["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|d| d["path"] == path || d["related"].as_array().unwrap().iter().any(|r| r["path"] == path))
+            .map(|d| d["rule"].as_str().unwrap().to_string())
             .collect()
     };
     let (_, whole) = check_json(dir.path(), &["."]);
@@ -585,12 +589,12 @@ fn project_reports_the_given_files_with_the_project_around_them() {
         assert_eq!(findings(&report).len(), expected.len(), "only a.ts: {report}");
         assert_eq!(report["summary"]["files"], 1);
     }
-    // A directory reports what is inside it.
+    // A directory reports what is inside it, and the policy its files use.
     let (_, report) = check_json(dir.path(), &["--project", ".", "src/features"]);
     let paths: std::collections::BTreeSet<String> = findings(&report).into_iter().map(|f| f.0).collect();
     assert_eq!(
         paths.into_iter().collect::<Vec<_>>(),
-        ["src/features/a.ts", "src/features/b.ts"]
+        ["src/features/b.ts", "src/policies.ts"]
     );
     let output = check(dir.path(), &["--project", "nope", "src/features/a.ts"]);
     assert_eq!(output.status.code(), Some(2));

@@ -83,10 +83,12 @@ fn the_pre_commit_hook_checks_the_staged_files_in_their_project() {
     let stdout = text(&output.stdout);
     assert_eq!(output.status.code(), Some(1), "{stdout}\n{}", text(&output.stderr));
     assert!(
-        stdout.contains("retry policy `slow` is defined in src/policies.ts, outside the retry module"),
+        stdout.contains("retry policy `slow` is built with `Schedule.spaced` here instead of in the retry module"),
         "the project around the staged file resolves the policy:\n{stdout}"
     );
-    assert!(stdout.contains("src/features/a.ts:3:"), "{stdout}");
+    // Reported where the policy is built, with the staged file's use as its label.
+    assert!(stdout.contains("src/policies.ts:2:14"), "{stdout}");
+    assert!(stdout.contains("src/features/a.ts:3:66"), "{stdout}");
     assert!(
         !stdout.contains("old.ts"),
         "unstaged, unchanged files are not reported:\n{stdout}"

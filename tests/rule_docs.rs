@@ -28,7 +28,11 @@ fn blocks(doc: &str) -> Vec<Block> {
         let Some(info) = line.strip_prefix("```") else { continue };
         let mut words = info.split_whitespace();
         let language = words.next().unwrap_or("");
-        let mut path = format!("src/example.{}", if language == "tsx" { "tsx" } else { "ts" });
+        let extension = match language {
+            "tsx" | "json" | "yaml" => language,
+            _ => "ts",
+        };
+        let mut path = format!("src/example.{extension}");
         let mut context = false;
         let mut effect = None;
         for word in words {
@@ -41,7 +45,7 @@ fn blocks(doc: &str) -> Vec<Block> {
             }
         }
         let code: Vec<&str> = lines.by_ref().take_while(|l| !l.starts_with("```")).collect();
-        if matches!(language, "ts" | "tsx" | "rust" | "sql") {
+        if matches!(language, "ts" | "tsx" | "rust" | "sql" | "json" | "yaml") {
             out.push(Block {
                 section: section.clone(),
                 path,

@@ -32,6 +32,7 @@ fn documented_keys() -> BTreeSet<String> {
     let readme = std::fs::read_to_string(common::repo_root().join("README.md")).unwrap();
     let block = readme
         .split("```toml\n")
+        .skip(1)
         .find(|b| b.contains("retry-modules"))
         .and_then(|b| b.split("```").next())
         .expect("the README shows the config");

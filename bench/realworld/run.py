@@ -13,8 +13,10 @@ into a temporary directory (blobs missing from a snapshot are skipped), and the 
 runs there as `check . --format json`.
 
 Ground truth is truth/<name>.tsv: path, line, rule, verdict (yes | maybe | no), reason.
-A finding matches a truth row with the same path and rule whose line is within +-2;
-each row and each finding is used at most once (nearest line first). Then:
+A finding matches a truth row with the same path and rule whose line is within +-2 of the
+finding's line or of one of its "used here" labels (a named policy's defect is reported once,
+at its definition, with its uses as labels: issue 13.4); each row and each finding is used at
+most once (nearest line first, the finding's own line before a use's). Then:
 
   found        a `yes` row matched                    missed   a `yes` row not matched
   maybe        a `maybe` row matched (in neither recall nor precision)
@@ -76,6 +78,9 @@ class Finding:
     line: int
     rule: str
     message: str = ""
+    # Where the finding's "used here" labels point: a named policy's defect is reported once,
+    # at its definition (issue 13.4), and matches a truth row at any of its uses too.
+    uses: tuple = ()
 
 
 @dataclass
@@ -207,7 +212,12 @@ def run_retrylint(binary: str, workdir: Path) -> tuple[list[Finding], int]:
     findings = []
     for d in doc.get("diagnostics", []):
         path = d["path"].removeprefix("./")
-        findings.append(Finding(path, int(d["line"]), d["rule"], d.get("message", "")))
+        uses = tuple(
+            (r["path"].removeprefix("./"), int(r["line"]))
+            for r in d.get("related") or []
+            if r.get("message") == "used here"
+        )
+        findings.append(Finding(path, int(d["line"]), d["rule"], d.get("message", ""), uses))
     return findings, len(doc.get("notes", []))
 
 
@@ -247,10 +257,14 @@ def classify(truth: list[TruthRow], findings: list[Finding], scope: list[str], w
         by_key[(t.path, t.rule)].append(t)
     pairs = []
     for fi, f in enumerate(findings):
-        for ti, t in enumerate(by_key.get((f.path, f.rule), [])):
-            dist = abs(t.line - f.line)
-            if dist <= LINE_TOLERANCE:
-                pairs.append((dist, fi, id(t), t))
+        # The finding's own place first; a use of the policy it names next (a half line
+        # further, so the definition wins a tie).
+        places = [(f.path, f.line, 0.0)] + [(path, line, 0.5) for path, line in f.uses]
+        for path, line, penalty in places:
+            for t in by_key.get((path, f.rule), []):
+                dist = abs(t.line - line)
+                if dist <= LINE_TOLERANCE:
+                    pairs.append((dist + penalty, fi, id(t), t))
     pairs.sort(key=lambda p: (p[0], p[1]))
     used_f: set[int] = set()
     used_t: set[int] = set()

@@ -25,6 +25,7 @@ pub fn cap_help(library: Library, effect: EffectVersion) -> String {
         Library::TokioRetry => "cap it with `.max_delay(d)` on the strategy and `.take(n)` on the iterator: tokio-retry strategies never stop by themselves",
         Library::Backoff => "use an `ExponentialBackoff` with `max_interval` and `max_elapsed_time: Some(d)`: backoff counts no attempts, the elapsed time is its only stop",
         Library::ReqwestRetry => "build the policy with `build_with_max_retries(n)` and cap its gap with `retry_bounds(min, max)`",
+        Library::Rs2 => "set `maxAttempts` (it counts the first call: 4 attempts are 3 retries) and `maxDelayMs`, the cap of each gap",
     };
     text.to_string()
 }
@@ -44,6 +45,7 @@ pub fn jitter_help(library: Library, effect: EffectVersion) -> &'static str {
             "keep a `randomization_factor` above 0 (the default 0.5 draws each delay from 0.5× to 1.5×)"
         }
         Library::ReqwestRetry => "use `.jitter(Jitter::Full)` or `.jitter(Jitter::Bounded)` on the builder",
+        Library::Rs2 => "set `jitter` to `full` (each delay is then drawn between 0 and its nominal value)",
     }
 }
 
@@ -51,6 +53,7 @@ pub fn jitter_help(library: Library, effect: EffectVersion) -> &'static str {
 pub fn invalid_value_help(library: Library) -> &'static str {
     match library {
         Library::Effect => "write durations as `<number> <unit>`, e.g. \"100 millis\" or \"2 seconds\"",
+        Library::Rs2 => "write `maxAttempts`, `baseDelayMs`, `maxDelayMs` and `backoffMultiplier` as numbers",
         _ => "give the builder values the library accepts",
     }
 }
@@ -95,7 +98,8 @@ pub fn no_predicate(library: Library, callee: &str) -> Option<(String, &'static 
             format!("`{callee}` with an operation that never returns `backoff::Error::permanent`: `?` makes every error transient, so domain errors, timeouts and auth failures are retried too"),
             "return `backoff::Error::permanent(e)` for every error that is not safe to retry, e.g. `.map_err(retry::classify)`",
         ),
-        Library::ReqwestRetry => return None,
+        // RS2 retries only `retryStatuses` and, if asked, network errors.
+        Library::ReqwestRetry | Library::Rs2 => return None,
     })
 }
 

@@ -162,7 +162,8 @@ impl<'p> Evaluator<'p> {
         match field("times") {
             None => schedule,
             Some(Val::Num(n)) if n >= 0.0 => Sched::Times(Box::new(schedule), n as u64),
-            Some(_) => Sched::Times(Box::new(schedule), u64::MAX).unknown_if(true),
+            // `times: config.retries`: some count.
+            Some(_) => Sched::Max(vec![schedule, Sched::RecursSome]),
         }
     }
 
@@ -225,6 +226,33 @@ impl<'p> Evaluator<'p> {
                 self.resolved(file, expr)
             }
             Expr::Param(name, _) => env.get(name).cloned().unwrap_or(Val::Unknown),
+            // Either branch may run: each schedule is judged (options objects too).
+            Expr::Cond {
+                test, then, otherwise, ..
+            } if self.condition(file, test, env).is_some() => {
+                let taken = if self.condition(file, test, env) == Some(true) {
+                    then
+                } else {
+                    otherwise
+                };
+                self.eval(file, taken, env)
+            }
+            Expr::Cond { then, otherwise, .. } => match (self.eval(file, then, env), self.eval(file, otherwise, env)) {
+                (Val::Sched(a), Val::Sched(b)) => Val::Sched(Sched::Choice(vec![a, b])),
+                // A branch the model cannot see stays unknown, but a defect of the other
+                // branch is still the policy's: `cond ? Schedule.spaced(…) : imported`.
+                (a @ (Val::Obj(_) | Val::Sched(_)), b) | (a, b @ (Val::Obj(_) | Val::Sched(_)))
+                    if matches!(a, Val::Obj(_) | Val::Sched(_) | Val::Unknown)
+                        && matches!(b, Val::Obj(_) | Val::Sched(_) | Val::Unknown) =>
+                {
+                    Val::Sched(Sched::Choice(vec![
+                        self.options_or_schedule(a),
+                        self.options_or_schedule(b),
+                    ]))
+                }
+                (Val::Num(a), Val::Num(b)) if a == b => Val::Num(a),
+                _ => Val::Unknown,
+            },
             Expr::Local { value, .. } => self.eval(file, value, env),
             Expr::Function { params, body, .. } => Val::Func(Func {
                 file,
@@ -247,6 +275,33 @@ impl<'p> Evaluator<'p> {
             ),
             Expr::Array(items, _) => Val::Arr(items.iter().map(|i| self.eval(file, i, env)).collect()),
             Expr::Call { callee, args, .. } => self.call(file, callee, args, env),
+        }
+    }
+
+    /// A condition known without running the program: `true`, `!false`,
+    /// `Schedule.isSchedule(<a schedule>)`. Anything else is `None`, and both branches are judged.
+    fn condition(&self, file: FileId, test: &'p Expr, env: &Env<'p>) -> Option<bool> {
+        match test {
+            Expr::Bool(b, _) => Some(*b),
+            Expr::Call { callee, args, .. } => {
+                let facts = self.index.facts(file)?;
+                let shadowed = matches!(callee.as_ref(), Expr::Ident(name, _) if env.contains_key(name));
+                match facts.effect_member(callee) {
+                    Some(("Schedule", "isSchedule")) if !shadowed && args.len() == 1 => {
+                        // A schedule the model cannot run is still a schedule.
+                        let built_by_schedule = |e: &Expr| match e {
+                            Expr::Call { callee, .. } => {
+                                matches!(facts.effect_member(callee), Some(("Schedule", _)))
+                            }
+                            _ => matches!(facts.effect_member(e), Some(("Schedule", _))),
+                        };
+                        (built_by_schedule(&args[0]) || matches!(self.eval(file, &args[0], env), Val::Sched(_)))
+                            .then_some(true)
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
         }
     }
 
@@ -432,7 +487,7 @@ impl<'p> Evaluator<'p> {
         // (`identity()`, `unfold`, `fromFunction`, …).
         let opaque_output_forever = || Sched::Output(Box::new(Sched::Forever), Callback::Unknown);
         // A constructor whose recurrence depends on the input (the error): `recurWhile(f)`.
-        let input_predicate = || Val::Sched(Sched::While(Box::new(opaque_output_forever()), Callback::Unknown));
+        let input_predicate = || Val::Sched(Sched::While(Box::new(opaque_output_forever()), Callback::OnInput));
         let delay_shape = if api.positional_delay_callbacks() {
             CallbackShape::OutputDuration
         } else {
@@ -464,7 +519,12 @@ impl<'p> Evaluator<'p> {
             "fixed" => sched(dur(0).map(Sched::Fixed)),
             "windowed" => sched(dur(0).map(Sched::Windowed)),
             "linear" => sched(dur(0).map(Sched::Linear)),
-            "recurs" => sched(self.count(&arg(0)).map(Sched::Recurs)),
+            "recurs" => match self.count(&arg(0)) {
+                Some(n) => Val::Sched(Sched::Recurs(n)),
+                // A count from configuration: unknown, but a count.
+                None if args.len() == 1 && matches!(arg(0), Val::Unknown) => Val::Sched(Sched::RecursSome),
+                None => Val::Unknown,
+            },
             "duration" | "fromDelay" => sched(dur(0).map(|d| Sched::FromDelays(vec![d]))),
             "during" if api.during_is_inverted() => Val::Unknown,
             "during" => sched(dur(0).map(|limit| Sched::During { limit, strict: false })),
@@ -598,7 +658,7 @@ impl<'p> Evaluator<'p> {
             }
             // Predicates on the error: whether they stop the retry depends on the failure.
             "whileInput" | "untilInput" | "whileInputEffect" | "untilInputEffect" | "check" | "checkEffect" => {
-                dual(Op::While(Callback::Unknown), 2)
+                dual(Op::While(Callback::OnInput), 2)
             }
             // The same timing, another output.
             "delays" => unary(Op::Output(Callback::Known(Rc::new(Lambda {
@@ -723,7 +783,9 @@ impl<'p> Evaluator<'p> {
             },
             // `meta.duration` on a positional metadata parameter.
             Expr::Member(object, field, _) => match object.as_ref() {
-                Expr::Ident(name, _) if names.get(name).map(String::as_str) == Some("<meta>") => {
+                Expr::Ident(name, _) | Expr::Param(name, _)
+                    if names.get(name).map(String::as_str) == Some("<meta>") =>
+                {
                     Some(Term::Var(field.clone()))
                 }
                 _ => match self.effect_value(facts, expr) {
@@ -741,6 +803,8 @@ impl<'p> Evaluator<'p> {
                     "<=" => BinOp::Le,
                     ">" => BinOp::Gt,
                     ">=" => BinOp::Ge,
+                    "&&" => BinOp::And,
+                    "||" => BinOp::Or,
                     _ => return None,
                 };
                 Some(Term::Bin(
@@ -767,6 +831,32 @@ impl<'p> Evaluator<'p> {
                     ("Duration", "sum") => Some(Term::Bin(BinOp::Add, Box::new(next()?), Box::new(next()?))),
                     ("Duration", "subtract") => Some(Term::Bin(BinOp::Sub, Box::new(next()?), Box::new(next()?))),
                     ("Duration", "min") => Some(Term::Min(Box::new(next()?), Box::new(next()?))),
+                    ("Duration", "toSeconds") => {
+                        Some(Term::Bin(BinOp::Div, Box::new(next()?), Box::new(Term::Num(1000.0))))
+                    }
+                    ("Duration", "toMinutes") => {
+                        Some(Term::Bin(BinOp::Div, Box::new(next()?), Box::new(Term::Num(60_000.0))))
+                    }
+                    // Comparisons, data-first (`lessThan(self, that)`; 4.x names them `is…`).
+                    (
+                        "Duration",
+                        compare @ ("lessThan"
+                        | "isLessThan"
+                        | "lessThanOrEqualTo"
+                        | "isLessThanOrEqualTo"
+                        | "greaterThan"
+                        | "isGreaterThan"
+                        | "greaterThanOrEqualTo"
+                        | "isGreaterThanOrEqualTo"),
+                    ) if args.len() == 2 => {
+                        let op = match compare.trim_start_matches("is") {
+                            "lessThan" | "LessThan" => BinOp::Lt,
+                            "lessThanOrEqualTo" | "LessThanOrEqualTo" => BinOp::Le,
+                            "greaterThan" | "GreaterThan" => BinOp::Gt,
+                            _ => BinOp::Ge,
+                        };
+                        Some(Term::Bin(op, Box::new(next()?), Box::new(next()?)))
+                    }
                     ("Duration", "max") => Some(Term::Max(Box::new(next()?), Box::new(next()?))),
                     _ => None,
                 }
@@ -804,16 +894,6 @@ fn apply_op(s: Sched, op: Op) -> Sched {
         Op::Chain(ops) => ops.into_iter().fold(*inner, apply_op),
         Op::Identity => *inner,
         Op::Unknown => Sched::Unknown,
-    }
-}
-
-impl Sched {
-    fn unknown_if(self, unknown: bool) -> Sched {
-        if unknown {
-            Sched::Unknown
-        } else {
-            self
-        }
     }
 }
 

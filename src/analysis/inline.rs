@@ -49,6 +49,10 @@ pub(super) fn find(analysis: &Analysis, index: &Index, file: FileId, site: &Retr
     if index.is_retry_module(file) {
         return None;
     }
+    // A site naming a binding as its whole policy: reported once, at the binding.
+    if super::policy::site_binding(index, file, site).is_some() {
+        return None;
+    }
     match &site.policy {
         PolicyArg::Effect(_) => effect(analysis, index, file, site),
         PolicyArg::Rust(arg) => {
@@ -99,6 +103,12 @@ fn effect(analysis: &Analysis, index: &Index, file: FileId, site: &RetrySite) ->
         },
         fix,
     })
+}
+
+/// The `Schedule.*` builder a named policy's value is built with (through helpers and
+/// bindings outside the retry module), for messages.
+pub(super) fn builder(index: &Index, file: FileId, value: &Expr) -> Option<String> {
+    find_builder(index, file, value, 0).map(|(builder, _)| builder)
 }
 
 /// `{ times: n }` with no schedule: an unnamed policy.
@@ -172,6 +182,7 @@ fn find_builder(index: &Index, file: FileId, expr: &Expr, depth: usize) -> Optio
         Expr::Array(items, _) => items.iter().find_map(nested),
         Expr::Object(props, _) => props.iter().find_map(|p| nested(&p.value)),
         Expr::Binary { left, right, .. } => nested(left).or_else(|| nested(right)),
+        Expr::Cond { then, otherwise, .. } => nested(then).or_else(|| nested(otherwise)),
         _ => None,
     }
 }

@@ -19,6 +19,7 @@ mod inline;
 pub mod lease;
 mod policy;
 pub mod replay;
+pub mod rs2;
 pub mod rust;
 
 use std::sync::OnceLock;
@@ -41,6 +42,9 @@ pub struct SiteAnalysis {
     pub role: Role,
     /// The retry-module policy the site names unchanged: its file and definition.
     pub named: Option<(FileId, Span)>,
+    /// The binding outside the retry module the site names as its whole policy
+    /// (`schedule: storeRetry`): its defects are reported where it is defined.
+    pub binding: Option<(FileId, Span)>,
     /// Where the site's policy is built, when it is not named in the retry module.
     pub inline: Option<Inline>,
     /// Which failures the site replays. The extractor's answer, except that a bare schedule
@@ -77,12 +81,39 @@ pub struct JobAnalysis {
     pub cron: Option<(String, Option<Span>)>,
 }
 
+/// A policy bound to a name outside the retry module (`const storeRetry = …`) that retry
+/// sites name as their whole policy. One defect, one finding: at the definition, with the
+/// sites as related locations.
+#[derive(Debug, Clone)]
+pub struct NamedPolicy {
+    /// Where it is defined.
+    pub file: FileId,
+    /// The declarator.
+    pub binding: Span,
+    pub name: String,
+    /// The sites that name it: file, site index, the name at the site.
+    pub uses: Vec<(FileId, usize, Span)>,
+}
+
+impl NamedPolicy {
+    /// The name where it is defined: where findings about it point.
+    pub fn name_span(&self) -> Span {
+        Span {
+            start: self.binding.start,
+            end: self.binding.start + self.name.len() as u32,
+        }
+    }
+}
+
 /// Analysis results per file, computed on first use and kept.
 pub struct Analysis {
     policies: Vec<OnceLock<Vec<Policy>>>,
     sites: Vec<OnceLock<Vec<SiteAnalysis>>>,
     jobs: Vec<OnceLock<Vec<JobAnalysis>>>,
     polls: Vec<OnceLock<Vec<PollAnalysis>>>,
+    named: OnceLock<Vec<NamedPolicy>>,
+    built: Vec<OnceLock<Vec<(NamedPolicy, String)>>>,
+    rs2: Vec<OnceLock<rs2::Rs2File>>,
 }
 
 impl Analysis {
@@ -92,7 +123,62 @@ impl Analysis {
             sites: (0..index.len()).map(|_| OnceLock::new()).collect(),
             jobs: (0..index.len()).map(|_| OnceLock::new()).collect(),
             polls: (0..index.len()).map(|_| OnceLock::new()).collect(),
+            named: OnceLock::new(),
+            built: (0..index.len()).map(|_| OnceLock::new()).collect(),
+            rs2: (0..index.len()).map(|_| OnceLock::new()).collect(),
         }
+    }
+
+    /// The named policies defined in `file` that are built there from `Schedule.*` (not named
+    /// in the retry module), with the builder: `inline-schedule` reports each once.
+    pub fn built_here(&self, index: &Index, file: FileId) -> &[(NamedPolicy, String)] {
+        self.built[file].get_or_init(|| {
+            let Some(facts) = index.facts(file) else {
+                return Vec::new();
+            };
+            self.named_in(index, file)
+                .filter_map(|named| {
+                    let value = match policy::named_local_value(index, named) {
+                        Some(value) => value,
+                        None => &facts.bindings.iter().find(|b| b.span == named.binding)?.value,
+                    };
+                    let builder = inline::builder(index, file, value)?;
+                    Some((named.clone(), builder))
+                })
+                .collect()
+        })
+    }
+
+    /// Every binding retry sites name as their whole policy, outside the retry module, with
+    /// its uses (in path order of the files that use it).
+    pub fn named_policies(&self, index: &Index) -> &[NamedPolicy] {
+        self.named.get_or_init(|| {
+            let mut named: Vec<NamedPolicy> = Vec::new();
+            for file in index.parsed_files() {
+                let Some(facts) = index.facts(file) else { continue };
+                for (position, site) in facts.retry_sites.iter().enumerate() {
+                    let Some((target, binding, name)) = policy::site_binding(index, file, site) else {
+                        continue;
+                    };
+                    let at = site.schedule().map_or(site.span, Expr::span);
+                    match named.iter_mut().find(|n| n.file == target && n.binding == binding) {
+                        Some(existing) => existing.uses.push((file, position, at)),
+                        None => named.push(NamedPolicy {
+                            file: target,
+                            binding,
+                            name,
+                            uses: vec![(file, position, at)],
+                        }),
+                    }
+                }
+            }
+            named
+        })
+    }
+
+    /// The named policies defined in `file`.
+    pub fn named_in<'a>(&'a self, index: &'a Index, file: FileId) -> impl Iterator<Item = &'a NamedPolicy> + 'a {
+        self.named_policies(index).iter().filter(move |n| n.file == file)
     }
 
     /// Analyses every parsed file now, in parallel (the pipeline's demand stage).
@@ -101,10 +187,13 @@ impl Analysis {
         files.par_iter().for_each(|&file| {
             // A bug hit by one file must not take the others down: the rule stage reports it.
             let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                self.named_policies(index);
+                self.built_here(index, file);
                 self.policies(index, file);
                 self.sites(index, file);
                 self.jobs(index, file);
                 self.polls(index, file);
+                self.rs2(index, file);
             }));
         });
     }
@@ -112,7 +201,12 @@ impl Analysis {
     /// The retry policies `file` defines or builds: the retry module's exports, and every
     /// policy a site builds or changes itself.
     pub fn policies(&self, index: &Index, file: FileId) -> &[Policy] {
-        self.policies[file].get_or_init(|| policy::collect(index, file))
+        self.policies[file].get_or_init(|| policy::collect(self, index, file))
+    }
+
+    /// What analysis found about an RS2 document: its policies' levels, its calls' policies.
+    pub fn rs2(&self, index: &Index, file: FileId) -> &rs2::Rs2File {
+        self.rs2[file].get_or_init(|| rs2::analyse(index, file))
     }
 
     /// What analysis found about each job definition of `file`.
@@ -170,6 +264,7 @@ impl Analysis {
                         replays,
                         predicate,
                         named: policy::named_policy(index, file, site),
+                        binding: policy::site_binding(index, file, site).map(|(file, span, _)| (file, span)),
                         inline: inline::find(self, index, file, site),
                         durable: durable::durable_retrier(index, file, site),
                         appends: site
@@ -245,16 +340,35 @@ fn judge(index: &Index, file: FileId, site: &RetrySite) -> (Replays, Option<u64>
     (replays, attempts)
 }
 
-/// The cron a job property holds — a string literal, a local constant or an imported one —
-/// and where its text is written when that is elsewhere in this file.
+/// The cron a job property holds — a string literal, a local constant or an imported one,
+/// or a constant parsed with Effect's `Cron.parse`/`Cron.parseUnsafe` — and where its text is
+/// written when that is elsewhere in this file.
 fn cron_text(index: &Index, file: FileId, expr: &Expr) -> Option<(String, Option<Span>)> {
-    if let Some((text, span)) = string_value(expr) {
+    if let Some((text, span)) = parsed_cron(index, file, expr).or_else(|| string_value(expr)) {
         return Some((text.to_string(), (span != expr.span()).then_some(span)));
     }
     match index.resolve_path(file, expr) {
         Resolved::Value {
             file: target, value, ..
-        } => string_value(value).map(|(text, span)| (text.to_string(), (target == file).then_some(span))),
+        } => parsed_cron(index, target, value)
+            .or_else(|| string_value(value))
+            .map(|(text, span)| (text.to_string(), (target == file).then_some(span))),
+        _ => None,
+    }
+}
+
+/// `Cron.parse("…")`, `Cron.parseUnsafe("…")` (and 3.x `Cron.unsafeParse`): the text parsed.
+fn parsed_cron<'e>(index: &Index, file: FileId, expr: &'e Expr) -> Option<(&'e str, Span)> {
+    let expr = match expr {
+        Expr::Local { value, .. } => value,
+        other => other,
+    };
+    let Expr::Call { callee, args, .. } = expr else {
+        return None;
+    };
+    let facts = index.facts(file)?;
+    match facts.effect_member(callee)? {
+        ("Cron", "parse" | "parseUnsafe" | "unsafeParse") => string_value(args.first()?),
         _ => None,
     }
 }

@@ -6,7 +6,7 @@
 //! Language-neutral: [`Policy`] is a summary in the schedule model plus where a finding
 //! points and how a jitter fix is spelled; `effect` and `rust` evaluate the expressions.
 
-use super::{effect, rust};
+use super::{effect, rs2, rust};
 use crate::effect_version::EffectVersion;
 use crate::facts::{Export, Expr, PolicyArg, Retried, RetrySite};
 use crate::index::{FileId, Index, Resolved};
@@ -19,9 +19,15 @@ use crate::source::{Language, Span};
 pub enum Origin {
     /// `export const transient = …` in the retry module.
     Export { name: String, binding: Span },
+    /// A binding outside the retry module that sites name as their policy
+    /// (`const storeRetry = …`): reported where it is defined.
+    Named { name: String, binding: Span },
     /// A retry site's own policy (inline, bound to a local name, or imported from elsewhere):
     /// `callee` is how messages name the site's call.
     Site { callee: String },
+    /// A declarative policy in a configuration file (RS2): `name` is how messages name it,
+    /// `` `retry` (tenant) ``.
+    Config { name: String },
 }
 
 /// A problem the model found while evaluating, such as a duration string Effect rejects.
@@ -49,6 +55,8 @@ pub struct Policy {
     pub effect: EffectVersion,
     /// How a jitter fix is spelled: `.pipe(Schedule.jittered)`, `.with_jitter()`.
     pub jitter_fix: Option<Insertion>,
+    /// The sites that name the policy (a named policy): related locations of its findings.
+    pub uses: Vec<(FileId, Span)>,
 }
 
 /// Text a fix inserts at one offset, with the fix's title.
@@ -59,12 +67,14 @@ pub struct Insertion {
     pub title: String,
 }
 
-pub(super) fn collect(index: &Index, file: FileId) -> Vec<Policy> {
+pub(super) fn collect(analysis: &super::Analysis, index: &Index, file: FileId) -> Vec<Policy> {
     let Some(facts) = index.facts(file) else {
         return Vec::new();
     };
-    if facts.language == Language::Rust {
-        return rust::collect(index, file);
+    match facts.language {
+        Language::Rust => return rust::collect(index, file),
+        Language::Json | Language::Yaml => return rs2::policies(index, file),
+        _ => {}
     }
     let version = index.effect_major(file);
     let effect = EffectVersion::from_code(version);
@@ -109,12 +119,53 @@ pub(super) fn collect(index: &Index, file: FileId) -> Vec<Policy> {
                 library: Library::Effect,
                 effect,
                 jitter_fix: jitter(binding.value.span().end),
+                uses: Vec::new(),
             });
         }
         return out;
     }
+    // Named policies defined here, once each, whatever file names them.
+    for named in analysis.named_in(index, file) {
+        let value = if named.uses.iter().any(|(f, _, _)| *f == file) && named_local(index, named).is_some() {
+            named_local(index, named)
+        } else {
+            facts
+                .bindings
+                .iter()
+                .find(|b| b.span == named.binding)
+                .map(|b| &b.value)
+        };
+        let Some(value) = value else { continue };
+        let (sched, problems) = effect::evaluate_schedule(index, file, value, version);
+        if matches!(sched, Sched::Unknown) && problems.is_empty() {
+            continue;
+        }
+        let value_span = match value {
+            Expr::Local { value, .. } => value.span(),
+            other => other.span(),
+        };
+        out.push(Policy {
+            origin: Origin::Named {
+                name: named.name.clone(),
+                binding: named.binding,
+            },
+            span: named.name_span(),
+            schedule: Some(value_span),
+            text: value.render(),
+            summary: schedule::summarize(&sched),
+            problems,
+            library: Library::Effect,
+            effect,
+            jitter_fix: jitter(value_span.end),
+            uses: named.uses.iter().map(|(f, _, span)| (*f, *span)).collect(),
+        });
+    }
     for site in &facts.retry_sites {
         if site.times().is_none() && names_retry_module_policy(index, file, site.schedule()) {
+            continue;
+        }
+        // A site naming a binding has that binding's policy, reported where it is defined.
+        if site_binding(index, file, site).is_some() {
             continue;
         }
         let Some(span) = site.policy_span().or_else(|| {
@@ -148,9 +199,56 @@ pub(super) fn collect(index: &Index, file: FileId) -> Vec<Policy> {
             library: Library::Effect,
             effect,
             jitter_fix: schedule.and_then(|s| jitter(s.span().end)),
+            uses: Vec::new(),
         });
     }
     out
+}
+
+/// The binding outside the retry module a site names as its whole policy: `schedule:
+/// storeRetry` (a module-level binding of any file, or a local `const`), with no `times` to
+/// change it. Its file, its declarator and its name.
+pub(super) fn site_binding(index: &Index, file: FileId, site: &RetrySite) -> Option<(FileId, Span, String)> {
+    if site.times().is_some() || index.is_retry_module(file) {
+        return None;
+    }
+    let schedule = site.schedule()?;
+    match schedule {
+        Expr::Local { name, def, value, .. } => {
+            (!matches!(**value, Expr::Function { .. } | Expr::Opaque(_))).then(|| (file, *def, name.clone()))
+        }
+        Expr::Ident(..) | Expr::Member(..) => match index.resolve_path(file, schedule) {
+            Resolved::Value {
+                file: target,
+                name,
+                span,
+                value,
+            } if !index.is_retry_module(target) && !matches!(value, Expr::Function { .. } | Expr::Opaque(_)) => {
+                Some((target, span, name.to_string()))
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// A local named policy's value, as one of its uses holds it (`Expr::Local`).
+pub(super) fn named_local_value<'i>(index: &'i Index, named: &super::NamedPolicy) -> Option<&'i Expr> {
+    match named_local(index, named)? {
+        Expr::Local { value, .. } => Some(value),
+        _ => None,
+    }
+}
+
+/// A local named policy as one of its uses holds it (`Expr::Local`).
+fn named_local<'i>(index: &'i Index, named: &super::NamedPolicy) -> Option<&'i Expr> {
+    named.uses.iter().find_map(|(file, position, _)| {
+        let site = index.loaded(*file)?.retry_sites.get(*position)?;
+        match site.schedule()? {
+            local @ Expr::Local { def, .. } if *def == named.binding => Some(local),
+            _ => None,
+        }
+    })
 }
 
 /// Whether `schedule` is a plain reference to a policy exported by a retry module.
@@ -203,17 +301,45 @@ pub struct PolicyRow {
     pub delays_ms: Option<Vec<f64>>,
     pub total_ms: Option<f64>,
     pub worst_total_ms: Option<f64>,
-    /// Retry sites that name this policy (exports), or 1 for a site's own policy.
+    /// Retry sites that name this policy (exports), or 1 for a site's own policy; for an RS2
+    /// policy, the calls that resolve to it.
     pub sites: usize,
+    /// RS2: whose policy it is (`call`, `mount`, `tenant`, `unplaced`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub level: Option<&'static str>,
+    /// RS2: `false` for `"enabled": false` (retry off at that level); `null` when unreadable.
+    #[serde(skip_serializing_if = "is_rs2_enabled")]
+    pub enabled: Option<bool>,
+    /// RS2: the calls that resolve to the policy.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub calls: Vec<CallRow>,
+    /// Defined in a retry module the config names (`configured`) or one retrylint took as
+    /// its package's retry module (`inferred`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retry_module: Option<&'static str>,
+}
+
+/// Keeps `enabled` out of the JSON rows that are not RS2 (and of the enabled ones).
+fn is_rs2_enabled(enabled: &Option<bool>) -> bool {
+    *enabled == Some(true)
+}
+
+/// A call that resolves to an RS2 policy.
+#[derive(Debug, serde::Serialize)]
+pub struct CallRow {
+    pub path: String,
+    pub line: usize,
+    pub method: Option<String>,
+    /// Its effect class (`pure`, `idempotent`, `keyed`, `unsafe`), when known.
+    pub effect: Option<&'static str>,
 }
 
 /// Every policy in the checked files: the retry modules' exports with how many retry sites
-/// name each, then the policies sites build themselves.
+/// name each, then the policies sites build themselves, then the RS2 policies.
 pub fn rows(index: &Index, analysis: &super::Analysis) -> Vec<PolicyRow> {
-    use crate::schedule::{Attempts, Gap, Jitter};
     use std::collections::HashMap;
 
-    let files: Vec<FileId> = index.parsed_files().collect();
+    let files: Vec<FileId> = index.parsed_files().filter(|&f| !index.is_test_code(f)).collect();
     // Which export each site names.
     let mut uses: HashMap<(FileId, Span), usize> = HashMap::new();
     for &file in &files {
@@ -231,37 +357,120 @@ pub fn rows(index: &Index, analysis: &super::Analysis) -> Vec<PolicyRow> {
         for policy in analysis.policies(index, file) {
             let (name, sites) = match &policy.origin {
                 Origin::Export { name, binding } => (name.clone(), uses.get(&(file, *binding)).copied().unwrap_or(0)),
+                Origin::Named { name, .. } => (name.clone(), policy.uses.len()),
                 Origin::Site { .. } => (format!("(inline) {}", crate::source::snippet(&policy.text, 48)), 1),
+                // Listed below with their level and calls, the disabled ones too.
+                Origin::Config { .. } => continue,
             };
-            let s = &policy.summary;
-            let (attempts, retries) = match s.attempts {
-                Attempts::Exact(n) => ("exact", Some(n)),
-                Attempts::AtMost(n) => ("at-most", Some(n)),
-                Attempts::TimeLimited => ("time-limited", None),
-                Attempts::Unbounded => ("unbounded", None),
-                Attempts::Unknown => ("unknown", None),
-            };
-            rows.push(PolicyRow {
+            let mut row = summary_row(
                 name,
-                path: index.path(file).display().to_string(),
-                line: facts.position(policy.span.start).0,
-                attempts: attempts.into(),
-                retries,
-                gap_cap_ms: match s.gap {
-                    Gap::Capped(ms) => Some(ms),
-                    _ => None,
-                },
-                gap_grows: s.gap == Gap::Growing,
-                jitter: match s.jitter {
-                    Jitter::Yes => Some(true),
-                    Jitter::No => Some(false),
-                    Jitter::Unknown => None,
-                },
-                delays_ms: s.delays.clone(),
-                total_ms: s.total_ms,
-                worst_total_ms: s.worst_total_ms,
+                index.path(file).display().to_string(),
+                facts.position(policy.span.start).0,
+                &policy.summary,
                 sites,
-            });
+            );
+            if index.is_retry_module(file) {
+                let inferred = index.inferred_retry_modules().iter().any(|m| m.file == file);
+                row.retry_module = Some(if inferred { "inferred" } else { "configured" });
+            }
+            rows.push(row);
+        }
+    }
+    rows.extend(rs2_rows(index, analysis, &files));
+    rows
+}
+
+fn summary_row(name: String, path: String, line: usize, s: &Summary, sites: usize) -> PolicyRow {
+    use crate::schedule::{Attempts, Gap, Jitter};
+    let (attempts, retries) = match s.attempts {
+        Attempts::Exact(n) => ("exact", Some(n)),
+        Attempts::AtMost(n) => ("at-most", Some(n)),
+        Attempts::TimeLimited => ("time-limited", None),
+        Attempts::Unbounded => ("unbounded", None),
+        Attempts::Unknown => ("unknown", None),
+    };
+    PolicyRow {
+        name,
+        path,
+        line,
+        attempts: attempts.into(),
+        retries,
+        gap_cap_ms: match s.gap {
+            Gap::Capped(ms) => Some(ms),
+            _ => None,
+        },
+        gap_grows: s.gap == Gap::Growing,
+        jitter: match s.jitter {
+            Jitter::Yes => Some(true),
+            Jitter::No => Some(false),
+            Jitter::Unknown => None,
+        },
+        delays_ms: s.delays.clone(),
+        total_ms: s.total_ms,
+        worst_total_ms: s.worst_total_ms,
+        sites,
+        level: None,
+        enabled: Some(true),
+        calls: Vec::new(),
+        retry_module: None,
+    }
+}
+
+/// Every RS2 policy with its level and the calls that resolve to it; a disabled one says
+/// `off` and nothing more.
+fn rs2_rows(index: &Index, analysis: &super::Analysis, files: &[FileId]) -> Vec<PolicyRow> {
+    use std::collections::HashMap;
+    let mut calls: HashMap<(FileId, usize), Vec<CallRow>> = HashMap::new();
+    for &file in files {
+        let Some(facts) = index.loaded(file) else { continue };
+        for (call, info) in facts.rs2.calls.iter().zip(&analysis.rs2(index, file).calls) {
+            let Some(effective) = info.effective else { continue };
+            calls
+                .entry((effective.file, effective.policy))
+                .or_default()
+                .push(CallRow {
+                    path: index.path(file).display().to_string(),
+                    line: facts.position(call.class_span().start).0,
+                    method: call.method.as_ref().map(|(method, _)| method.clone()),
+                    effect: info.class.map(|class| class.as_str()),
+                });
+        }
+    }
+    let mut rows = Vec::new();
+    for &file in files {
+        let Some(facts) = index.loaded(file) else { continue };
+        for (at, (policy, info)) in facts
+            .rs2
+            .policies
+            .iter()
+            .zip(&analysis.rs2(index, file).policies)
+            .enumerate()
+        {
+            let resolving = calls.remove(&(file, at)).unwrap_or_default();
+            let mut row = summary_row(
+                rs2::policy_label(policy, info.level),
+                index.path(file).display().to_string(),
+                facts.position(policy.retry.start).0,
+                &info.summary,
+                resolving.len(),
+            );
+            if info.enabled == Some(false) {
+                row = PolicyRow {
+                    attempts: "off".into(),
+                    retries: None,
+                    gap_cap_ms: None,
+                    gap_grows: false,
+                    jitter: None,
+                    delays_ms: None,
+                    total_ms: None,
+                    worst_total_ms: None,
+                    ..row
+                };
+            }
+            row.level = Some(info.level.as_str());
+            row.enabled = info.enabled;
+            row.calls = resolving;
+            rows.push(row);
         }
     }
     rows
@@ -287,6 +496,7 @@ pub fn table(rows: &[PolicyRow]) -> String {
             ("at-most", Some(n)) => format!("≤ {n}"),
             ("time-limited", _) => "time-limited".into(),
             ("unbounded", _) => "unbounded".into(),
+            ("off", _) => "off".into(),
             _ => "?".into(),
         };
         let gap = match (row.gap_cap_ms, row.gap_grows) {
@@ -306,6 +516,12 @@ pub fn table(rows: &[PolicyRow]) -> String {
                 format!("{}{}", shown.join(", "), if d.len() > 5 { ", …" } else { "" })
             }
             None => "?".into(),
+        };
+        // Retry off at that level: nothing to show but that.
+        let (gap, jitter, delays) = if row.attempts == "off" {
+            ("-".into(), "-", "-".into())
+        } else {
+            (gap, jitter, delays)
         };
         let total = row.total_ms.map(format_ms).unwrap_or_else(|| "-".into());
         let worst = row.worst_total_ms.map(format_ms).unwrap_or_else(|| "-".into());
@@ -333,6 +549,31 @@ pub fn table(rows: &[PolicyRow]) -> String {
             .collect();
         out.push_str(line.join("  ").trim_end());
         out.push('\n');
+    }
+    // Retry modules taken from the code rather than the config are said so.
+    let mut inferred: Vec<&str> = rows
+        .iter()
+        .filter(|r| r.retry_module == Some("inferred"))
+        .map(|r| r.path.as_str())
+        .collect();
+    inferred.dedup();
+    for path in inferred {
+        out.push_str(&format!(
+            "\n{path}: inferred retry module (name it in `retry-modules` to make it explicit)\n"
+        ));
+    }
+    // RS2: which calls each policy governs.
+    let governing: Vec<&PolicyRow> = rows.iter().filter(|r| !r.calls.is_empty()).collect();
+    if !governing.is_empty() {
+        out.push_str("\ncalls resolving to each RS2 policy:\n");
+        for row in governing {
+            out.push_str(&format!("{}  {}:{}\n", row.name, row.path, row.line));
+            for call in &row.calls {
+                let method = call.method.as_deref().unwrap_or("-");
+                let effect = call.effect.unwrap_or("?");
+                out.push_str(&format!("  {}:{}  {method}  {effect}\n", call.path, call.line));
+            }
+        }
     }
     out
 }

@@ -37,6 +37,7 @@ pub(super) fn collect(index: &Index, file: FileId) -> Vec<Policy> {
                 library: found.2,
                 effect: Default::default(),
                 jitter_fix: found.3,
+                uses: Vec::new(),
             });
         }
         return out;
@@ -67,6 +68,7 @@ pub(super) fn collect(index: &Index, file: FileId) -> Vec<Policy> {
             library: found.2,
             effect: Default::default(),
             jitter_fix: found.3,
+            uses: Vec::new(),
         });
     }
     out

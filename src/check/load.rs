@@ -41,6 +41,47 @@ impl Loader<'_> {
         loaded
     }
 
+    /// Extracts `file` again with `aliases` (imports of project modules that re-export
+    /// Effect, which the index found), replacing what the cache holds for it.
+    pub fn reload_with_aliases(
+        &self,
+        file: &SourceFile,
+        previous: &Loaded,
+        aliases: &[crate::facts::EffectAlias],
+    ) -> Loaded {
+        let text: Option<Arc<[u8]>> = match (self.overlay.get(&file.absolute), &previous.text) {
+            (Some(text), _) | (None, Some(text)) => Some(text.clone()),
+            (None, None) => std::fs::read(&file.absolute).ok().map(Into::into),
+        };
+        let Some(text) = text else {
+            return previous.clone();
+        };
+        let stat = std::fs::metadata(&file.absolute).ok().and_then(|m| Stat::of(&m));
+        let facts = Arc::new(extract::extract_file_with(file.language, &text, aliases));
+        if let Some(cache) = self.cache {
+            let hash = content_hash(&text);
+            let verdict = Verdict::Extracted {
+                facts: facts.clone(),
+                text: Some(text.clone()),
+                generated: previous.generated,
+            };
+            cache.store(
+                &file.absolute,
+                stat.filter(|_| !self.overlay.contains_key(&file.absolute)),
+                hash,
+                verdict,
+            );
+        }
+        let holds_findings = facts.holds_findings();
+        Loaded {
+            facts: Some(facts),
+            text: (holds_findings || previous.text.is_some()).then(|| text.clone()),
+            hash: (!holds_findings && previous.text.is_none()).then(|| crate::source::fnv1a64(&text)),
+            notes: previous.notes.clone(),
+            ..Loaded::default()
+        }
+    }
+
     fn load_kept(&self, file: &SourceFile, filtered: bool) -> Loaded {
         if let Some(text) = self.overlay.get(&file.absolute) {
             return self.load_text(file, text.clone(), None, filtered);
@@ -94,7 +135,14 @@ impl Loader<'_> {
 
     fn load_text(&self, file: &SourceFile, text: Arc<[u8]>, stat: Option<Stat>, filtered: bool) -> Loaded {
         let relative = file.absolute.strip_prefix(self.root).unwrap_or(&file.absolute);
-        let generated = extract::is_generated(relative, &text);
+        // `a.js` beside `a.ts` is the compiler's output of it, whatever it looks like.
+        let compiled = || {
+            file.language == crate::source::Language::JavaScript
+                && ["ts", "tsx", "mts", "cts"]
+                    .iter()
+                    .any(|ext| file.absolute.with_extension(ext).is_file())
+        };
+        let generated = extract::is_generated(relative, &text) || compiled();
         let skip_generated = filtered && self.skip_generated && generated;
         let hash = self.cache.map(|_| content_hash(&text));
         if let (Some(cache), Some(hash)) = (self.cache, hash) {

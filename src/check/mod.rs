@@ -124,10 +124,56 @@ pub fn load_index(config: Config, files: Vec<crate::source::SourceFile>, loader:
     for (file, loaded) in loaded.into_iter().enumerate() {
         index.set(file, loaded);
     }
+    // Rounds of reading files again with the Effect aliases the index found: a prelude that
+    // re-exports another prelude takes one more. A bound, so a pathological chain ends.
+    let mut alias_rounds = 0;
+    let mut inferred = false;
     loop {
         let analysis = Analysis::new(&index);
         analysis.force(&index);
-        let misses = index.take_misses();
+        let mut misses = index.take_misses();
+        if misses.is_empty() && alias_rounds < 4 {
+            // Files that import Effect through a project module (`@app/prelude` re-exports
+            // `effect`) are read again as the Effect code they are.
+            let stale: Vec<(FileId, Vec<crate::facts::EffectAlias>)> = (0..index.len())
+                .filter(|&file| index.loaded(file).is_some_and(|f| f.parsed))
+                .filter_map(|file| {
+                    let aliases = index.effect_aliases(file);
+                    (aliases != index.loaded(file)?.effect_aliases()).then_some((file, aliases))
+                })
+                .collect();
+            misses = index.take_misses();
+            if misses.is_empty() && !stale.is_empty() {
+                alias_rounds += 1;
+                let reloaded: Vec<_> = stale
+                    .par_iter()
+                    .map(|(file, aliases)| {
+                        let previous = index.loaded_entry(*file);
+                        (
+                            *file,
+                            loader.reload_with_aliases(&index.files[*file], previous, aliases),
+                        )
+                    })
+                    .collect();
+                for (file, loaded) in reloaded {
+                    index.set(file, loaded);
+                }
+                continue;
+            }
+        }
+        if misses.is_empty() && !inferred {
+            // Packages the config names no retry module for get the one their code uses,
+            // and everything is analysed again with it.
+            let modules = index.infer_retry_modules();
+            misses = index.take_misses();
+            if misses.is_empty() {
+                inferred = true;
+                if !modules.is_empty() {
+                    index.set_inferred_retry_modules(modules);
+                    continue;
+                }
+            }
+        }
         if misses.is_empty() {
             return (index, analysis);
         }
@@ -186,7 +232,14 @@ pub fn run_files(config: Config, files: Vec<crate::source::SourceFile>, options:
     };
     let (index, analysis) = load_index(config, files, &loader);
 
-    let checked: Vec<FileId> = index.parsed_files().collect();
+    // Test code is not held to the production policy. Discovery leaves out what the `tests`
+    // globs match (an open editor buffer of such a file is left out here); a file that imports
+    // a test framework is test code wherever it lives (`integration/base.ts` of a Playwright
+    // suite), unless `tests = []` asks for test code to be checked.
+    let (tests, checked): (Vec<FileId>, Vec<FileId>) = index
+        .parsed_files()
+        .filter(|&file| !index.config.is_test(&index.files[file].absolute))
+        .partition(|&file| index.is_test_code(file));
     let results: Vec<(Vec<Diagnostic>, Vec<Note>)> = checked
         .par_iter()
         .map(|&file| check_file(&index, &analysis, file, &enabled))
@@ -206,9 +259,23 @@ pub fn run_files(config: Config, files: Vec<crate::source::SourceFile>, options:
             path: std::env::current_dir().map_or_else(|_| root.clone(), |cwd| crate::source::display_path(&cwd, root)),
             line: None,
             message: format!(
-                "skipped {} generated file{} (marked as generated, or under a generated/ directory), such as {}; set generated = \"check\" to check them",
+                "skipped {} generated file{} (marked as generated, under a generated/ directory, or compiled JavaScript), such as {}; set generated = \"check\" to check them",
                 generated.len(),
                 if generated.len() == 1 { "" } else { "s" },
+                index.path(first).display()
+            ),
+        });
+    }
+    if let Some(&first) = tests.first() {
+        let root = &index.config.root;
+        notes.push(Note {
+            path: std::env::current_dir().map_or_else(|_| root.clone(), |cwd| crate::source::display_path(&cwd, root)),
+            line: None,
+            message: format!(
+                "skipped {} file{} that import{} a test framework, such as {}; set tests = [] to check test code",
+                tests.len(),
+                if tests.len() == 1 { "" } else { "s" },
+                if tests.len() == 1 { "s" } else { "" },
                 index.path(first).display()
             ),
         });
@@ -222,10 +289,25 @@ pub fn run_files(config: Config, files: Vec<crate::source::SourceFile>, options:
         None => Vec::new(),
     };
     if let Some(changed) = &options.changed {
-        diagnostics.retain(|d| {
-            let line = index.loaded(d.file).map_or(0, |f| f.position(d.span.start).0);
-            changed.contains(&index.files[d.file].absolute, line)
-        });
+        // A finding is the change's when the change touches it, or a location it names: a
+        // new site that uses an old, defective policy brings that policy's finding along.
+        // A finding on a retry call or a job definition spans the whole call, so deleting
+        // its `while:` line (which changes no line that is left) counts.
+        let touches = |file: FileId, span: crate::source::Span| {
+            let Some(facts) = index.loaded(file) else { return false };
+            let extent = facts
+                .retry_sites
+                .iter()
+                .map(|site| site.span)
+                .chain(facts.jobs.iter().map(|job| job.span))
+                .filter(|outer| outer.start <= span.start && span.end <= outer.end)
+                .min_by_key(|outer| outer.end - outer.start)
+                .unwrap_or(span);
+            let first = facts.position(extent.start).0;
+            let last = facts.position(extent.end.max(extent.start)).0;
+            changed.touches(&index.files[file].absolute, first, last)
+        };
+        diagnostics.retain(|d| touches(d.file, d.span) || d.labels.iter().any(|l| touches(l.file, l.span)));
     }
     sort_notes(&mut notes);
 

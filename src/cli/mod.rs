@@ -151,7 +151,12 @@ pub fn keep_within(outcome: &mut Outcome, only: &[PathBuf]) {
     let kept: std::collections::HashSet<usize> = (0..index.len())
         .filter(|&id| inside(&index.files[id].absolute))
         .collect();
-    outcome.diagnostics.retain(|d| kept.contains(&d.file));
+    // A finding whose primary location is elsewhere still belongs to these files when it
+    // points into them: a policy defined in one file is reported once, where it is built,
+    // with its uses as labels; the file that starts using it must see that finding.
+    outcome
+        .diagnostics
+        .retain(|d| kept.contains(&d.file) || d.labels.iter().any(|l| kept.contains(&l.file)));
     outcome
         .notes
         .retain(|n| std::fs::canonicalize(&n.path).is_ok_and(|p| inside(&p)));

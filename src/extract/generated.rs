@@ -30,15 +30,40 @@ pub fn is_generated(relative: &Path, text: &[u8]) -> bool {
         }
         _ => false,
     });
-    by_path || {
-        let header = &text[..text.len().min(HEADER)];
-        MARKERS.iter().any(|marker| {
-            header
-                .windows(marker.len())
-                .any(|window| window.eq_ignore_ascii_case(marker))
-        })
-    }
+    by_path
+        || {
+            let header = &text[..text.len().min(HEADER)];
+            MARKERS.iter().any(|marker| {
+                header
+                    .windows(marker.len())
+                    .any(|window| window.eq_ignore_ascii_case(marker))
+            })
+        }
+        || is_compiled_javascript(relative, text)
 }
+
+/// JavaScript a tool wrote: minified (`*.min.js`, or lines thousands of characters long) or
+/// compiled with a source map (`//# sourceMappingURL=` at its end). A team's hand-written
+/// JavaScript has neither; checking a bundle would report the TypeScript's findings again.
+fn is_compiled_javascript(relative: &Path, text: &[u8]) -> bool {
+    let is_javascript = relative
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| matches!(e, "js" | "mjs" | "cjs" | "jsx"));
+    if !is_javascript {
+        return false;
+    }
+    let name = relative.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+    let tail = &text[text.len().saturating_sub(HEADER)..];
+    let minified = text
+        .split(|&b| b == b'\n')
+        .take(20)
+        .any(|line| line.len() > MINIFIED_LINE);
+    name.contains(".min.") || minified || memchr::memmem::find(tail, b"sourceMappingURL=").is_some()
+}
+
+/// A line longer than this is not written by hand.
+const MINIFIED_LINE: usize = 2000;
 
 #[cfg(test)]
 mod tests {
@@ -61,6 +86,23 @@ mod tests {
         assert!(
             !is_generated(Path::new("src/a.ts"), late.as_bytes()),
             "only the header counts"
+        );
+    }
+
+    #[test]
+    fn compiled_javascript_is_generated() {
+        let plain = b"export const a = 1\n";
+        assert!(!is_generated(Path::new("src/a.js"), plain));
+        assert!(is_generated(Path::new("src/a.min.js"), plain));
+        assert!(is_generated(
+            Path::new("dist/a.mjs"),
+            b"export const a = 1;\n//# sourceMappingURL=a.mjs.map\n"
+        ));
+        let minified = format!("var a={};\n", "1+".repeat(2000) + "1");
+        assert!(is_generated(Path::new("a.cjs"), minified.as_bytes()));
+        assert!(
+            !is_generated(Path::new("a.ts"), minified.as_bytes()),
+            "only JavaScript is judged by its lines"
         );
     }
 }

@@ -2,8 +2,10 @@
 //! function returns; nothing here knows where the file is or what the configuration says
 //! (the prefilter excepted), so facts can be cached by the file's content.
 
+mod component;
 mod generated;
 mod prefilter;
+mod rs2;
 mod rust;
 pub mod sql;
 mod sql_text;
@@ -22,7 +24,7 @@ use crate::source::Language;
 
 /// Bumped whenever extraction changes what it produces: cached facts of another version are
 /// not reused.
-pub const FACTS_VERSION: u32 = 1;
+pub const FACTS_VERSION: u32 = 3;
 
 thread_local! {
     // One parser per rayon worker and language: parsers are reused, never shared.
@@ -34,17 +36,21 @@ pub fn parse(language: Language, text: &[u8]) -> Option<Tree> {
         let mut parsers = cell.borrow_mut();
         let slot = match language {
             Language::TypeScript => 0,
-            Language::Tsx => 1,
+            // JavaScript (and components, once masked) read with the TSX grammar.
+            Language::Tsx | Language::JavaScript | Language::Svelte | Language::Vue => 1,
             Language::Rust => 2,
             // No tree-sitter grammar: `.sql` files go to the SQL parser whole.
             Language::Sql => return None,
+            Language::Json | Language::Yaml => return rs2::parse(language, text),
         };
         let parser = parsers[slot].get_or_insert_with(|| {
             let mut parser = Parser::new();
             let grammar: tree_sitter::Language = match language {
                 Language::TypeScript => tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
-                Language::Tsx => tree_sitter_typescript::LANGUAGE_TSX.into(),
-                Language::Rust | Language::Sql => tree_sitter_rust::LANGUAGE.into(),
+                Language::Tsx | Language::JavaScript | Language::Svelte | Language::Vue => {
+                    tree_sitter_typescript::LANGUAGE_TSX.into()
+                }
+                Language::Rust | Language::Sql | Language::Json | Language::Yaml => tree_sitter_rust::LANGUAGE.into(),
             };
             parser
                 .set_language(&grammar)
@@ -145,14 +151,27 @@ pub fn parse_error_count(language: Language, text: &[u8]) -> Option<usize> {
 pub fn parse_recovering(language: Language, text: &[u8]) -> Option<Tree> {
     match language {
         Language::TypeScript | Language::Tsx => typescript::parse_with_recovery(language, text),
-        Language::Rust | Language::Sql => parse(language, text),
+        Language::JavaScript => typescript::parse_with_recovery(Language::Tsx, text),
+        Language::Svelte | Language::Vue => {
+            let (grammar, masked) = component::scripts(text);
+            typescript::parse_with_recovery(grammar, &masked)
+        }
+        Language::Rust | Language::Sql | Language::Json | Language::Yaml => parse(language, text),
     }
 }
 
 /// Parses `text` and extracts its facts. Never panics on bad input: text that is not UTF-8
 /// becomes a note, and a bug hit while extracting becomes a note naming it.
 pub fn extract_file(language: Language, text: &[u8]) -> FileFacts {
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| extract_unguarded(language, text)));
+    extract_file_with(language, text, &[])
+}
+
+/// [`extract_file`], reading the imports `aliases` names as the Effect imports they are (a
+/// project module re-exports Effect); the index finds them.
+pub fn extract_file_with(language: Language, text: &[u8], aliases: &[crate::facts::EffectAlias]) -> FileFacts {
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        extract_unguarded(language, text, aliases)
+    }));
     result.unwrap_or_else(|panic| {
         let reason = panic
             .downcast_ref::<&str>()
@@ -168,7 +187,7 @@ pub fn extract_file(language: Language, text: &[u8]) -> FileFacts {
     })
 }
 
-fn extract_unguarded(language: Language, text: &[u8]) -> FileFacts {
+fn extract_unguarded(language: Language, text: &[u8], aliases: &[crate::facts::EffectAlias]) -> FileFacts {
     let mut facts = FileFacts::new(language, text);
     facts.parsed = true;
     if std::str::from_utf8(text).is_err() {
@@ -177,7 +196,15 @@ fn extract_unguarded(language: Language, text: &[u8]) -> FileFacts {
     }
     facts.suppressions = suppressions::scan(text);
     match language {
-        Language::TypeScript | Language::Tsx => typescript::extract(&mut facts, text),
+        Language::TypeScript | Language::Tsx => typescript::extract(&mut facts, text, language, aliases),
+        Language::JavaScript => typescript::extract(&mut facts, text, Language::Tsx, aliases),
+        Language::Svelte | Language::Vue => {
+            // The template's text is masked out, so `// retrylint-ignore` outside a script
+            // block is not read either.
+            let (grammar, masked) = component::scripts(text);
+            facts.suppressions = suppressions::scan(&masked);
+            typescript::extract(&mut facts, &masked, grammar, aliases);
+        }
         Language::Rust => {
             // SQL string literals (leases), then the retry libraries' sites and policies.
             match parse(language, text) {
@@ -189,6 +216,7 @@ fn extract_unguarded(language: Language, text: &[u8]) -> FileFacts {
             }
         }
         Language::Sql => sql_text::sql_file(&mut facts, text),
+        Language::Json | Language::Yaml => rs2::extract(&mut facts, text),
     }
     facts
 }

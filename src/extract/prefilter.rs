@@ -9,6 +9,7 @@
 use aho_corasick::AhoCorasick;
 
 use crate::config::Config;
+use crate::facts::rs2::POLICY_KEYS;
 use crate::source::Language;
 
 /// What a file must hold for a rule to find anything in it.
@@ -26,6 +27,8 @@ pub enum Trigger {
     Polls,
     /// `retrylint-ignore` comments.
     Suppressions,
+    /// RS2 configuration (JSON, YAML): `retry` and a policy key, or `$_retry`.
+    Rs2,
 }
 
 /// What a pattern says when it matches.
@@ -41,9 +44,17 @@ enum Needs {
     Clock,
     /// An import from Effect (not inside a comment line).
     EffectImport,
+    /// `retry`: relevant with an RS2 policy key.
+    Rs2Retry,
+    /// An RS2 policy key: relevant with `retry`.
+    Rs2Key,
 }
 
 const EFFECT_IMPORT: &[&str] = &["from \"effect", "from 'effect", "from \"@effect/", "from '@effect/"];
+/// Effect's modules in use: a file that imports them from a project module re-exporting
+/// Effect (`@app/prelude`) has no Effect import of its own, and the index decides later
+/// whether the names are Effect's.
+const EFFECT_USE: &[&str] = &["Effect.", "Schedule."];
 const LEASE_TOKENS: &[&str] = &["lease_until", "jobs_leases", "last_slot"];
 const RUST_RETRY_TOKENS: &[&str] = &[
     "retry",
@@ -90,6 +101,7 @@ impl Matcher {
             return false;
         };
         let (mut effect, mut names, mut reference, mut clock) = (false, false, false, false);
+        let (mut retry, mut policy_key) = (false, false);
         // Overlapping: `Jobs` must not hide `Jobs.make`, which needs no Effect import.
         for found in automaton.find_overlapping_iter(text) {
             match self.needs[found.pattern().as_usize()] {
@@ -99,8 +111,10 @@ impl Matcher {
                 Needs::Effect => names = true,
                 Needs::Ref => reference = true,
                 Needs::Clock => clock = true,
+                Needs::Rs2Retry => retry = true,
+                Needs::Rs2Key => policy_key = true,
             }
-            if effect && (names || (reference && clock)) {
+            if (effect && (names || (reference && clock))) || (retry && policy_key) {
                 return true;
             }
         }
@@ -113,6 +127,8 @@ pub struct Prefilter {
     typescript: Matcher,
     rust: Matcher,
     sql: Matcher,
+    /// JSON and YAML.
+    config: Matcher,
     key: u64,
 }
 
@@ -122,12 +138,14 @@ impl Prefilter {
         let mut rust: Vec<(String, Needs)> = Vec::new();
         let mut sql: Vec<(String, Needs)> = Vec::new();
         let mut names: Vec<String> = Vec::new();
+        let mut config_files: Vec<(String, Needs)> = Vec::new();
         let words = |list: &[&str], needs: Needs| -> Vec<(String, Needs)> {
             list.iter().map(|w| (w.to_string(), needs)).collect()
         };
         let has = |t: Trigger| triggers.contains(&t);
         if has(Trigger::Retries) || has(Trigger::Jobs) || has(Trigger::Polls) {
             typescript.extend(words(EFFECT_IMPORT, Needs::EffectImport));
+            typescript.extend(words(EFFECT_USE, Needs::EffectImport));
         }
         if has(Trigger::Retries) {
             typescript.extend(words(&["retry"], Needs::Effect));
@@ -164,14 +182,24 @@ impl Prefilter {
             names.extend(config.lease_tables.iter().cloned());
             names.extend(config.lease_columns.iter().cloned());
         }
+        if has(Trigger::Rs2) {
+            config_files.extend(words(&["$_retry"], Needs::Alone));
+            config_files.extend(words(&["retry"], Needs::Rs2Retry));
+            config_files.extend(words(POLICY_KEYS, Needs::Rs2Key));
+        }
         if has(Trigger::Suppressions) {
-            for list in [&mut typescript, &mut rust, &mut sql] {
+            for list in [&mut typescript, &mut rust, &mut sql, &mut config_files] {
                 list.push(("retrylint-ignore".into(), Needs::Alone));
             }
         }
         // What the prefilter looks for, as one hash: a cached verdict of another is not reused.
         let mut described = String::new();
-        for (name, list) in [("ts", &typescript), ("rs", &rust), ("sql", &sql)] {
+        for (name, list) in [
+            ("ts", &typescript),
+            ("rs", &rust),
+            ("sql", &sql),
+            ("config", &config_files),
+        ] {
             described.push_str(name);
             for (pattern, needs) in list.iter() {
                 described.push_str(&format!("\0{pattern}\0{needs:?}"));
@@ -185,6 +213,7 @@ impl Prefilter {
             typescript: Matcher::new(typescript, names.clone()),
             rust: Matcher::new(rust, names.clone()),
             sql: Matcher::new(sql, names),
+            config: Matcher::new(config_files, Vec::new()),
             key: crate::source::fnv1a64(described.as_bytes()),
         }
     }
@@ -197,9 +226,12 @@ impl Prefilter {
     /// Whether `text` can hold a fact an enabled rule reads.
     pub fn is_relevant(&self, language: Language, text: &[u8]) -> bool {
         match language {
-            Language::TypeScript | Language::Tsx => self.typescript.is_match(text),
+            Language::TypeScript | Language::Tsx | Language::JavaScript | Language::Svelte | Language::Vue => {
+                self.typescript.is_match(text)
+            }
             Language::Rust => self.rust.is_match(text),
             Language::Sql => self.sql.is_match(text),
+            Language::Json | Language::Yaml => self.config.is_match(text),
         }
     }
 }
@@ -216,7 +248,13 @@ mod tests {
     use super::*;
     use std::path::PathBuf;
 
-    const ALL: &[Trigger] = &[Trigger::Retries, Trigger::Jobs, Trigger::Leases, Trigger::Suppressions];
+    const ALL: &[Trigger] = &[
+        Trigger::Retries,
+        Trigger::Jobs,
+        Trigger::Leases,
+        Trigger::Suppressions,
+        Trigger::Rs2,
+    ];
 
     #[test]
     fn each_trigger_keeps_its_files() {
@@ -240,6 +278,13 @@ mod tests {
         assert!(ts("// retrylint-ignore inline-schedule -- why"));
         assert!(all.is_relevant(Language::Sql, b"UPDATE jobs_leases SET x = 1"));
         assert!(!all.is_relevant(Language::Sql, b"SELECT 1"));
+        let json = |text: &str| all.is_relevant(Language::Json, text.as_bytes());
+        assert!(json(r#"{ "retry": { "maxAttempts": 3 } }"#));
+        assert!(json(r#"{ "set": "$_retry = 2" }"#));
+        assert!(!json(r#"{ "dependencies": { "p-retry": "^6" } }"#), "no policy key");
+        assert!(!json(r#"{ "compilerOptions": { "strict": true } }"#));
+        assert!(all.is_relevant(Language::Yaml, b"retry:\n  enabled: false\n"));
+        assert!(all.is_relevant(Language::Yaml, b"# retrylint-ignore imperative-retry -- why\n"));
         // Only the triggers of enabled rules count.
         let leases = Prefilter::new(&[Trigger::Leases], &config);
         assert!(!leases.is_relevant(

@@ -35,6 +35,13 @@ pub enum Expr {
         right: Box<Expr>,
         span: Span,
     },
+    /// `test ? then : otherwise`: either value, picked at run time.
+    Cond {
+        test: Box<Expr>,
+        then: Box<Expr>,
+        otherwise: Box<Expr>,
+        span: Span,
+    },
     /// An identifier resolved lexically to a local `const` in an enclosing block of the
     /// same file, with the binding's initializer.
     Local {
@@ -72,6 +79,7 @@ impl Expr {
             Expr::Call { span, .. }
             | Expr::Function { span, .. }
             | Expr::Binary { span, .. }
+            | Expr::Cond { span, .. }
             | Expr::Local { span, .. } => *span,
         }
     }
@@ -143,6 +151,13 @@ impl Expr {
             Expr::Binary { left, right, .. } => {
                 left.walk(visit);
                 right.walk(visit);
+            }
+            Expr::Cond {
+                test, then, otherwise, ..
+            } => {
+                test.walk(visit);
+                then.walk(visit);
+                otherwise.walk(visit);
             }
             Expr::Local { value, .. } => value.walk(visit),
             Expr::Ident(..) | Expr::Param(..) | Expr::Str(..) | Expr::Num(..) | Expr::Bool(..) | Expr::Opaque(_) => {}
@@ -217,6 +232,15 @@ impl Expr {
                 out.push_str(op);
                 out.push(' ');
                 right.render_into(out, depth + 1);
+            }
+            Expr::Cond {
+                test, then, otherwise, ..
+            } => {
+                test.render_into(out, depth + 1);
+                out.push_str(" ? ");
+                then.render_into(out, depth + 1);
+                out.push_str(" : ");
+                otherwise.render_into(out, depth + 1);
             }
             Expr::Opaque(_) => out.push('…'),
         }

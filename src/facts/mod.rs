@@ -12,6 +12,7 @@ mod expr;
 mod jobs;
 mod module;
 mod retry;
+pub mod rs2;
 pub mod rust;
 pub mod sql;
 mod unit;
@@ -20,8 +21,9 @@ use serde::{Deserialize, Serialize};
 
 pub use expr::{duration_millis, format_number, string_value, Expr, Property};
 pub use jobs::{ClockRead, CronRepeat, CursorAccess, CursorKind, JobDef, JobRun, PollKind, PollLoop, SlotUse};
-pub use module::{is_effect_source, Binding, Export, Import, ImportKind};
+pub use module::{is_effect_source, Binding, EffectAlias, Export, Import, ImportKind};
 pub use retry::{PolicyArg, Predicate, Retried, RetrySite};
+pub use rs2::{EffectClass, Rs2Call, Rs2Facts, Rs2Policy};
 pub use rust::{RustBase, RustChain, RustOp, RustPath, RustPolicy, RustPolicyArg};
 pub use sql::{SqlOrigin, SqlText};
 pub use unit::{ArgKey, ArgKeys, ClientRequest, Handler, OpKind, SqlClass, Unit, UnitOp};
@@ -113,6 +115,8 @@ pub struct FileFacts {
     /// builder or strategy (top level and inline `mod`s). The retry module's `pub` ones are
     /// its named policies.
     pub rust_policies: Vec<RustPolicy>,
+    /// JSON/YAML: the RS2 retry policies, calls and `$_retry` references of the document.
+    pub rs2: Rs2Facts,
     pub suppressions: Vec<Suppression>,
     pub notes: Vec<FileNote>,
 }
@@ -139,6 +143,7 @@ impl FileFacts {
             clock_reads: Vec::new(),
             polls: Vec::new(),
             rust_policies: Vec::new(),
+            rs2: Rs2Facts::default(),
             suppressions: Vec::new(),
             notes: Vec::new(),
         }
@@ -157,6 +162,7 @@ impl FileFacts {
             && self.client_requests.is_empty()
             && self.retrying_clients.is_empty()
             && self.rust_policies.is_empty()
+            && self.rs2.is_empty()
             && self.suppressions.is_empty()
             && self.notes.is_empty())
     }

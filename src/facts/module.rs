@@ -23,6 +23,58 @@ pub struct Import {
     pub source: String,
     pub type_only: bool,
     pub span: Span,
+    /// The source as written, when the index found that this project module re-exports Effect
+    /// and the file was read as if it imported `source` (Effect's) directly.
+    pub via: Option<String>,
+}
+
+impl Import {
+    /// The source as written in the file.
+    pub fn written_source(&self) -> &str {
+        self.via.as_deref().unwrap_or(&self.source)
+    }
+}
+
+/// An import of a project module that re-exports Effect, and what it is in Effect's terms:
+/// `import { Schedule } from "@app/prelude"`, where the prelude does `export * from "effect"`,
+/// is `import { Schedule } from "effect"`. The index finds these; extraction reads the file
+/// with them, so that everything it knows about Effect's names applies.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EffectAlias {
+    pub local: String,
+    /// Effect's module the import names (`effect`, `effect/Schedule`).
+    pub source: String,
+    pub kind: ImportKind,
+}
+
+impl FileFacts {
+    /// The aliases this file was read with.
+    pub fn effect_aliases(&self) -> Vec<EffectAlias> {
+        self.imports
+            .iter()
+            .filter(|import| import.via.is_some())
+            .map(|import| EffectAlias {
+                local: import.local.clone(),
+                source: import.source.clone(),
+                kind: import.kind.clone(),
+            })
+            .collect()
+    }
+
+    /// Reads the imports `aliases` name as the Effect imports they are.
+    pub fn apply_effect_aliases(&mut self, aliases: &[EffectAlias]) {
+        for alias in aliases {
+            if let Some(import) = self
+                .imports
+                .iter_mut()
+                .find(|i| i.local == alias.local && i.via.is_none())
+            {
+                import.via = Some(std::mem::replace(&mut import.source, alias.source.clone()));
+                import.kind = alias.kind.clone();
+            }
+        }
+        self.uses_effect = self.imports.iter().any(|i| is_effect_source(&i.source));
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

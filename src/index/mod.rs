@@ -8,6 +8,8 @@
 //! is missed. After that the index is read-only, and rules see a complete picture.
 
 mod project_files;
+mod retry_modules;
+mod rs2;
 mod rust;
 mod typescript;
 
@@ -15,7 +17,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-pub use project_files::ProjectFiles;
+pub use project_files::{ProjectFiles, WorkspacePackages};
+pub use retry_modules::InferredModule;
 pub use typescript::Resolved;
 
 use crate::config::Config;
@@ -51,9 +54,14 @@ pub struct Index {
     /// Texts read again for rendering (see `Loaded::hash`).
     reread: Vec<std::sync::OnceLock<Option<Arc<[u8]>>>>,
     by_absolute: HashMap<PathBuf, FileId>,
+    /// The configured retry modules, then the inferred ones.
     retry_modules: Vec<FileId>,
+    inferred_retry_modules: Vec<InferredModule>,
     project: ProjectFiles,
+    workspace: std::sync::OnceLock<WorkspacePackages>,
     misses: Mutex<Vec<FileId>>,
+    /// JSON and YAML files by directory (RS2 tenants), built on first use.
+    config_dirs: std::sync::OnceLock<HashMap<PathBuf, Vec<FileId>>>,
 }
 
 impl Index {
@@ -73,9 +81,18 @@ impl Index {
             files,
             by_absolute,
             retry_modules,
+            inferred_retry_modules: Vec::new(),
             project: ProjectFiles::default(),
+            workspace: std::sync::OnceLock::new(),
             misses: Mutex::new(Vec::new()),
+            config_dirs: std::sync::OnceLock::new(),
         }
+    }
+
+    /// The workspace's packages, found on first use.
+    pub fn workspace_packages(&self) -> &WorkspacePackages {
+        self.workspace
+            .get_or_init(|| WorkspacePackages::find(self.files.iter().map(|f| f.absolute.as_path()), &self.config.root))
     }
 
     /// Records what was loaded for `file`.
@@ -98,6 +115,11 @@ impl Index {
             self.misses.lock().unwrap_or_else(|e| e.into_inner()).push(file);
         }
         facts
+    }
+
+    /// What was loaded for `file`.
+    pub fn loaded_entry(&self, file: FileId) -> &Loaded {
+        &self.loaded[file]
     }
 
     /// The facts of a file if loaded, without recording a miss.
@@ -149,6 +171,21 @@ impl Index {
         self.loaded.iter().filter(|l| l.cached).count()
     }
 
+    /// Whether `file` is test code: the `tests` globs match it, or it imports a test framework
+    /// (a Playwright suite's `integration/base.ts`), unless `tests = []` asks for test code to
+    /// be checked.
+    pub fn is_test_code(&self, file: FileId) -> bool {
+        if self.config.tests.is_empty() {
+            return false;
+        }
+        self.config.is_test(&self.files[file].absolute)
+            || self.loaded(file).is_some_and(|facts| {
+                facts.imports.iter().any(|import| {
+                    TEST_FRAMEWORKS.contains(&import.source.as_str()) || import.source.starts_with("@testing-library/")
+                })
+            })
+    }
+
     /// Files whose facts came from a parse: what rules run on.
     pub fn parsed_files(&self) -> impl Iterator<Item = FileId> + '_ {
         (0..self.files.len()).filter(|&id| self.loaded[id].facts.as_ref().is_some_and(|f| f.parsed))
@@ -156,7 +193,21 @@ impl Index {
 
     /// Every note of every loaded file, with its path.
     pub fn notes(&self) -> Vec<Note> {
-        let mut notes = Vec::new();
+        let mut notes: Vec<Note> = self
+            .inferred_retry_modules
+            .iter()
+            .map(|m| Note {
+                path: self.files[m.file].path.clone(),
+                line: None,
+                message: format!(
+                    "taken as its package's retry module: it exports {} named policies that {} retry {} in other files {}; name it in `retry-modules` to make this explicit",
+                    m.policies,
+                    m.sites,
+                    if m.sites == 1 { "site" } else { "sites" },
+                    if m.sites == 1 { "uses" } else { "use" },
+                ),
+            })
+            .collect();
         for (id, loaded) in self.loaded.iter().enumerate() {
             notes.extend(loaded.notes.iter().cloned());
             if let Some(facts) = &loaded.facts {
@@ -180,11 +231,28 @@ impl Index {
 
     pub fn is_retry_module(&self, file: FileId) -> bool {
         self.config.is_retry_module(&self.files[file].absolute)
+            || self.inferred_retry_modules.iter().any(|m| m.file == file)
     }
 
-    /// The files the config names as retry modules.
+    /// The files the config names as retry modules, then those inferred for packages the
+    /// config says nothing about.
     pub fn retry_modules(&self) -> &[FileId] {
         &self.retry_modules
+    }
+
+    /// Retry modules inferred from the code (see `retry_modules.rs`).
+    pub fn inferred_retry_modules(&self) -> &[InferredModule] {
+        &self.inferred_retry_modules
+    }
+
+    /// Makes `inferred` retry modules (the pipeline analyses again afterwards).
+    pub fn set_inferred_retry_modules(&mut self, inferred: Vec<InferredModule>) {
+        for module in &inferred {
+            if !self.retry_modules.contains(&module.file) {
+                self.retry_modules.push(module.file);
+            }
+        }
+        self.inferred_retry_modules = inferred;
     }
 
     pub fn is_repository_path(&self, file: FileId) -> bool {
@@ -210,3 +278,17 @@ impl Index {
         self.project.wrangler_max_retries(dir, &self.config.root)
     }
 }
+
+/// Modules only test code imports: runners, their assertion libraries and helpers.
+const TEST_FRAMEWORKS: &[&str] = &[
+    "vitest",
+    "@effect/vitest",
+    "@playwright/test",
+    "@jest/globals",
+    "node:test",
+    "bun:test",
+    "ava",
+    "mocha",
+    "chai",
+    "supertest",
+];

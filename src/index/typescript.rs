@@ -6,11 +6,29 @@
 use std::path::{Path, PathBuf};
 
 use super::{FileId, Index};
-use crate::facts::{Export, Expr, ImportKind};
+use crate::facts::{is_effect_source, EffectAlias, Export, Expr, Import, ImportKind};
 use crate::source::{normalize, Span};
 
 /// How deep re-export chains and binding aliases are followed.
 const MAX_RESOLVE_DEPTH: usize = 16;
+
+/// Effect's modules the extractor reads names of: an import of one of these names from a
+/// project module is worth resolving to find out whether it is Effect's.
+const EFFECT_MODULE_NAMES: &[&str] = &[
+    "Effect",
+    "Schedule",
+    "Stream",
+    "Layer",
+    "Cron",
+    "Duration",
+    "Clock",
+    "Ref",
+    "HttpClient",
+    "HttpClientRequest",
+    "SqlClient",
+    "Activity",
+    "Workflow",
+];
 
 /// What a name or member path refers to.
 #[derive(Debug, Clone, Copy)]
@@ -38,12 +56,155 @@ impl Index {
         if specifier.starts_with('.') {
             return self.find_module(&normalize(&dir.join(specifier)));
         }
+        // Effect's own packages are never project modules.
+        if is_effect_source(specifier) {
+            return None;
+        }
         // A `paths` alias or `baseUrl` of the nearest tsconfig.json (`@/infra/retry`).
-        let aliases = self.project.tsconfig_paths(dir)?;
-        aliases
-            .targets(specifier)
+        if let Some(aliases) = self.project.tsconfig_paths(dir) {
+            if let Some(found) = aliases
+                .targets(specifier)
+                .into_iter()
+                .find_map(|target| self.find_module(&target))
+            {
+                return Some(found);
+            }
+        }
+        // A package of the workspace (`@app/shared`), through its package.json.
+        self.workspace_packages()
+            .entry_candidates(specifier)
             .into_iter()
             .find_map(|target| self.find_module(&target))
+    }
+
+    /// The imports of `file` that name Effect through a project module that re-exports it,
+    /// as the Effect imports they are. Only namespace imports and imports of the names the
+    /// extractor reads as Effect's (`Effect`, `Schedule`, …) are looked at, so that a file's
+    /// every import is not loaded to find out.
+    pub fn effect_aliases(&self, file: FileId) -> Vec<EffectAlias> {
+        let Some(facts) = self.loaded(file) else {
+            return Vec::new();
+        };
+        if !self.files[file].language.is_script() {
+            return Vec::new();
+        }
+        facts
+            .imports
+            .iter()
+            .filter(|import| !import.type_only && !is_effect_source(import.written_source()))
+            .filter(|import| match &import.kind {
+                ImportKind::Named(imported) => EFFECT_MODULE_NAMES.contains(&imported.as_str()),
+                ImportKind::Namespace => true,
+                ImportKind::Default => false,
+            })
+            .filter_map(|import| {
+                let (source, kind) = self.effect_equivalent(file, import)?;
+                Some(EffectAlias {
+                    local: import.local.clone(),
+                    source,
+                    kind,
+                })
+            })
+            .collect()
+    }
+
+    /// What `import` of `file` is in Effect's packages, if the project module it names
+    /// re-exports it.
+    fn effect_equivalent(&self, file: FileId, import: &Import) -> Option<(String, ImportKind)> {
+        let target = self.resolve_module(file, import.written_source())?;
+        match &import.kind {
+            ImportKind::Named(imported) => self.effect_export(target, imported, 0),
+            ImportKind::Namespace => self
+                .effect_namespace(target, 0)
+                .map(|source| (source, ImportKind::Namespace)),
+            ImportKind::Default => None,
+        }
+    }
+
+    /// Where `name`, exported by `file`, comes from in Effect's packages.
+    fn effect_export(&self, file: FileId, name: &str, depth: usize) -> Option<(String, ImportKind)> {
+        if depth > MAX_RESOLVE_DEPTH {
+            return None;
+        }
+        let facts = self.facts(file)?;
+        for export in &facts.exports {
+            match export {
+                Export::Named {
+                    name: exported,
+                    imported,
+                    source,
+                } if exported == name => {
+                    if is_effect_source(source) {
+                        return Some((source.clone(), ImportKind::Named(imported.clone())));
+                    }
+                    let target = self.resolve_module(file, source)?;
+                    return self.effect_export(target, imported, depth + 1);
+                }
+                Export::Namespace { name: exported, source } if exported == name => {
+                    if is_effect_source(source) {
+                        return Some((source.clone(), ImportKind::Namespace));
+                    }
+                    let target = self.resolve_module(file, source)?;
+                    return self
+                        .effect_namespace(target, depth + 1)
+                        .map(|s| (s, ImportKind::Namespace));
+                }
+                // `import { Schedule } from "effect"; export { Schedule }`
+                Export::Local { name: exported, local } if exported == name => {
+                    let import = facts.import(local)?;
+                    if is_effect_source(&import.source) {
+                        return Some((import.source.clone(), import.kind.clone()));
+                    }
+                    return match &import.kind {
+                        ImportKind::Named(imported) => {
+                            let target = self.resolve_module(file, import.written_source())?;
+                            self.effect_export(target, imported, depth + 1)
+                        }
+                        ImportKind::Namespace => {
+                            let target = self.resolve_module(file, import.written_source())?;
+                            self.effect_namespace(target, depth + 1)
+                                .map(|s| (s, ImportKind::Namespace))
+                        }
+                        ImportKind::Default => None,
+                    };
+                }
+                _ => {}
+            }
+        }
+        // `export * from "effect"` brings every name the module does not define itself.
+        if facts.binding(name).is_some() {
+            return None;
+        }
+        for export in &facts.exports {
+            if let Export::Star { source } = export {
+                if is_effect_source(source) {
+                    return Some((source.clone(), ImportKind::Named(name.to_string())));
+                }
+                if let Some(found) = self
+                    .resolve_module(file, source)
+                    .and_then(|target| self.effect_export(target, name, depth + 1))
+                {
+                    return Some(found);
+                }
+            }
+        }
+        None
+    }
+
+    /// The Effect module `file` as a whole stands for: it re-exports one with `export *`.
+    fn effect_namespace(&self, file: FileId, depth: usize) -> Option<String> {
+        if depth > MAX_RESOLVE_DEPTH {
+            return None;
+        }
+        let facts = self.facts(file)?;
+        facts.exports.iter().find_map(|export| match export {
+            Export::Star { source } if is_effect_source(source) => Some(source.clone()),
+            Export::Star { source } => {
+                let target = self.resolve_module(file, source)?;
+                self.effect_namespace(target, depth + 1)
+            }
+            _ => None,
+        })
     }
 
     /// The discovered file a module path (without or with an extension) names.
@@ -61,10 +222,17 @@ impl Index {
                 candidates.extend(ts.iter().map(|ext| PathBuf::from(format!("{stem}{ext}"))));
             }
         }
-        for ext in [".ts", ".tsx", ".mts", ".cts"] {
+        for ext in [".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs"] {
             candidates.push(PathBuf::from(format!("{base_str}{ext}")));
         }
-        for index in ["index.ts", "index.tsx", "index.mts"] {
+        for index in [
+            "index.ts",
+            "index.tsx",
+            "index.mts",
+            "index.js",
+            "index.jsx",
+            "index.mjs",
+        ] {
             candidates.push(base.join(index));
         }
         candidates.into_iter().find_map(|c| self.by_absolute.get(&c).copied())

@@ -295,8 +295,8 @@ impl Analysis {
             } = project.resolve_path(file, &expr)
             {
                 let export = analysis.policies(project, target).iter().find(|p| match &p.origin {
-                    Origin::Export { binding, .. } => *binding == span,
-                    Origin::Site { .. } => false,
+                    Origin::Export { binding, .. } | Origin::Named { binding, .. } => *binding == span,
+                    Origin::Site { .. } | Origin::Config { .. } => false,
                 });
                 let summary = match export {
                     Some(policy) => Some(policy.summary.clone()),

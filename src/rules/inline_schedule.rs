@@ -15,6 +15,25 @@ pub const RULE: Rule = Rule {
 };
 
 fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
+    // A policy bound to a name that sites use: once, where it is defined.
+    for (named, builder) in ctx.analysis.built_here(ctx.index, ctx.file) {
+        let diagnostic = RULE
+            .report(
+                ctx,
+                named.name_span(),
+                format!(
+                    "retry policy `{}` is built with `{builder}` here instead of in the retry module: copies of a policy drift from the team's budget",
+                    named.name
+                ),
+            )
+            .with_help(dialect::name_policy_help(crate::schedule::Library::Effect));
+        out.push(
+            named
+                .uses
+                .iter()
+                .fold(diagnostic, |d, (file, _, span)| d.with_label(*file, *span, "used here")),
+        );
+    }
     for (site, analysis) in ctx.retry_sites() {
         let Some(inline) = &analysis.inline else { continue };
         let (builder, changed, via) = match &inline.how {

@@ -3,6 +3,7 @@
 
 mod cron_expression;
 mod exclusive_job_timeout;
+mod imperative_retry;
 mod inline_schedule;
 mod lease_release_unguarded;
 mod lease_without_slot;
@@ -10,6 +11,8 @@ mod policy_over_budget;
 mod poll_without_backoff;
 mod retry_after_commit;
 mod retry_in_repository;
+mod retry_on_permanent_status;
+mod retry_on_unsafe_call;
 mod retry_without_predicate;
 mod retrying_client_unsafe_method;
 mod since_last_run_cursor;
@@ -64,6 +67,11 @@ impl<'p> Context<'p> {
         self.analysis.policies(self.index, self.file)
     }
 
+    /// What analysis found about the file as RS2 configuration (levels, calls' policies).
+    pub fn rs2(&self) -> &'p crate::analysis::rs2::Rs2File {
+        self.analysis.rs2(self.index, self.file)
+    }
+
     /// The file's retry sites with their analysis.
     pub fn retry_sites(&self) -> impl Iterator<Item = (&'p crate::facts::RetrySite, &'p SiteAnalysis)> {
         self.facts.retry_sites.iter().zip(self.sites())
@@ -104,6 +112,9 @@ pub const RULES: &[&Rule] = &[
     &cron_expression::RULE,
     &exclusive_job_timeout::RULE,
     &poll_without_backoff::RULE,
+    &retry_on_unsafe_call::RULE,
+    &retry_on_permanent_status::RULE,
+    &imperative_retry::RULE,
     &suppression_without_reason::RULE,
     &unused_suppression::RULE,
 ];
@@ -135,13 +146,22 @@ impl Rule {
     }
 }
 
+/// A named policy's finding lists the sites that name it, as related locations.
+pub fn with_uses(diagnostic: Diagnostic, policy: &Policy) -> Diagnostic {
+    policy
+        .uses
+        .iter()
+        .fold(diagnostic, |d, (file, span)| d.with_label(*file, *span, "used here"))
+}
+
 /// How a message names a policy: `` `transient` `` for an export, the expression otherwise.
 pub fn policy_name(policy: &Policy) -> String {
     match &policy.origin {
-        Origin::Export { name, .. } => format!("`{name}`"),
+        Origin::Export { name, .. } | Origin::Named { name, .. } => format!("`{name}`"),
         Origin::Site { callee } if policy.schedule.is_none() => {
             format!("`{callee}({})`", snippet(&policy.text, 50))
         }
         Origin::Site { .. } => format!("`{}`", snippet(&policy.text, 60)),
+        Origin::Config { name } => name.clone(),
     }
 }

@@ -1,6 +1,6 @@
 //! `policy-over-budget`: an in-process policy that can wait longer in total than the budget.
 
-use super::{policy_name, Context, Diagnostic, FixSafety, Rule, Severity, Trigger};
+use super::{policy_name, with_uses, Context, Diagnostic, FixSafety, Rule, Severity, Trigger};
 use crate::schedule::duration::format_ms;
 
 pub const RULE: Rule = Rule {
@@ -9,7 +9,7 @@ pub const RULE: Rule = Rule {
     decision: "3",
     default_severity: Severity::Error,
     fix: FixSafety::None,
-    triggers: &[Trigger::Retries],
+    triggers: &[Trigger::Retries, Trigger::Rs2],
     doc: include_str!("../../rules/policy-over-budget.md"),
     check,
 };
@@ -30,7 +30,7 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
         let delays = policy.summary.delays.as_deref().unwrap_or_default();
         let shown: Vec<String> = delays.iter().take(6).map(|d| format_ms(*d)).collect();
         let more = if delays.len() > 6 { ", …" } else { "" };
-        out.push(
+        out.push(with_uses(
             RULE.report(
                 ctx,
                 policy.span,
@@ -43,6 +43,7 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
                 ),
             )
             .with_help("retry fewer times or cap the gap lower; recovery that takes longer is the durable retrier's or the next job slot's job"),
-        );
+            policy,
+        ));
     }
 }

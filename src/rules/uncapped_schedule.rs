@@ -1,6 +1,6 @@
 //! `uncapped-schedule`: a retry policy with no attempt cap, or whose gap grows without a cap.
 
-use super::{policy_name, Context, Diagnostic, FixSafety, Rule, Severity, Trigger};
+use super::{policy_name, with_uses, Context, Diagnostic, FixSafety, Rule, Severity, Trigger};
 use crate::analysis::{dialect, Origin};
 use crate::schedule::duration::format_ms;
 use crate::schedule::{Attempts, Gap};
@@ -11,7 +11,7 @@ pub const RULE: Rule = Rule {
     decision: "3",
     default_severity: Severity::Error,
     fix: FixSafety::None,
-    triggers: &[Trigger::Retries],
+    triggers: &[Trigger::Retries, Trigger::Rs2],
     doc: include_str!("../../rules/uncapped-schedule.md"),
     check,
 };
@@ -20,10 +20,10 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
     for policy in ctx.policies() {
         // A duration Effect cannot decode makes the schedule throw when it is built.
         for problem in policy.problems.iter().filter(|p| p.file == ctx.file) {
-            out.push(
-                RULE.report(ctx, problem.span, problem.message.clone())
-                    .with_help(dialect::invalid_value_help(policy.library)),
-            );
+            let diagnostic = RULE
+                .report(ctx, problem.span, problem.message.clone())
+                .with_help(dialect::invalid_value_help(policy.library));
+            out.push(with_uses(diagnostic, policy));
         }
         let summary = &policy.summary;
         // A supervisor restarts long-running work forever by design (decision 6 judges its
@@ -54,9 +54,9 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
             }
             (false, false) => continue,
         };
-        out.push(
-            RULE.report(ctx, policy.span, message)
-                .with_help(dialect::cap_help(policy.library, policy.effect)),
-        );
+        let diagnostic = RULE
+            .report(ctx, policy.span, message)
+            .with_help(dialect::cap_help(policy.library, policy.effect));
+        out.push(with_uses(diagnostic, policy));
     }
 }

@@ -1,6 +1,6 @@
 //! `unjittered-schedule`: a retry policy without jitter.
 
-use super::{policy_name, Context, Diagnostic, Edit, Fix, FixSafety, Rule, Severity, Trigger};
+use super::{policy_name, with_uses, Context, Diagnostic, Edit, Fix, FixSafety, Rule, Severity, Trigger};
 use crate::analysis::dialect;
 use crate::schedule::{Gap, Jitter};
 use crate::source::Span;
@@ -11,7 +11,7 @@ pub const RULE: Rule = Rule {
     decision: "3",
     default_severity: Severity::Error,
     fix: FixSafety::Unsafe,
-    triggers: &[Trigger::Retries],
+    triggers: &[Trigger::Retries, Trigger::Rs2],
     doc: include_str!("../../rules/unjittered-schedule.md"),
     check,
 };
@@ -34,7 +34,7 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
                 replacement: insertion.text.clone(),
             }],
         });
-        out.push(
+        out.push(with_uses(
             RULE.report(
                 ctx,
                 policy.span,
@@ -45,6 +45,7 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
             )
             .with_help(dialect::jitter_help(policy.library, policy.effect))
             .with_fix(fix),
-        );
+            policy,
+        ));
     }
 }

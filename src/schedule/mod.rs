@@ -30,6 +30,8 @@ pub enum Library {
     Backoff,
     /// `reqwest-retry`: `RetryTransientMiddleware::new_with_policy(policy)`.
     ReqwestRetry,
+    /// The RS2 runtime's declarative policies (JSON, YAML): `maxAttempts`, `baseDelayMs`, …
+    Rs2,
 }
 
 /// A delay function or predicate the model can interpret: `({ duration }) => Duration.min(…)`.
@@ -37,6 +39,9 @@ pub enum Library {
 pub enum Callback {
     /// A pure function of the schedule's metadata, compiled to a tiny expression language.
     Known(Rc<Lambda>),
+    /// A predicate over the input (the error: `whileInput(isRetryable)`): it decides which
+    /// failures are retried, never how long a gap is.
+    OnInput,
     Unknown,
 }
 
@@ -79,6 +84,9 @@ pub enum BinOp {
     Le,
     Gt,
     Ge,
+    /// `&&` and `||` over truth values (non-zero is true).
+    And,
+    Or,
 }
 
 /// The schedule IR: Effect's combinators, v4 and v3 mapped onto one vocabulary.
@@ -103,6 +111,9 @@ pub enum Sched {
     /// v3 `linear`: base × attempt.
     Linear(f64),
     Recurs(u64),
+    /// `recurs(config.retries)`: a count the model cannot read. The schedule stops (when is
+    /// unknown); its gaps and jitter are still judged.
+    RecursSome,
     /// `forever`, `spaced(0)`.
     Forever,
     /// v3 `fromDelays`.
@@ -144,6 +155,9 @@ pub enum Sched {
     /// The same timing with the output replaced by `f(metadata)` (`map`, `passthrough`,
     /// `delays`, …); an unknown callback makes the output unknown.
     Output(Box<Sched>, Callback),
+    /// One of several schedules, picked at run time (`cond ? a : b`): each is judged, and a
+    /// defect of any is the policy's.
+    Choice(Vec<Sched>),
     /// Something the model does not know.
     Unknown,
 }

@@ -66,6 +66,148 @@ pub struct Summary {
 }
 
 pub fn summarize(sched: &Sched) -> Summary {
+    if !has_choice(sched) {
+        return summarize_one(sched);
+    }
+    match branches(sched) {
+        Some(branches) => merge(branches.iter().map(summarize_one).collect()),
+        None => summarize_one(&Sched::Unknown),
+    }
+}
+
+/// Branches followed before a policy is called unknown.
+const MAX_BRANCHES: usize = 16;
+
+fn has_choice(sched: &Sched) -> bool {
+    let mut found = false;
+    visit(sched, &mut |s| found |= matches!(s, Sched::Choice(_)));
+    found
+}
+
+fn visit(sched: &Sched, f: &mut dyn FnMut(&Sched)) {
+    f(sched);
+    match sched {
+        Sched::Max(children) | Sched::Min(children) | Sched::Choice(children) => {
+            children.iter().for_each(|c| visit(c, f))
+        }
+        Sched::Concat(a, b) => {
+            visit(a, f);
+            visit(b, f);
+        }
+        Sched::Times(inner, _)
+        | Sched::While(inner, _)
+        | Sched::Jittered { inner, .. }
+        | Sched::JitteredAdd { inner, .. }
+        | Sched::ModifyDelay(inner, _)
+        | Sched::AddDelay(inner, _)
+        | Sched::Output(inner, _) => visit(inner, f),
+        _ => {}
+    }
+}
+
+/// The schedules a [`Sched::Choice`] anywhere inside stands for, each without a choice:
+/// `(c ? a : b).pipe(jittered)` is `jittered(a)` or `jittered(b)`. `None` past
+/// [`MAX_BRANCHES`].
+fn branches(sched: &Sched) -> Option<Vec<Sched>> {
+    let product = |children: &[Sched]| -> Option<Vec<Vec<Sched>>> {
+        let mut out: Vec<Vec<Sched>> = vec![Vec::new()];
+        for child in children {
+            let options = branches(child)?;
+            out = out
+                .into_iter()
+                .flat_map(|prefix| {
+                    options.iter().map(move |option| {
+                        let mut next = prefix.clone();
+                        next.push(option.clone());
+                        next
+                    })
+                })
+                .collect();
+            if out.len() > MAX_BRANCHES {
+                return None;
+            }
+        }
+        Some(out)
+    };
+    let wrap = |inner: &Sched, rebuild: &dyn Fn(Box<Sched>) -> Sched| -> Option<Vec<Sched>> {
+        Some(branches(inner)?.into_iter().map(|b| rebuild(Box::new(b))).collect())
+    };
+    let out = match sched {
+        Sched::Choice(children) => {
+            let mut out = Vec::new();
+            for child in children {
+                out.extend(branches(child)?);
+            }
+            out
+        }
+        Sched::Max(children) => product(children)?.into_iter().map(Sched::Max).collect(),
+        Sched::Min(children) => product(children)?.into_iter().map(Sched::Min).collect(),
+        Sched::Concat(a, b) => product(&[(**a).clone(), (**b).clone()])?
+            .into_iter()
+            .map(|mut pair| {
+                let b = pair.pop().unwrap_or(Sched::Unknown);
+                let a = pair.pop().unwrap_or(Sched::Unknown);
+                Sched::Concat(Box::new(a), Box::new(b))
+            })
+            .collect(),
+        Sched::Times(inner, n) => wrap(inner, &|i| Sched::Times(i, *n))?,
+        Sched::While(inner, cb) => wrap(inner, &|i| Sched::While(i, cb.clone()))?,
+        Sched::Jittered { inner, min, max } => wrap(inner, &|i| Sched::Jittered {
+            inner: i,
+            min: *min,
+            max: *max,
+        })?,
+        Sched::JitteredAdd { inner, max } => wrap(inner, &|i| Sched::JitteredAdd { inner: i, max: *max })?,
+        Sched::ModifyDelay(inner, cb) => wrap(inner, &|i| Sched::ModifyDelay(i, cb.clone()))?,
+        Sched::AddDelay(inner, cb) => wrap(inner, &|i| Sched::AddDelay(i, cb.clone()))?,
+        Sched::Output(inner, cb) => wrap(inner, &|i| Sched::Output(i, cb.clone()))?,
+        leaf => vec![leaf.clone()],
+    };
+    (out.len() <= MAX_BRANCHES).then_some(out)
+}
+
+/// One summary for several branches, each judged: a defect of any branch is the policy's
+/// (the branch runs when its condition holds), and what is unknown of any stays unknown.
+fn merge(summaries: Vec<Summary>) -> Summary {
+    let attempts = summaries.iter().map(|s| s.attempts).reduce(|a, b| match (a, b) {
+        (Attempts::Unbounded, _) | (_, Attempts::Unbounded) => Attempts::Unbounded,
+        (Attempts::Unknown, _) | (_, Attempts::Unknown) => Attempts::Unknown,
+        (Attempts::TimeLimited, _) | (_, Attempts::TimeLimited) => Attempts::TimeLimited,
+        (Attempts::Exact(x), Attempts::Exact(y)) if x == y => Attempts::Exact(x),
+        (x, y) => Attempts::AtMost(x.bound().unwrap_or(0).max(y.bound().unwrap_or(0))),
+    });
+    let mut gap = summaries.iter().map(|s| s.gap).reduce(larger);
+    if gap == Some(Gap::Unknown) && attempts == Some(Attempts::Unbounded) {
+        // The branch that never stops is the finding; its pace is known even when another
+        // branch's is not.
+        gap = summaries
+            .iter()
+            .filter(|s| s.attempts == Attempts::Unbounded)
+            .map(|s| s.gap)
+            .reduce(larger);
+    }
+    let jitter = summaries.iter().map(|s| s.jitter).reduce(|a, b| match (a, b) {
+        (Jitter::No, _) | (_, Jitter::No) => Jitter::No,
+        (Jitter::Unknown, _) | (_, Jitter::Unknown) => Jitter::Unknown,
+        _ => Jitter::Yes,
+    });
+    // The totals of the branch that can wait longest, among those that stop.
+    let longest = summaries.iter().filter(|s| s.worst_total_ms.is_some()).max_by(|a, b| {
+        a.worst_total_ms
+            .partial_cmp(&b.worst_total_ms)
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    Summary {
+        attempts: attempts.unwrap_or(Attempts::Unknown),
+        gap: gap.unwrap_or(Gap::Unknown),
+        jitter: jitter.unwrap_or(Jitter::Unknown),
+        delays: longest.and_then(|s| s.delays.clone()),
+        total_ms: longest.and_then(|s| s.total_ms),
+        worst_total_ms: longest.and_then(|s| s.worst_total_ms),
+    }
+}
+
+fn summarize_one(sched: &Sched) -> Summary {
     let structural = cap(sched);
     // A schedule with no cap anywhere in its structure never stops: what the run adds after
     // the delays shown is thousands of steps that change no answer.
@@ -480,6 +622,8 @@ fn eval_term(term: &Term, lookup: &dyn Fn(&str) -> Option<f64>) -> Option<f64> {
                 BinOp::Le => truth(a <= b),
                 BinOp::Gt => truth(a > b),
                 BinOp::Ge => truth(a >= b),
+                BinOp::And => truth(a != 0.0 && b != 0.0),
+                BinOp::Or => truth(a != 0.0 || b != 0.0),
             }
         }
     })
@@ -499,6 +643,7 @@ enum Cap {
 fn cap(sched: &Sched) -> Cap {
     match sched {
         Sched::Recurs(n) => Cap::Finite(*n),
+        Sched::RecursSome => Cap::Unknown,
         Sched::FromDelays(delays) => Cap::Finite(delays.len() as u64),
         Sched::During { .. } => Cap::Time,
         Sched::Exponential { .. }
@@ -527,6 +672,8 @@ fn cap(sched: &Sched) -> Cap {
         | Sched::ModifyDelay(inner, _)
         | Sched::AddDelay(inner, _)
         | Sched::Output(inner, _) => cap(inner),
+        // Summaries judge each branch apart; structurally, the loosest bound holds.
+        Sched::Choice(children) => children.iter().map(cap).reduce(either).unwrap_or(Cap::Unknown),
         Sched::Unknown => Cap::Unknown,
     }
 }
@@ -570,9 +717,10 @@ fn growth(sched: &Sched) -> Gap {
             }
         }
         Sched::Spaced(d) | Sched::Fixed(d) | Sched::Windowed(d) => Gap::Capped(*d),
-        Sched::Recurs(_) | Sched::Forever | Sched::During { .. } => Gap::Capped(0.0),
+        Sched::Recurs(_) | Sched::RecursSome | Sched::Forever | Sched::During { .. } => Gap::Capped(0.0),
         Sched::FromDelays(delays) => Gap::Capped(delays.iter().copied().fold(0.0, f64::max)),
         Sched::Cron | Sched::Unknown => Gap::Unknown,
+        Sched::Choice(children) => children.iter().map(growth).reduce(larger).unwrap_or(Gap::Unknown),
         Sched::Max(children) => children.iter().map(growth).fold(Gap::Capped(0.0), larger),
         Sched::Min(children) => {
             // A child that never stops bounds every gap by its own cap.
@@ -590,8 +738,15 @@ fn growth(sched: &Sched) -> Gap {
             }
         }
         Sched::Concat(a, b) => larger(growth(a), growth(b)),
+        // `while(({ output }) => output <= 30 s)` on a growing delay: it stops before a gap
+        // passes the bound, which caps the gap as surely as `min` with `spaced` does.
+        Sched::While(inner, callback) => match (growth(inner), delay_bound(callback, inner)) {
+            (Gap::Growing, Some(bound)) => Gap::Capped(bound),
+            // A predicate over the metadata the model cannot read may stop the growth: unknown.
+            (Gap::Growing, None) if matches!(callback, Callback::Unknown) => Gap::Unknown,
+            (gap, _) => gap,
+        },
         Sched::Times(inner, _)
-        | Sched::While(inner, _)
         | Sched::Jittered { inner, .. }
         | Sched::JitteredAdd { inner, .. }
         | Sched::Output(inner, _) => growth(inner),
@@ -625,6 +780,51 @@ fn bound_of(callback: &Callback, inner: Gap) -> Option<f64> {
     let _: &Lambda = lambda;
     let _ = Param::Ignored;
     eval_term(&lambda.body, &lookup)
+}
+
+/// The largest delay a `while` predicate lets through, when it tests the delay alone (its
+/// `duration`, or the output of a schedule whose output is its delay) and stops every delay
+/// past some bound: found by bisection, the predicate being true at zero and false at infinity.
+fn delay_bound(callback: &Callback, inner: &Sched) -> Option<f64> {
+    let Callback::Known(lambda) = callback else { return None };
+    let output_is_delay = output_is_delay(inner);
+    let holds = |delay: f64| -> Option<bool> {
+        let lookup = |name: &str| match name {
+            "duration" => Some(delay),
+            "output" if output_is_delay => Some(delay),
+            _ => None,
+        };
+        eval_term(&lambda.body, &lookup).map(|t| t != 0.0)
+    };
+    if !holds(0.0)? || holds(f64::INFINITY)? || holds(1e15)? {
+        return None;
+    }
+    let (mut low, mut high) = (0.0_f64, 1e15_f64);
+    for _ in 0..200 {
+        let mid = (low + high) / 2.0;
+        if holds(mid)? {
+            low = mid;
+        } else {
+            high = mid;
+        }
+        if high - low < 0.5 {
+            break;
+        }
+    }
+    Some(low.round())
+}
+
+/// Whether the schedule's output is the delay it waits: Effect's growing schedules output
+/// it (`spaced` and `fixed` output a count).
+fn output_is_delay(sched: &Sched) -> bool {
+    match sched {
+        Sched::Exponential { .. } | Sched::Fibonacci { .. } | Sched::Linear(_) => true,
+        Sched::Times(inner, _)
+        | Sched::While(inner, _)
+        | Sched::Jittered { inner, .. }
+        | Sched::JitteredAdd { inner, .. } => output_is_delay(inner),
+        _ => false,
+    }
 }
 
 fn larger(a: Gap, b: Gap) -> Gap {

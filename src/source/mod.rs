@@ -46,9 +46,18 @@ impl Span {
 pub enum Language {
     TypeScript,
     Tsx,
+    /// `.js`, `.jsx`, `.mjs`, `.cjs`: read with the TSX grammar, which reads JavaScript.
+    JavaScript,
+    /// `.svelte` and `.vue` components: their `<script>` blocks, at their own offsets.
+    Svelte,
+    Vue,
     Rust,
     /// `.sql` files: read for their SQL texts only.
     Sql,
+    /// `.json` files: read for RS2 retry policies only.
+    Json,
+    /// `.yaml`/`.yml` files: read for RS2 retry policies only.
+    Yaml,
 }
 
 impl Language {
@@ -60,16 +69,30 @@ impl Language {
         match path.extension()?.to_str()? {
             "ts" | "mts" | "cts" => Some(Language::TypeScript),
             "tsx" => Some(Language::Tsx),
+            "js" | "jsx" | "mjs" | "cjs" => Some(Language::JavaScript),
+            "svelte" => Some(Language::Svelte),
+            "vue" => Some(Language::Vue),
             "rs" => Some(Language::Rust),
             "sql" => Some(Language::Sql),
+            "json" => Some(Language::Json),
+            "yaml" | "yml" => Some(Language::Yaml),
             _ => None,
         }
+    }
+
+    /// TypeScript or JavaScript, alone or in a component: what the TypeScript extractor reads.
+    pub fn is_script(self) -> bool {
+        matches!(
+            self,
+            Language::TypeScript | Language::Tsx | Language::JavaScript | Language::Svelte | Language::Vue
+        )
     }
 
     /// The line comment that opens a suppression in this language.
     pub fn line_comment(self) -> &'static str {
         match self {
             Language::Sql => "--",
+            Language::Yaml => "#",
             _ => "//",
         }
     }

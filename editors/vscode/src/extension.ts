@@ -38,7 +38,7 @@ async function start(context: vscode.ExtensionContext): Promise<void> {
     options: { cwd: folders[0], env: process.env },
   };
   const clientOptions: LanguageClientOptions = {
-    documentSelector: ["typescript", "typescriptreact", "rust", "sql"].map((language) => ({
+    documentSelector: ["typescript", "typescriptreact", "javascript", "javascriptreact", "svelte", "vue", "rust", "sql"].map((language) => ({
       scheme: "file",
       language,
     })),

@@ -136,6 +136,21 @@ impl<'t> Extractor<'t, '_> {
                     span,
                 }
             }
+            "ternary_expression" => {
+                let (Some(test), Some(then), Some(otherwise)) = (
+                    node.field("condition"),
+                    node.field("consequence"),
+                    node.field("alternative"),
+                ) else {
+                    return Expr::Opaque(span);
+                };
+                Expr::Cond {
+                    test: Box::new(self.convert(test, depth + 1)),
+                    then: Box::new(self.convert(then, depth + 1)),
+                    otherwise: Box::new(self.convert(otherwise, depth + 1)),
+                    span,
+                }
+            }
             "parenthesized_expression"
             | "as_expression"
             | "satisfies_expression"

@@ -30,8 +30,15 @@ const MAX_EXPR_DEPTH: usize = 40;
 /// Tokens that make an unparsed region worth a note: a retry or schedule may hide there.
 const ERROR_REGION_TOKENS: &[&[u8]] = &[b"retry", b"Schedule", b"lease", b"Jobs"];
 
-pub(super) fn extract(facts: &mut FileFacts, text: &[u8]) {
-    let Some(tree) = parse_with_recovery(facts.language, text) else {
+/// Extracts the facts of `text`, read with `grammar` (TypeScript or TSX), with the imports
+/// `aliases` names read as the Effect imports they are.
+pub(super) fn extract(
+    facts: &mut FileFacts,
+    text: &[u8],
+    grammar: crate::source::Language,
+    aliases: &[crate::facts::EffectAlias],
+) {
+    let Some(tree) = parse_with_recovery(grammar, text) else {
         facts.note(None, "skipped: the parser gave up on this file");
         return;
     };
@@ -53,6 +60,9 @@ pub(super) fn extract(facts: &mut FileFacts, text: &[u8]) {
     };
     let root = tree.root_node();
     extractor.module_items(root);
+    if !aliases.is_empty() {
+        extractor.facts.apply_effect_aliases(aliases);
+    }
     extractor.marks = marks(text, &extractor.facts.imports, &extractor.module_state);
     extractor.walk(root);
     // Calls inside a retried unit are followed into the file's named units; a file that

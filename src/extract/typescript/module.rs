@@ -67,6 +67,7 @@ impl<'t> Extractor<'t, '_> {
             source: source.to_string(),
             type_only,
             span: Self::span(node),
+            via: None,
         });
     }
 

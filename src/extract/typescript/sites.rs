@@ -1,5 +1,6 @@
 //! Effect retry sites: `Effect.retry`, `Effect.retryOrElse`, `Stream.retry`,
-//! `HttpClient.retryTransient`, with their policy, predicate and retried unit.
+//! `HttpClient.retry`, `HttpClient.retryTransient`, with their policy, predicate and retried
+//! unit.
 
 use super::*;
 
@@ -14,6 +15,9 @@ enum RetryKind {
     StreamRetry,
     /// `HttpClient.retryTransient`
     HttpRetryTransient,
+    /// `HttpClient.retry(schedule | options)`: every request of the client, replayed as
+    /// `Effect.retry` replays an effect.
+    HttpRetry,
 }
 
 impl RetryKind {
@@ -23,6 +27,7 @@ impl RetryKind {
             RetryKind::EffectRetryOrElse => "Effect.retryOrElse",
             RetryKind::StreamRetry => "Stream.retry",
             RetryKind::HttpRetryTransient => "HttpClient.retryTransient",
+            RetryKind::HttpRetry => "HttpClient.retry",
         }
     }
 }
@@ -39,7 +44,7 @@ fn interesting(module: &str, member: &str) -> Option<(&'static str, String)> {
             "retry" | "retryOrElse" | "fn" | "fnUntraced" | "repeat" | "repeatOrElse" | "schedule" | "forever",
         ) => "Effect",
         ("Stream", "retry" | "tick") => "Stream",
-        ("HttpClient", "retryTransient") => "HttpClient",
+        ("HttpClient", "retryTransient" | "retry") => "HttpClient",
         ("Schedule", "cron") => "Schedule",
         ("Layer", "effect" | "succeed" | "scoped" | "sync" | "function") => "Layer",
         ("Ref", _) => "Ref",
@@ -99,6 +104,7 @@ impl<'t> Extractor<'t, '_> {
             Some(("Effect", "retryOrElse")) => Some(RetryKind::EffectRetryOrElse),
             Some(("Stream", "retry")) => Some(RetryKind::StreamRetry),
             Some(("HttpClient", "retryTransient")) => Some(RetryKind::HttpRetryTransient),
+            Some(("HttpClient", "retry")) => Some(RetryKind::HttpRetry),
             _ => None,
         };
         if let Some(kind) = retry {
@@ -175,7 +181,7 @@ impl<'t> Extractor<'t, '_> {
         }
         let retried = match kind {
             RetryKind::StreamRetry => Retried::Stream,
-            RetryKind::HttpRetryTransient => Retried::Client,
+            RetryKind::HttpRetryTransient | RetryKind::HttpRetry => Retried::Client,
             RetryKind::EffectRetry | RetryKind::EffectRetryOrElse => Retried::Operation,
         };
         self.facts.retry_sites.push(RetrySite {

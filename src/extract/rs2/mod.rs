@@ -1,0 +1,260 @@
+//! RS2 runtime configuration in JSON and YAML: retry policies, calls and `$_retry`.
+//!
+//! Recognition is by content, so the facts stay a function of the bytes: a policy is an object
+//! under a `retry` key holding at least one policy key with a value of the type RS2 reads (a
+//! UI string table's `"retry": { "maxAttempts": "Too many attempts" }` is not one); a nested
+//! policy that is neither top-level nor a call's needs more than `enabled` (Spring's
+//! `retry: { enabled: true, max-attempts: 3 }` is not RS2). Multi-document YAML and
+//! Kubernetes objects (`apiVersion` with `kind`) are never RS2 and yield nothing.
+
+mod value;
+
+use std::cell::RefCell;
+
+use tree_sitter::{Parser, Tree};
+
+use value::{Converter, Entry, Kind, Node};
+
+use crate::facts::rs2::{Place, Rs2Call, Rs2Facts, Rs2Policy, Setting, POLICY_KEYS};
+use crate::facts::FileFacts;
+use crate::source::{Language, Span};
+
+thread_local! {
+    // One parser per rayon worker and grammar (JSON, YAML), as for the code grammars.
+    static PARSERS: RefCell<[Option<Parser>; 2]> = const { RefCell::new([None, None]) };
+}
+
+/// Parses JSON (comments allowed, as in `tsconfig.json`) or YAML.
+pub(super) fn parse(language: Language, text: &[u8]) -> Option<Tree> {
+    PARSERS.with(|cell| {
+        let mut parsers = cell.borrow_mut();
+        let (slot, grammar): (usize, tree_sitter::Language) = match language {
+            Language::Json => (0, tree_sitter_json::LANGUAGE.into()),
+            Language::Yaml => (1, tree_sitter_yaml::LANGUAGE.into()),
+            _ => return None,
+        };
+        let parser = parsers[slot].get_or_insert_with(|| {
+            let mut parser = Parser::new();
+            parser
+                .set_language(&grammar)
+                .expect("grammar matches the tree-sitter version");
+            parser
+        });
+        parser.parse(text, None)
+    })
+}
+
+/// Jitter modes a policy is recognised by (`jitter` alone is too common a key).
+const JITTER_MODES: &[&str] = &["full", "none", "equal", "decorrelated"];
+
+pub(super) fn extract(facts: &mut FileFacts, text: &[u8]) {
+    let Some(tree) = parse(facts.language, text) else {
+        facts.note(None, "skipped: the parser gave up on this file");
+        return;
+    };
+    let mut converter = Converter::new(text);
+    let root = match facts.language {
+        Language::Json => converter.json_document(tree.root_node()),
+        _ => converter.yaml_stream(tree.root_node()),
+    };
+    let Some(root) = root else { return };
+    if root.get("apiVersion").is_some() && root.get("kind").is_some() {
+        return;
+    }
+    let mut rs2 = Rs2Facts {
+        mount_key: root.get("mount").is_some(),
+        tenant_key: root.get("tenant").is_some(),
+        ..Rs2Facts::default()
+    };
+    walk(&root, "", true, None, &mut rs2);
+    rs2.imperative = converter.imperative;
+    rs2.imperative.sort_unstable();
+    rs2.imperative.dedup();
+    note_parse_errors(facts, text, &tree);
+    facts.rs2 = rs2;
+}
+
+/// Walks the tree for policies and calls. `call` is the call whose call object `node` is.
+fn walk(node: &Node, path: &str, top: bool, call: Option<usize>, out: &mut Rs2Facts) {
+    match &node.kind {
+        Kind::Map(entries) => {
+            // An object with a `call` object is a call: its `retry` is the call's own.
+            let here = node
+                .get("call")
+                .filter(|e| matches!(e.value.kind, Kind::Map(_)))
+                .map(|e| {
+                    out.calls.push(read_call(e));
+                    out.calls.len() - 1
+                });
+            for entry in entries {
+                let child = if path.is_empty() {
+                    entry.key.clone()
+                } else {
+                    format!("{path}.{}", entry.key)
+                };
+                if entry.key == "retry" {
+                    let place = if top {
+                        Place::TopLevel
+                    } else if let Some(c) = call.or(here) {
+                        Place::Call(c)
+                    } else {
+                        Place::Nested
+                    };
+                    if let Some(policy) = read_policy(entry, child.clone(), place) {
+                        out.policies.push(policy);
+                        if let Place::Call(c) = place {
+                            // A `retry` in the call object wins over one beside it.
+                            if call.is_some() || out.calls[c].policy.is_none() {
+                                out.calls[c].policy = Some(out.policies.len() - 1);
+                            }
+                        }
+                        continue;
+                    }
+                }
+                let inner = if entry.key == "call" { here } else { None };
+                walk(&entry.value, &child, false, inner, out);
+            }
+        }
+        Kind::Seq(items) => {
+            for (i, item) in items.iter().enumerate() {
+                walk(item, &format!("{path}[{i}]"), false, None, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn read_call(entry: &Entry) -> Rs2Call {
+    let string = |key: &str| {
+        let found = entry.value.get(key)?;
+        match &found.value.kind {
+            Kind::Str(text) => Some((text.clone(), found.span)),
+            _ => None,
+        }
+    };
+    Rs2Call {
+        span: entry.key_span,
+        method: string("method"),
+        effect: string("effect"),
+        policy: None,
+    }
+}
+
+/// The policy under a `retry` key, if the object is one.
+fn read_policy(entry: &Entry, path: String, place: Place) -> Option<Rs2Policy> {
+    let object = &entry.value;
+    if !matches!(object.kind, Kind::Map(_)) {
+        return None;
+    }
+    let typed = |key: &str| -> bool {
+        let Some(found) = object.get(key) else { return false };
+        match (&found.value.kind, key) {
+            (Kind::Bool(_), "enabled" | "retryOnNetworkError" | "respectRetryAfter") => true,
+            (Kind::Num(_), "maxAttempts" | "baseDelayMs" | "maxDelayMs" | "backoffMultiplier") => true,
+            (Kind::Str(mode), "jitter") => JITTER_MODES.contains(&mode.as_str()),
+            (Kind::Seq(_), "retryStatuses") => true,
+            _ => false,
+        }
+    };
+    let recognised = match place {
+        Place::Nested => POLICY_KEYS.iter().any(|k| *k != "enabled" && typed(k)),
+        _ => POLICY_KEYS.iter().any(|k| typed(k)),
+    };
+    if !recognised {
+        return None;
+    }
+    let number = |key: &str| {
+        setting(
+            object,
+            key,
+            |kind| if let Kind::Num(n) = kind { Some(*n) } else { None },
+        )
+    };
+    let boolean = |key: &str| {
+        setting(
+            object,
+            key,
+            |kind| if let Kind::Bool(b) = kind { Some(*b) } else { None },
+        )
+    };
+    Some(Rs2Policy {
+        retry: entry.key_span,
+        span: object.span,
+        path,
+        place,
+        enabled: boolean("enabled"),
+        max_attempts: number("maxAttempts"),
+        base_delay_ms: number("baseDelayMs"),
+        max_delay_ms: number("maxDelayMs"),
+        backoff_multiplier: number("backoffMultiplier"),
+        jitter: setting(object, "jitter", |kind| match kind {
+            Kind::Str(mode) => Some(mode.clone()),
+            _ => None,
+        }),
+        retry_statuses: match object.get("retryStatuses") {
+            None => Setting::Absent,
+            Some(found) => match &found.value.kind {
+                Kind::Seq(items) => Setting::Known(
+                    items
+                        .iter()
+                        .filter_map(|item| match item.kind {
+                            Kind::Num(n) => Some((n, item.span)),
+                            _ => None,
+                        })
+                        .collect(),
+                    found.value.span,
+                ),
+                _ => Setting::Unknown(found.value.span),
+            },
+        },
+        retry_on_network_error: boolean("retryOnNetworkError"),
+        respect_retry_after: boolean("respectRetryAfter"),
+    })
+}
+
+fn setting<T>(object: &Node, key: &str, read: impl Fn(&Kind) -> Option<T>) -> Setting<T> {
+    match object.get(key) {
+        None => Setting::Absent,
+        Some(found) => match read(&found.value.kind) {
+            Some(value) => Setting::Known(value, found.value.span),
+            None => Setting::Unknown(found.value.span),
+        },
+    }
+}
+
+/// A region the parser could not read that mentions `retry` is said, not silently skipped.
+fn note_parse_errors(facts: &mut FileFacts, text: &[u8], tree: &Tree) {
+    let root = tree.root_node();
+    if !root.has_error() {
+        return;
+    }
+    let mut cursor = root.walk();
+    let mut stack = vec![root];
+    let mut errors: Vec<Span> = Vec::new();
+    while let Some(node) = stack.pop() {
+        if node.is_error() || node.is_missing() {
+            errors.push(Span::new(node.start_byte(), node.end_byte()));
+            continue;
+        }
+        if node.has_error() {
+            stack.extend(node.children(&mut cursor));
+        }
+    }
+    errors.sort_unstable();
+    for error in errors {
+        // The line around the error: a `retry` key the error swallowed or cut off.
+        let start = memchr::memrchr(b'\n', &text[..error.start as usize]).map_or(0, |i| i + 1);
+        let end = memchr::memchr(b'\n', &text[error.end as usize..]).map_or(text.len(), |i| error.end as usize + i);
+        if memchr::memmem::find(&text[start..end], b"retry").is_none() {
+            continue;
+        }
+        let (line, column) = facts.position(error.start);
+        facts.note(
+            Some(line),
+            format!("not analysed: parse error at {line}:{column} in a document mentioning `retry`"),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests;
