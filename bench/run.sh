@@ -3,7 +3,9 @@
 # and prints a markdown table.
 #
 #   bench/run.sh [--runs N] [--seed S] [CORPUS...]   CORPUS: a directory, or `generated`
-#                                                      (the default: bench/gen_corpus.py --seed S)
+#                                                      (the default: bench/gen_corpus.py --seed S),
+#                                                      or `generated-sdk` (the same plus ~250 MB
+#                                                      of generated SDK clients)
 #   bench/run.sh --smoke                             each tool once on a small generated corpus,
 #                                                      with sanity checks (for CI)
 #
@@ -75,7 +77,13 @@ LSP_LATENCY="$ROOT/target/release/examples/lsp_latency"
 
 # ----------------------------------------------------------------- corpora
 resolve_corpus() { # NAME -> directory
-  if [[ "$1" == generated ]]; then
+  if [[ "$1" == generated-sdk ]]; then
+    # The generated corpus beside ~250 MB of generated SDK clients (gen_corpus.py --sdk-mb):
+    # generated code must not dominate a run.
+    local dir="${BENCH_CORPUS_DIR:-${TMPDIR:-/tmp}/retrylint-corpus}-sdk"
+    python3 bench/gen_corpus.py "$dir" --seed "$SEED" --files 5000 --sdk-mb 250 >&2
+    echo "$dir"
+  elif [[ "$1" == generated ]]; then
     local dir files=5000
     if [[ $SMOKE -eq 1 ]]; then
       dir="$WORK/corpus"
@@ -136,6 +144,7 @@ for name in "${CORPORA[@]}"; do
   dir="$(resolve_corpus "$name")"
   label="$(basename "$dir")"
   [[ "$name" == generated ]] && label="generated (seed $SEED)"
+  [[ "$name" == generated-sdk ]] && label="generated + 250 MB SDK"
   n=$((n + 1))
   log "measuring $label: $dir"
   printf '%s\t%s\t%s\t%s\n' "$n" "$label" "$dir" "$(cut -d' ' -f1-3 /proc/loadavg)" >>"$WORK/corpora"

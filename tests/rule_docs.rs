@@ -29,7 +29,7 @@ fn blocks(doc: &str) -> Vec<Block> {
         let mut words = info.split_whitespace();
         let language = words.next().unwrap_or("");
         let extension = match language {
-            "tsx" | "json" | "yaml" => language,
+            "tsx" | "json" | "yaml" | "js" | "jsx" | "svelte" | "vue" => language,
             _ => "ts",
         };
         let mut path = format!("src/example.{extension}");
@@ -45,7 +45,10 @@ fn blocks(doc: &str) -> Vec<Block> {
             }
         }
         let code: Vec<&str> = lines.by_ref().take_while(|l| !l.starts_with("```")).collect();
-        if matches!(language, "ts" | "tsx" | "rust" | "sql" | "json" | "yaml") {
+        if matches!(
+            language,
+            "ts" | "tsx" | "js" | "jsx" | "svelte" | "vue" | "rust" | "sql" | "json" | "yaml"
+        ) {
             out.push(Block {
                 section: section.clone(),
                 path,
