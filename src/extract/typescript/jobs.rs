@@ -53,7 +53,7 @@ impl<'t> Extractor<'t, '_> {
     /// Called by `enter` for every node.
     pub(super) fn job_and_sql_facts(&mut self, node: Node<'t>) {
         match node.kind_str() {
-            "new_expression" if self.is_new_date_now(node) => {
+            "new_expression" if self.is_new_date_now(node) && !self.is_timestamp_field(node) => {
                 self.facts.clock_reads.push(ClockRead {
                     span: Self::span(node),
                     call: "new Date()".into(),
@@ -64,6 +64,21 @@ impl<'t> Extractor<'t, '_> {
             "identifier" => self.module_cursor_read(node),
             _ => {}
         }
+    }
+
+    /// `updatedAt: new Date()`: the current time written as a record's timestamp, which says
+    /// when the work happened, not what is due.
+    fn is_timestamp_field(&self, node: Node<'t>) -> bool {
+        let Some(pair) = node.parent().filter(|p| p.kind_str() == "pair") else {
+            return false;
+        };
+        if pair.field("value") != Some(node) {
+            return false;
+        }
+        pair.field("key").is_some_and(|key| {
+            let key = super::string_value(self.text_of(key));
+            key.ends_with("At") || key.ends_with("_at")
+        })
     }
 
     /// The module `let` named `name`, unless a local shadows it.
@@ -166,7 +181,9 @@ impl<'t> Extractor<'t, '_> {
             || path == ["Date", "now"]
             || matches!(
                 effect,
-                Some(("Schedule", "cron") | ("Ref" | "SynchronizedRef" | "SubscriptionRef", _))
+                Some(
+                    ("Schedule", "cron") | ("ClusterCron", "make") | ("Ref" | "SynchronizedRef" | "SubscriptionRef", _)
+                )
             );
         if !interesting || arguments.kind_str() != "arguments" {
             return;
@@ -176,12 +193,12 @@ impl<'t> Extractor<'t, '_> {
             .named_children(&mut cursor)
             .filter(|a| a.kind_str() != "comment")
             .collect();
-        if path.ends_with(&["Jobs", "make"]) {
+        if path.ends_with(&["Jobs", "make"]) || effect == Some(("ClusterCron", "make")) {
             self.job_def(node, &args);
             return;
         }
         if path == ["Date", "now"] {
-            if args.is_empty() {
+            if args.is_empty() && !self.is_timestamp_field(node) {
                 self.facts.clock_reads.push(ClockRead {
                     span: Self::span(node),
                     call: "Date.now()".into(),
@@ -220,7 +237,7 @@ impl<'t> Extractor<'t, '_> {
                 .or_else(|| property("tz")),
             exclusive: property("exclusive"),
             timeout: property("timeout"),
-            run: self.job_run(*object),
+            run: self.job_run(*object).or_else(|| self.job_execute(*object)),
         };
         self.facts.jobs.push(job);
     }
@@ -263,6 +280,24 @@ impl<'t> Extractor<'t, '_> {
             }
         }
         None
+    }
+
+    /// `ClusterCron.make({ execute: Effect.gen(…) })`: the job's code is an effect, with no
+    /// slot parameter to read (so none is reported as ignored).
+    fn job_execute(&self, object: Node<'t>) -> Option<JobRun> {
+        let mut cursor = object.walk();
+        let pair = object.named_children(&mut cursor).find(|child| {
+            child.kind_str() == "pair"
+                && child
+                    .field("key")
+                    .is_some_and(|k| super::string_value(self.text_of(k)) == "execute")
+        })?;
+        let value = pair.field("value")?;
+        Some(JobRun {
+            span: Self::span(value),
+            body: Some(Self::span(value)),
+            slot: SlotUse::Unknown,
+        })
     }
 
     /// Whether a `run` function reads its slot parameter.

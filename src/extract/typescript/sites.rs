@@ -46,6 +46,7 @@ fn interesting(module: &str, member: &str) -> Option<(&'static str, String)> {
         ("Stream", "retry" | "tick") => "Stream",
         ("HttpClient", "retryTransient" | "retry") => "HttpClient",
         ("Schedule", "cron") => "Schedule",
+        ("ClusterCron", "make") => "ClusterCron",
         ("Layer", "effect" | "succeed" | "scoped" | "sync" | "function") => "Layer",
         ("Ref", _) => "Ref",
         ("SynchronizedRef", _) => "SynchronizedRef",
