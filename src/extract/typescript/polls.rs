@@ -119,6 +119,9 @@ impl<'t> Extractor<'t, '_> {
             }
             None if global => {
                 let [tick, every, ..] = args.as_slice() else { return };
+                if self.is_heartbeat(node, *tick) {
+                    return;
+                }
                 (
                     "setInterval".to_string(),
                     PollKind::Every(self.expr(*every, 0)),
@@ -137,6 +140,22 @@ impl<'t> Extractor<'t, '_> {
             forked: self.forked_around(node),
             endless: scan.endless,
         });
+    }
+
+    /// `setInterval(sendHeartbeat, …)`, `heartbeat = setInterval(…)`: a heartbeat or
+    /// keepalive, whose fixed interval is its contract with the other side (a heartbeat that
+    /// backed off would read as gone).
+    fn is_heartbeat(&self, call: Node<'t>, tick: Node<'t>) -> bool {
+        let named = |node: Node<'t>| {
+            let text = self.text_of(node).to_ascii_lowercase();
+            text.contains("heartbeat") || text.contains("keepalive") || text.contains("keep_alive")
+        };
+        let assigned_to = call.parent().and_then(|parent| match parent.kind_str() {
+            "assignment_expression" => parent.field("left"),
+            "variable_declarator" => parent.field("name"),
+            _ => None,
+        });
+        (tick.kind_str() == "identifier" && named(tick)) || assigned_to.is_some_and(named)
     }
 
     /// A retry whose result is forked, or whose work never ends: a supervisor that restarts
