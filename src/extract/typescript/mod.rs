@@ -319,6 +319,22 @@ fn parse_number(text: &str) -> Option<f64> {
     clean.parse::<f64>().ok()
 }
 
+/// Moves a pre-order walk below `root` past the cursor's subtree: to its next sibling, or the
+/// next sibling of the nearest ancestor that has one. `false` when the walk of `root` is over.
+pub(super) fn step_past(cursor: &mut tree_sitter::TreeCursor, root: tree_sitter::Node) -> bool {
+    loop {
+        if cursor.node() == root {
+            return false;
+        }
+        if cursor.goto_next_sibling() {
+            return true;
+        }
+        if !cursor.goto_parent() {
+            return false;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -308,21 +308,7 @@ impl<'t> Extractor<'t, '_> {
             if !matches!(node.kind_str(), "string" | "comment") && cursor.goto_first_child() {
                 continue;
             }
-            let mut done = false;
-            loop {
-                if cursor.node() == body {
-                    done = true;
-                    break;
-                }
-                if cursor.goto_next_sibling() {
-                    break;
-                }
-                if !cursor.goto_parent() {
-                    done = true;
-                    break;
-                }
-            }
-            if done {
+            if !super::step_past(&mut cursor, body) {
                 break;
             }
         }

@@ -351,21 +351,7 @@ fn fresh_locals<'s>(source: &'s [u8], roots: &[Node]) -> Vec<&'s str> {
             if !matches!(node.kind_str(), "comment" | "string") && cursor.goto_first_child() {
                 continue;
             }
-            let mut done = false;
-            loop {
-                if cursor.node() == root {
-                    done = true;
-                    break;
-                }
-                if cursor.goto_next_sibling() {
-                    break;
-                }
-                if !cursor.goto_parent() {
-                    done = true;
-                    break;
-                }
-            }
-            if done {
+            if !super::step_past(&mut cursor, root) {
                 break;
             }
         }
