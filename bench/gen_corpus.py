@@ -1100,6 +1100,13 @@ def sdk_files(rng: random.Random, megabytes: int) -> dict[str, str]:
     return out
 
 
+def is_test(path: str) -> bool:
+    parts = path.split("/")
+    name = parts[-1]
+    return (".test." in name or ".spec." in name
+            or any(d in ("test", "tests", "__tests__") for d in parts[:-1]))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("out", type=Path)
@@ -1134,9 +1141,12 @@ def main() -> int:
             size += len(data)
     # The files retrylint discovers: sources, and JSON/YAML (read for RS2 policies).
     checked = sum(1 for p in corpus.files if p.endswith((".ts", ".tsx", ".json", ".yaml", ".yml")))
+    # Of those, test code, which retrylint skips by default (config.rs DEFAULT_TESTS).
+    tests = sum(1 for p in corpus.files if p.endswith((".ts", ".tsx")) and is_test(p))
     manifest = {
         "seed": args.seed,
         "files": checked,
+        "tests": tests,
         "lines": lines,
         "bytes": size,
         "sha256": digest.hexdigest(),

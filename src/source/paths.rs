@@ -19,9 +19,12 @@ pub fn normalize(path: &Path) -> PathBuf {
 
 /// `path` relative to `cwd` when it is inside it, else as given.
 pub fn display_path(cwd: &Path, path: &Path) -> PathBuf {
-    path.strip_prefix(cwd)
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|_| path.to_path_buf())
+    match path.strip_prefix(cwd) {
+        // The working directory itself: `.`, never an empty path in a message.
+        Ok(rest) if rest.as_os_str().is_empty() => PathBuf::from("."),
+        Ok(rest) => rest.to_path_buf(),
+        Err(_) => path.to_path_buf(),
+    }
 }
 
 /// An import specifier from directory `from` to file `to`: `../../infra/retry.ts`, `./retry.ts`.
