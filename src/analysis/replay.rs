@@ -165,12 +165,15 @@ fn appends_at(
     let facts = index.facts(file)?;
     for op in &unit.ops {
         // A call to a unit the analysis can see is judged by what that unit does, not by its name.
-        match called_unit(index, file, facts, op, cross) {
+        match called_unit(index, file, facts, unit, op, cross) {
             None => {
                 if let Some(what) = appending(op, vocabulary) {
                     return Some(Finding { span: op.span, what });
                 }
             }
+            // A call that carries its own key (`orders.insert({ id: orderId, … })`) is a
+            // keyed create however the callee writes it: a replay is recognised.
+            Some(_) if call_is_keyed(op, vocabulary) => {}
             Some((target, callee)) if depth < MAX_CALL_DEPTH => {
                 let still_cross = cross && target == file;
                 if let Some(found) = appends_at(index, target, callee, vocabulary, depth + 1, still_cross) {
@@ -253,6 +256,37 @@ fn verb<'m>(method: &'m str, verbs: &[String]) -> Option<&'m str> {
     })
 }
 
+/// `rest.createMessage` is about a message; `videos.create` (and `orders.insert`) about a
+/// video (an order): the entity whose own id a call may carry.
+fn call_entity(receiver: Option<&str>, rest: &str) -> Option<String> {
+    let rest = rest.trim_start_matches('_');
+    if rest.is_empty() {
+        receiver.map(|r| r.rsplit('.').next().unwrap_or(r).to_string())
+    } else {
+        Some(rest.to_string())
+    }
+}
+
+/// A call whose object argument carries an idempotency key or the entity's own id.
+fn call_is_keyed(op: &UnitOp, vocabulary: &Vocabulary) -> bool {
+    let OpKind::Call {
+        receiver,
+        method,
+        client_id: Some(keys),
+    } = &op.kind
+    else {
+        return false;
+    };
+    let rest = verb(method, &vocabulary.create_calls)
+        .or_else(|| verb(method, &vocabulary.append_calls))
+        .unwrap_or("");
+    identity(
+        Some(keys),
+        call_entity(receiver.as_deref(), rest).as_deref(),
+        vocabulary,
+    ) == Identity::Keyed
+}
+
 fn appending(op: &UnitOp, vocabulary: &Vocabulary) -> Option<String> {
     match &op.kind {
         OpKind::Call {
@@ -264,17 +298,7 @@ fn appending(op: &UnitOp, vocabulary: &Vocabulary) -> Option<String> {
                 Some(r) => format!("{r}.{method}"),
                 None => method.clone(),
             };
-            // `rest.createMessage` is about a message; `videos.create` about a video.
-            let entity = |rest: &str| -> Option<String> {
-                let rest = rest.trim_start_matches('_');
-                if rest.is_empty() {
-                    receiver
-                        .as_deref()
-                        .map(|r| r.rsplit('.').next().unwrap_or(r).to_string())
-                } else {
-                    Some(rest.to_string())
-                }
-            };
+            let entity = |rest: &str| call_entity(receiver.as_deref(), rest);
             if let Some(rest) = verb(method, &vocabulary.append_calls) {
                 // An object built from a spread may carry a key the analysis cannot see.
                 let open = client_id.as_ref().is_some_and(|k| k.open);
@@ -339,6 +363,7 @@ fn called_unit<'i>(
     index: &'i Index,
     file: FileId,
     facts: &'i FileFacts,
+    caller: &Unit,
     op: &UnitOp,
     cross: bool,
 ) -> Option<(FileId, &'i Unit)> {
@@ -348,6 +373,14 @@ fn called_unit<'i>(
     let OpKind::Call { receiver, method, .. } = &op.kind else {
         return None;
     };
+    // `orders.insert(…)` where the unit has `orders = yield* OrdersRepository`: the service's
+    // own `insert`, when the analysis can see where the service is defined.
+    if let Some((_, tag)) = receiver
+        .as_deref()
+        .and_then(|r| caller.services.iter().find(|(local, _)| local == r))
+    {
+        return service_method(index, file, facts, tag, method, cross);
+    }
     if !cross || facts.language != crate::source::Language::TypeScript && facts.language != crate::source::Language::Tsx
     {
         return None;
@@ -378,6 +411,37 @@ fn called_unit<'i>(
         .units
         .iter()
         .find(|u| u.name.as_deref() == Some(name))?;
+    Some((target, unit))
+}
+
+/// The method `method` of the service `tag`, defined in this file or — when `cross` — in
+/// the file `tag` is imported from.
+fn service_method<'i>(
+    index: &'i Index,
+    file: FileId,
+    facts: &'i FileFacts,
+    tag: &str,
+    method: &str,
+    cross: bool,
+) -> Option<(FileId, &'i Unit)> {
+    let method_of = |facts: &'i FileFacts, name: &str| {
+        facts
+            .services
+            .iter()
+            .find(|s| s.name == name)?
+            .units
+            .iter()
+            .find(|u| u.name.as_deref() == Some(method))
+    };
+    if let Some(unit) = method_of(facts, tag) {
+        return Some((file, unit));
+    }
+    let import = facts.import(tag).filter(|_| cross)?;
+    let ImportKind::Named(imported) = &import.kind else {
+        return None;
+    };
+    let target = index.resolve_module(file, &import.source)?;
+    let unit = method_of(index.facts(target)?, imported)?;
     Some((target, unit))
 }
 
@@ -479,7 +543,7 @@ fn called_retry(
         return None;
     }
     for op in &unit.ops {
-        let Some((target, callee)) = called_unit(index, file, facts, op, cross) else {
+        let Some((target, callee)) = called_unit(index, file, facts, unit, op, cross) else {
             continue;
         };
         let target_facts = index.facts(target)?;

@@ -26,7 +26,7 @@ pub use retry::{PolicyArg, Predicate, Retried, RetrySite};
 pub use rs2::{EffectClass, Rs2Call, Rs2Facts, Rs2Policy};
 pub use rust::{RustBase, RustChain, RustOp, RustPath, RustPolicy, RustPolicyArg};
 pub use sql::{SqlOrigin, SqlText};
-pub use unit::{ArgKey, ArgKeys, ClientRequest, Handler, OpKind, SqlClass, Unit, UnitOp};
+pub use unit::{ArgKey, ArgKeys, ClientRequest, Handler, OpKind, ServiceDef, SqlClass, Unit, UnitOp};
 
 use crate::source::{Language, LineIndex, Span};
 
@@ -94,6 +94,8 @@ pub struct FileFacts {
     /// Functions handed to something that runs them later (handler registrations, queue
     /// processors, job tasks). Collected only when the file retries something.
     pub handlers: Vec<Handler>,
+    /// Services this file implements, with their methods as units (Effect files only).
+    pub services: Vec<ServiceDef>,
     /// Local names bound to a retrying client (`HttpClient.retryTransient`).
     pub retrying_clients: Vec<(String, Span)>,
     /// Requests sent through a named client: `client.execute(HttpClientRequest.post(…))`,
@@ -134,6 +136,7 @@ impl FileFacts {
             retry_sites: Vec::new(),
             units: Vec::new(),
             handlers: Vec::new(),
+            services: Vec::new(),
             retrying_clients: Vec::new(),
             client_requests: Vec::new(),
             sql: Vec::new(),

@@ -13,6 +13,21 @@ pub struct Unit {
     pub name: Option<String>,
     pub span: Span,
     pub ops: Vec<UnitOp>,
+    /// Locals of the unit bound to a service, `(local, tag)`: `const orders = yield*
+    /// OrdersRepository` gives `("orders", "OrdersRepository")`, so `orders.insert(…)` is judged
+    /// by what the service's `insert` does.
+    #[serde(default)]
+    pub services: Vec<(String, String)>,
+}
+
+/// A service defined in the file — `class Orders extends Effect.Service<Orders>()("Orders", {
+/// effect: … })`, or `Layer.effect(Orders, make)` for a tag — with the named units of its
+/// implementation (the methods its callers reach through `yield* Orders`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ServiceDef {
+    /// The class or tag name.
+    pub name: String,
+    pub units: Vec<Unit>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

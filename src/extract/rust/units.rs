@@ -86,6 +86,7 @@ impl<'t> Rx<'t> {
             name,
             span: span(node),
             ops,
+            services: Vec::new(),
         }
     }
 

@@ -72,6 +72,10 @@ pub(super) fn extract(
     if !top_level {
         extractor.facts.handlers = units::handlers(text, root, &extractor.facts.bindings);
     }
+    // A service's methods are what `yield* Service` callers reach: read where one is defined.
+    if extractor.facts.uses_effect && (src.contains(".Service<") || src.contains("Layer.")) {
+        extractor.facts.services = units::service_defs(text, root, &extractor.facts.bindings);
+    }
 }
 
 /// Words every fact of the walk starts from (compared without letter case): a retry, a

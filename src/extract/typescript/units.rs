@@ -6,7 +6,7 @@ use super::FieldExt;
 use tree_sitter::Node;
 
 use crate::extract::sql::classify_sql;
-use crate::facts::{ArgKey, ArgKeys, Binding, ClientRequest, Handler, OpKind, Unit, UnitOp};
+use crate::facts::{ArgKey, ArgKeys, Binding, ClientRequest, Handler, OpKind, ServiceDef, Unit, UnitOp};
 use crate::source::Span;
 
 /// Operations kept per unit: enough for any real unit, bounded for generated code.
@@ -34,6 +34,7 @@ pub fn unit(source: &[u8], roots: &[Node], name: Option<String>, bindings: &[Bin
         fresh: &fresh,
     };
     let mut ops = Vec::new();
+    let mut services: Vec<(String, String)> = Vec::new();
     'roots: for &node in roots {
         let mut cursor = node.walk();
         'walk: loop {
@@ -45,6 +46,14 @@ pub fn unit(source: &[u8], roots: &[Node], name: Option<String>, bindings: &[Bin
                         ops.push(op);
                         if ops.len() >= MAX_OPS {
                             break 'roots;
+                        }
+                    }
+                    true
+                }
+                "variable_declarator" => {
+                    if let Some(bound) = service_local(source, current) {
+                        if services.len() < MAX_SERVICES && !services.contains(&bound) {
+                            services.push(bound);
                         }
                     }
                     true
@@ -67,11 +76,193 @@ pub fn unit(source: &[u8], roots: &[Node], name: Option<String>, bindings: &[Bin
             }
         }
     }
+    // Services bound in an enclosing block (`const orders = yield* Orders` in a layer's
+    // `Effect.gen`, then a retried `Effect.fn` that uses `orders`) are the unit's too.
+    if let Some(&first) = roots.first() {
+        let mut ancestor = first.parent();
+        while let Some(node) = ancestor {
+            if node.kind_str() == "statement_block" {
+                let mut cursor = node.walk();
+                for statement in node.named_children(&mut cursor) {
+                    if !matches!(statement.kind_str(), "lexical_declaration" | "variable_declaration") {
+                        continue;
+                    }
+                    let mut inner = statement.walk();
+                    for declarator in statement.named_children(&mut inner) {
+                        if let Some(bound) = service_local(source, declarator) {
+                            if services.len() < MAX_SERVICES && !services.iter().any(|(l, _)| *l == bound.0) {
+                                services.push(bound);
+                            }
+                        }
+                    }
+                }
+            }
+            ancestor = node.parent();
+        }
+    }
     let span = match (roots.first(), roots.last()) {
         (Some(first), Some(last)) => Span::new(first.start_byte(), last.end_byte().max(first.end_byte())),
         _ => Span::default(),
     };
-    Unit { name, span, ops }
+    Unit {
+        name,
+        span,
+        ops,
+        services,
+    }
+}
+
+/// Service locals kept per unit.
+const MAX_SERVICES: usize = 32;
+
+/// `const orders = yield* OrdersRepository`: the local and the service tag it is bound to.
+fn service_local(source: &[u8], declarator: Node) -> Option<(String, String)> {
+    let name = declarator.field("name").filter(|n| n.kind_str() == "identifier")?;
+    let value = declarator
+        .field("value")
+        .filter(|v| v.kind_str() == "yield_expression")?;
+    // `yield*` delegates; a plain `yield` does not run an Effect.
+    let delegates = value.child(1).is_some_and(|star| star.kind_str() == "*");
+    let tag = value.named_child(0).filter(|t| t.kind_str() == "identifier")?;
+    let tag = text(source, tag);
+    // A tag is a class or a constant: `OrdersRepository`, not `yield* makeOrders()`.
+    (delegates && tag.starts_with(|c: char| c.is_ascii_uppercase()))
+        .then(|| (text(source, name).to_string(), tag.to_string()))
+}
+
+/// Services kept per file.
+const MAX_SERVICE_DEFS: usize = 64;
+
+/// The services this file implements, each with the named units of its implementation:
+/// `class Orders extends Effect.Service<Orders>()("Orders", { effect: … })` (also a
+/// `Context.Service`/`ServiceMap.Service` class) and `Layer.effect(Orders, …)` /
+/// `Layer.scoped` / `Layer.succeed` / `Layer.sync`. An implementation given by name (`effect:
+/// make`, `Layer.effect(Orders, make)`) is read from that top-level declaration.
+pub fn service_defs(source: &[u8], root: Node, bindings: &[Binding]) -> Vec<ServiceDef> {
+    let mut defs: Vec<ServiceDef> = Vec::new();
+    // Top-level `const make = …` declarations, for implementations given by name.
+    let mut declared: Vec<(&str, Node)> = Vec::new();
+    let mut cursor = root.walk();
+    for statement in root.named_children(&mut cursor) {
+        let declaration = if statement.kind_str() == "export_statement" {
+            statement.field("declaration")
+        } else {
+            Some(statement)
+        };
+        let Some(declaration) = declaration else { continue };
+        if matches!(declaration.kind_str(), "lexical_declaration" | "variable_declaration") {
+            let mut inner = declaration.walk();
+            for declarator in declaration.named_children(&mut inner) {
+                if let Some((name, value)) = declarator.field("name").zip(declarator.field("value")) {
+                    declared.push((text(source, name), value));
+                }
+            }
+        }
+    }
+    let implementation = |node: Node<'_>| -> Vec<Unit> {
+        let mut roots = vec![node];
+        if node.kind_str() == "identifier" {
+            let name = text(source, node);
+            if let Some((_, value)) = declared.iter().find(|(n, _)| *n == name) {
+                roots = vec![*value];
+            }
+        } else if node.kind_str() == "object" {
+            // `{ effect: make, dependencies: [...] }`
+            let mut inner = node.walk();
+            for pair in node.named_children(&mut inner) {
+                let key = pair.field("key").map(|k| text(source, k));
+                if matches!(key, Some("effect" | "scoped" | "succeed" | "sync")) {
+                    if let Some(value) = pair.field("value") {
+                        let name = text(source, value);
+                        if let Some((_, declared_value)) = declared.iter().find(|(n, _)| *n == name) {
+                            roots.push(*declared_value);
+                        }
+                    }
+                }
+            }
+        }
+        roots
+            .into_iter()
+            .flat_map(|root| named_units(source, root, bindings, false))
+            .collect()
+    };
+    let mut cursor = root.walk();
+    'walk: loop {
+        let node = cursor.node();
+        match node.kind_str() {
+            "class_declaration" | "class" => {
+                let heritage = node
+                    .named_children(&mut node.walk())
+                    .find(|c| c.kind_str() == "class_heritage");
+                let name = node.field("name").map(|n| text(source, n));
+                if let Some((heritage, name)) = heritage.zip(name) {
+                    if text(source, heritage).contains(".Service<") {
+                        defs.push(ServiceDef {
+                            name: name.to_string(),
+                            units: named_units(source, heritage, bindings, false)
+                                .into_iter()
+                                .chain(service_options(heritage).map(implementation).unwrap_or_default())
+                                .collect(),
+                        });
+                    }
+                }
+            }
+            "call_expression" => {
+                let callee = node.field("function").map(|c| text(source, c));
+                if matches!(
+                    callee,
+                    Some("Layer.effect" | "Layer.scoped" | "Layer.succeed" | "Layer.sync")
+                ) {
+                    let mut args = node.field("arguments").into_iter().flat_map(|a| {
+                        let mut inner = a.walk();
+                        a.named_children(&mut inner).collect::<Vec<_>>()
+                    });
+                    if let (Some(tag), Some(body)) = (args.next(), args.next()) {
+                        if tag.kind_str() == "identifier" {
+                            defs.push(ServiceDef {
+                                name: text(source, tag).to_string(),
+                                units: implementation(body),
+                            });
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+        if defs.len() >= MAX_SERVICE_DEFS {
+            break;
+        }
+        let enter = !matches!(node.kind_str(), "comment" | "string" | "template_string");
+        if enter && cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                break 'walk;
+            }
+        }
+    }
+    defs
+}
+
+/// The options object of `Effect.Service<X>()("X", { … })`: the last object argument of the
+/// call the class extends.
+fn service_options(heritage: Node) -> Option<Node> {
+    let mut cursor = heritage.walk();
+    let extends = heritage
+        .named_children(&mut cursor)
+        .find(|c| c.kind_str() == "extends_clause")?;
+    let call = extends.field("value").filter(|v| v.kind_str() == "call_expression")?;
+    let arguments = call.field("arguments")?;
+    let mut inner = arguments.walk();
+    let options = arguments
+        .named_children(&mut inner)
+        .filter(|a| a.kind_str() == "object")
+        .last();
+    options
 }
 
 /// What one unit's operations are read with.
