@@ -183,11 +183,33 @@ fn appends_at(
                         what: format!("{} (through `{}`)", found.what, callee.name.as_deref().unwrap_or("?")),
                     });
                 }
+                // A service method whose writes the analysis cannot read (an ORM it does not
+                // model, another service) is judged by its name, as an unresolved call is.
+                if through_service(unit, op) && !writes_visibly(callee) {
+                    if let Some(what) = appending(op, vocabulary) {
+                        return Some(Finding { span: op.span, what });
+                    }
+                }
             }
             Some(_) => {}
         }
     }
     None
+}
+
+/// `orders.insert(…)` where the unit bound `orders = yield* Orders`.
+fn through_service(unit: &Unit, op: &UnitOp) -> bool {
+    matches!(&op.kind, OpKind::Call { receiver: Some(r), .. } if unit.services.iter().any(|(local, _)| local == r))
+}
+
+/// A unit with a write the analysis can read: SQL other than a `SELECT`, an HTTP request, a
+/// GraphQL document.
+fn writes_visibly(unit: &Unit) -> bool {
+    unit.ops.iter().any(|op| match &op.kind {
+        OpKind::Sql(class) => *class != SqlClass::Select,
+        OpKind::Http { .. } | OpKind::GraphQl { .. } => true,
+        _ => false,
+    })
 }
 
 /// How a call's arguments identify what it writes.

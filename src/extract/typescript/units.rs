@@ -6,7 +6,7 @@ use super::FieldExt;
 use tree_sitter::Node;
 
 use crate::extract::sql::classify_sql;
-use crate::facts::{ArgKey, ArgKeys, Binding, ClientRequest, Handler, OpKind, ServiceDef, Unit, UnitOp};
+use crate::facts::{ArgKey, ArgKeys, Binding, ClientRequest, Handler, OpKind, ServiceDef, SqlClass, Unit, UnitOp};
 use crate::source::Span;
 
 /// Operations kept per unit: enough for any real unit, bounded for generated code.
@@ -110,6 +110,40 @@ pub fn unit(source: &[u8], roots: &[Node], name: Option<String>, bindings: &[Bin
         ops,
         services,
     }
+}
+
+/// A query builder's insert, read like the SQL it writes: drizzle's
+/// `db.insert(table).values(…)` and kysely's `db.insertInto("t").values(…)` are an `INSERT`,
+/// an upsert when the chain goes on with `.onConflictDoNothing()`, `.onConflictDoUpdate(…)`,
+/// `.onConflict(…)` or `.onDuplicateKeyUpdate(…)`.
+fn query_builder_insert(source: &[u8], call: Node, callee: Node, method: &str) -> Option<SqlClass> {
+    if method != "values" || callee.kind_str() != "member_expression" {
+        return None;
+    }
+    let inner = callee.field("object").filter(|o| o.kind_str() == "call_expression")?;
+    let inner_callee = inner
+        .field("function")
+        .filter(|f| f.kind_str() == "member_expression")?;
+    let verb = inner_callee.field("property").map(|p| text(source, p))?;
+    if verb != "insert" && verb != "insertInto" {
+        return None;
+    }
+    // Up the chain: `….values(…).onConflictDoNothing().returning()`.
+    let mut node = call;
+    while let Some(parent) = node.parent() {
+        match parent.kind_str() {
+            "member_expression" => {
+                let property = parent.field("property").map(|p| text(source, p)).unwrap_or("");
+                if property.starts_with("onConflict") || property.starts_with("onDuplicateKey") {
+                    return Some(SqlClass::Upsert);
+                }
+            }
+            "call_expression" | "await_expression" | "parenthesized_expression" => {}
+            _ => break,
+        }
+        node = parent;
+    }
+    Some(SqlClass::Insert)
 }
 
 /// Service locals kept per unit.
@@ -300,6 +334,8 @@ impl Reader<'_> {
         };
         let kind = if method == "withTransaction" && receiver.is_some() {
             OpKind::Transaction
+        } else if let Some(class) = query_builder_insert(source, call, callee, method) {
+            OpKind::Sql(class)
         } else if let Some(method) = self.request_method(receiver, method, arguments) {
             OpKind::Http {
                 method,
