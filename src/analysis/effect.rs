@@ -70,6 +70,9 @@ enum Op {
     Output(Callback),
     /// Several in turn.
     Chain(Vec<Op>),
+    /// One of several, picked at run time: a delay callback `(e) => test(e) ? a : b` whose
+    /// test reads the failure.
+    Either(Vec<Op>),
     /// Leaves timing and output unchanged (`tapOutput`, `mapInput`, …).
     Identity,
     Unknown,
@@ -636,8 +639,8 @@ impl<'p> Evaluator<'p> {
                 None => dual(Op::Unknown, 2),
             },
             "recurUpTo" => sched(dur(0).map(|limit| Sched::During { limit, strict: true })),
-            "addDelay" | "addDelayEffect" => dual(Op::AddDelay(self.callback(operand(0), add_delay_shape)), 2),
-            "modifyDelay" | "modifyDelayEffect" => dual(Op::ModifyDelay(self.callback(operand(0), delay_shape)), 2),
+            "addDelay" | "addDelayEffect" => dual(self.delay_op(operand(0), add_delay_shape, Op::AddDelay), 2),
+            "modifyDelay" | "modifyDelayEffect" => dual(self.delay_op(operand(0), delay_shape, Op::ModifyDelay), 2),
             "delayed" | "delayedEffect" => dual(Op::ModifyDelay(self.callback(operand(0), CallbackShape::Duration)), 2),
             // 3.x `delayedSchedule(s)`: each delay plus the schedule's output, a duration.
             "delayedSchedule" => unary(Op::AddDelay(Callback::Known(Rc::new(Lambda {
@@ -710,6 +713,55 @@ impl<'p> Evaluator<'p> {
     }
 
     /// Compiles a callback into a [`Lambda`] when its body is in the model's small language.
+    /// A delay combinator's operation. A callback whose body is `test ? a : b`, the test
+    /// reading what the model cannot know (`e.status === 429`), gives each branch as a possible
+    /// delay — each judged, as the branches of a conditional policy are: fixed durations add
+    /// no jitter, and the longer one is the worst case.
+    fn delay_op(&self, value: Val<'p>, shape: CallbackShape, make: fn(Callback) -> Op) -> Op {
+        let mut callbacks = Vec::new();
+        if self.delay_branches(value, shape, 0, &mut callbacks) && callbacks.len() > 1 {
+            Op::Either(callbacks.into_iter().map(make).collect())
+        } else {
+            make(callbacks.into_iter().next().unwrap_or(Callback::Unknown))
+        }
+    }
+
+    /// The callbacks `value` can act as: itself when the model reads it whole, else one per
+    /// branch of its conditional body (nested up to a small depth). False when a branch is
+    /// unknown.
+    fn delay_branches(&self, value: Val<'p>, shape: CallbackShape, depth: usize, out: &mut Vec<Callback>) -> bool {
+        let whole = self.callback(value.clone(), shape);
+        if !matches!(whole, Callback::Unknown) {
+            out.push(whole);
+            return true;
+        }
+        let Val::Func(func) = value else {
+            out.push(Callback::Unknown);
+            return false;
+        };
+        let Some(Expr::Cond { then, otherwise, .. }) = func.body else {
+            out.push(Callback::Unknown);
+            return false;
+        };
+        if depth >= 3 {
+            out.push(Callback::Unknown);
+            return false;
+        }
+        let mut known = true;
+        for branch in [then.as_ref(), otherwise.as_ref()] {
+            let branch = Val::Func(Func {
+                body: Some(branch),
+                ..func.clone()
+            });
+            known &= self.delay_branches(branch, shape, depth + 1, out);
+        }
+        if !known {
+            out.clear();
+            out.push(Callback::Unknown);
+        }
+        known
+    }
+
     fn callback(&self, value: Val<'p>, shape: CallbackShape) -> Callback {
         let Val::Func(func) = value else {
             return Callback::Unknown;
@@ -892,6 +944,7 @@ fn apply_op(s: Sched, op: Op) -> Sched {
         Op::Concat(other) => Sched::Concat(inner, Box::new(other)),
         Op::Output(cb) => Sched::Output(inner, cb),
         Op::Chain(ops) => ops.into_iter().fold(*inner, apply_op),
+        Op::Either(ops) => Sched::Choice(ops.into_iter().map(|op| apply_op((*inner).clone(), op)).collect()),
         Op::Identity => *inner,
         Op::Unknown => Sched::Unknown,
     }
