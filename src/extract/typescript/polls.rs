@@ -202,7 +202,8 @@ impl<'t> Extractor<'t, '_> {
                         let callee = node.field("function").map(|c| self.text_of(c)).unwrap_or("");
                         let last = callee.rsplit('.').next().unwrap_or(callee);
                         let effect_catch = EFFECT_CATCHES.contains(&last) && callee.starts_with("Effect.");
-                        if CATCHES.contains(&last) || effect_catch {
+                        let handler = node.field("arguments");
+                        if (CATCHES.contains(&last) || effect_catch) && !handler.is_some_and(|h| self.stops_loop(h)) {
                             scan.caught = true;
                             if scan.sleep_in_catch.is_none() {
                                 scan.sleep_in_catch = node.field("arguments").and_then(|a| self.find_sleep(a));
@@ -222,7 +223,11 @@ impl<'t> Extractor<'t, '_> {
                             scan.endless = true;
                         }
                     }
-                    "try_statement" if node.field("handler").is_some() => scan.caught = true,
+                    "try_statement" => {
+                        if node.field("handler").is_some_and(|h| !self.stops_loop(h)) {
+                            scan.caught = true;
+                        }
+                    }
                     "while_statement" => {
                         let condition = node.field("condition").map(|c| self.text_of(c));
                         if condition.is_some_and(|c| c.trim_matches(['(', ')', ' ']) == "true") {
@@ -241,6 +246,15 @@ impl<'t> Extractor<'t, '_> {
             }
         }
         scan
+    }
+
+    /// A catch handler that ends the loop instead of letting it go on: it clears the interval,
+    /// fails or ends the stream it feeds (`emit.fail(e)`, `emit.end()`), aborts, or exits.
+    fn stops_loop(&self, handler: Node<'t>) -> bool {
+        let text = self.text_of(handler);
+        ["clearInterval(", ".fail(", ".end(", ".abort(", "process.exit("]
+            .iter()
+            .any(|stop| text.contains(stop))
     }
 
     /// The duration of the first `sleep(…)` under `node`.
