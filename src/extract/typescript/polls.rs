@@ -223,10 +223,8 @@ impl<'t> Extractor<'t, '_> {
                             scan.endless = true;
                         }
                     }
-                    "try_statement" => {
-                        if node.field("handler").is_some_and(|h| !self.stops_loop(h)) {
-                            scan.caught = true;
-                        }
+                    "try_statement" if node.field("handler").is_some_and(|h| !self.stops_loop(h)) => {
+                        scan.caught = true;
                     }
                     "while_statement" => {
                         let condition = node.field("condition").map(|c| self.text_of(c));
