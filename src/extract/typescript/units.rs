@@ -193,6 +193,8 @@ pub fn service_defs(source: &[u8], root: Node, bindings: &[Binding]) -> Vec<Serv
             }
         }
     }
+    // The implementation's named functions; the containers (`effect: Effect.gen(…)`) are not
+    // methods, and are walked for what they hold, not as units of their own.
     let implementation = |node: Node<'_>| -> Vec<Unit> {
         let mut roots = vec![node];
         if node.kind_str() == "identifier" {
@@ -218,6 +220,7 @@ pub fn service_defs(source: &[u8], root: Node, bindings: &[Binding]) -> Vec<Serv
         roots
             .into_iter()
             .flat_map(|root| named_units(source, root, bindings, false))
+            .filter(|unit| !matches!(unit.name.as_deref(), Some("effect" | "scoped" | "succeed" | "sync")))
             .collect()
     };
     let mut cursor = root.walk();
@@ -233,10 +236,7 @@ pub fn service_defs(source: &[u8], root: Node, bindings: &[Binding]) -> Vec<Serv
                     if text(source, heritage).contains(".Service<") {
                         defs.push(ServiceDef {
                             name: name.to_string(),
-                            units: named_units(source, heritage, bindings, false)
-                                .into_iter()
-                                .chain(service_options(heritage).map(implementation).unwrap_or_default())
-                                .collect(),
+                            units: service_options(heritage).map(implementation).unwrap_or_default(),
                         });
                     }
                 }
@@ -266,7 +266,12 @@ pub fn service_defs(source: &[u8], root: Node, bindings: &[Binding]) -> Vec<Serv
         if defs.len() >= MAX_SERVICE_DEFS {
             break;
         }
-        let enter = !matches!(node.kind_str(), "comment" | "string" | "template_string");
+        // Services are defined at the top level: function bodies and class bodies hold none
+        // (and are most of a file's nodes).
+        let enter = !matches!(
+            node.kind_str(),
+            "comment" | "string" | "template_string" | "statement_block" | "class_body"
+        );
         if enter && cursor.goto_first_child() {
             continue;
         }
