@@ -6,6 +6,9 @@ use super::*;
 impl<'t> Rx<'t> {
     pub(super) fn collect_items(&mut self, container: Node<'t>, module: &mut Vec<String>) {
         for item in named_children(container) {
+            if is_test_item(item, self.text) {
+                continue;
+            }
             let public = named_children(item)
                 .iter()
                 .any(|c| c.kind_str() == "visibility_modifier");

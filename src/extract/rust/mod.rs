@@ -95,6 +95,9 @@ fn glob_names(prefix: &[String]) -> &'static [&'static str] {
 
 pub(super) fn extract(facts: &mut FileFacts, text: &[u8], tree: &Tree) {
     let root = tree.root_node();
+    if is_test_file(root, text) {
+        return;
+    }
     let mut rx = Rx {
         text,
         uses: HashMap::new(),
@@ -137,6 +140,55 @@ pub(super) fn extract(facts: &mut FileFacts, text: &[u8], tree: &Tree) {
             value: chain,
         });
     }
+}
+
+/// Whether an item is test code, which is not held to the policy (a test retries a flaky
+/// fake on purpose): `#[cfg(test)]`, `#[test]`, `#[tokio::test]` and the like among the
+/// attributes right before it.
+fn is_test_item(node: Node, text: &[u8]) -> bool {
+    if !matches!(
+        node.kind_str(),
+        "function_item" | "mod_item" | "impl_item" | "const_item" | "static_item"
+    ) {
+        return false;
+    }
+    let mut current = node.prev_sibling();
+    while let Some(sibling) = current {
+        match sibling.kind_str() {
+            "attribute_item" => {
+                if is_test_attribute(sibling, text) {
+                    return true;
+                }
+            }
+            "line_comment" | "block_comment" => {}
+            _ => return false,
+        }
+        current = sibling.prev_sibling();
+    }
+    false
+}
+
+/// `#[cfg(test)]`, `#[cfg(all(test, …))]`, `#[test]`, `#[tokio::test]`, `#[sqlx::test]`.
+fn is_test_attribute(attribute: Node, text: &[u8]) -> bool {
+    let raw = std::str::from_utf8(&text[attribute.byte_range()]).unwrap_or("");
+    let inner: String = raw.chars().filter(|c| !c.is_whitespace()).collect();
+    let inner = inner
+        .trim_start_matches("#!")
+        .trim_start_matches('#')
+        .trim_start_matches('[')
+        .trim_end_matches(']');
+    let path = inner.split('(').next().unwrap_or(inner);
+    inner == "cfg(test)" || inner.starts_with("cfg(all(test,") || path == "test" || path.ends_with("::test")
+}
+
+/// A file that declares itself test code (`#![cfg(test)]`).
+fn is_test_file(root: Node, text: &[u8]) -> bool {
+    let mut cursor = root.walk();
+    let found = root
+        .named_children(&mut cursor)
+        .take_while(|c| matches!(c.kind_str(), "inner_attribute_item" | "line_comment" | "block_comment"))
+        .any(|c| c.kind_str() == "inner_attribute_item" && is_test_attribute(c, text));
+    found
 }
 
 fn span(node: Node) -> Span {
@@ -330,6 +382,33 @@ mod tests {
             })
             .collect();
         assert_eq!(predicates, ["none", "unknown", "filter"]);
+    }
+
+    #[test]
+    fn test_code_is_not_extracted() {
+        let retry = "(|| async { 1 }).retry(ExponentialBuilder::default()).await;";
+        let f = facts(&format!(
+            "use backon::ExponentialBuilder;\n\
+             #[cfg(test)]\nmod tests {{\n  use backon::Retryable;\n  use super::*;\n  #[tokio::test]\n  async fn t() {{ {retry} }}\n}}\n\
+             #[test]\nfn unit() {{ {retry} }}\n\
+             #[cfg(test)]\npub fn policy() -> ExponentialBuilder {{ ExponentialBuilder::default() }}\n"
+        ));
+        assert!(f.retry_sites.is_empty(), "{:?}", f.retry_sites);
+        assert!(f.rust_policies.is_empty(), "{:?}", f.rust_policies);
+        // The test module's `use backon::Retryable` does not bring the trait into the file.
+        let f = facts(&format!(
+            "use backon::ExponentialBuilder;\n#[cfg(test)]\nmod tests {{ use backon::Retryable; }}\nasync fn f() {{ {retry} }}\n"
+        ));
+        assert!(f.retry_sites.is_empty());
+        let f = facts(&format!(
+            "#![cfg(test)]\nuse backon::{{ExponentialBuilder, Retryable}};\nasync fn f() {{ {retry} }}\n"
+        ));
+        assert!(f.retry_sites.is_empty());
+        // Production code beside it still counts.
+        let f = facts(&format!(
+            "use backon::{{ExponentialBuilder, Retryable}};\n#[cfg(not(test))]\nasync fn f() {{ {retry} }}\n"
+        ));
+        assert_eq!(f.retry_sites.len(), 1);
     }
 
     #[test]

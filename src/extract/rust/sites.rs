@@ -20,6 +20,9 @@ impl<'t> Walk<'_, 't, '_> {
             self.note_error_region(node);
             return;
         }
+        if is_test_item(node, self.rx.text) {
+            return;
+        }
         let pushed = self.enter(node);
         if node.kind_str() == "call_expression" {
             self.call(node);
