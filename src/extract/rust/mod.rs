@@ -12,11 +12,13 @@
 
 mod builders;
 mod items;
+mod macros;
 mod paths;
 mod sites;
 mod units;
 
 use builders::tail;
+pub(super) use macros::unfold;
 use sites::Walk;
 
 use std::collections::HashMap;
