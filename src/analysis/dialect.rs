@@ -130,8 +130,12 @@ pub fn unkeyed_append_help(_library: Library) -> &'static str {
 }
 
 /// What a durable retrier leaves to in-process retries.
-pub fn durable_help(_library: Library) -> &'static str {
-    "retry only contention here, `{ schedule: Retry.contention, while: Retry.isContention }`; the durable retrier owns every other failure"
+pub fn durable_help(library: Library) -> &'static str {
+    match library {
+        Library::Backon => "retry only contention here, `.retry(retry::contention()).when(retry::is_contention)`; the queue or job runner owns every other failure",
+        Library::TokioRetry | Library::Backoff | Library::ReqwestRetry => "retry only contention here, with the retry module's contention policy and predicate; the queue or job runner owns every other failure",
+        _ => "retry only contention here, `{ schedule: Retry.contention, while: Retry.isContention }`; the durable retrier owns every other failure",
+    }
 }
 
 /// The module prefix of an Effect policy reference: `Retry.transient` → `Retry`.

@@ -11,6 +11,7 @@
 //! the crate's files.
 
 mod builders;
+mod handlers;
 mod items;
 mod macros;
 mod paths;
@@ -53,6 +54,15 @@ const EXTERN_ROOTS: &[&str] = &[
     "alloc",
     "tokio",
     "reqwest",
+    "aws_lambda_events",
+    "lambda_runtime",
+    "lapin",
+    "apalis",
+    "apalis_core",
+    "apalis_sql",
+    "apalis_redis",
+    "futures",
+    "tracing",
 ];
 
 /// backon's retry traits: `.retry(builder)` is theirs only when one is in scope.
@@ -89,6 +99,10 @@ fn glob_names(prefix: &[String]) -> &'static [&'static str] {
         ["backoff", "backoff"] => &["Constant", "Zero", "Stop"],
         ["backoff", "future"] => &["retry", "retry_notify"],
         ["reqwest_retry"] => &["RetryTransientMiddleware", "Jitter", "policies"],
+        // apalis's handler arguments and builder, for `use apalis::prelude::*`.
+        ["apalis", "prelude"] => &["Data", "Attempt", "TaskId", "Worker", "WorkerId", "WorkerBuilder"],
+        ["lapin"] => &["Channel", "Consumer"],
+        ["lapin", "message"] => &["Delivery", "DeliveryResult"],
         ["reqwest_retry", "policies"] | ["retry_policies", "policies"] => &["ExponentialBackoff"],
         ["retry_policies"] => &["ExponentialBackoff", "Jitter", "policies"],
         _ => &[],
@@ -120,6 +134,8 @@ pub(super) fn extract(facts: &mut FileFacts, text: &[u8], tree: &Tree) {
     // retries nothing needs none.
     if !facts.retry_sites.is_empty() {
         facts.units = rx.named_units();
+        // Queue consumers and job handlers around (or calling) the retries.
+        facts.handlers = rx.handlers(root);
     }
     // Named policies: items without parameters whose value is a builder.
     for item in &rx.items {
