@@ -190,3 +190,18 @@ pub fn predicate_fix(file: FileId, site: &RetrySite, vocabulary: &Vocabulary) ->
         edits: vec![edit],
     })
 }
+
+/// How a retrying HTTP client is built, and how a request through it gets its key, in the
+/// file's language: `(label at the client, help)`.
+pub fn retrying_client(language: crate::source::Language) -> (&'static str, &'static str) {
+    match language {
+        crate::source::Language::Rust => (
+            "built with `RetryTransientMiddleware` here",
+            "send it through a client without the retry middleware, or set an idempotency key: `.header(\"Idempotency-Key\", key)`",
+        ),
+        _ => (
+            "built with `HttpClient.retryTransient` here",
+            "send it through the base client, or set an idempotency key: `HttpClientRequest.setHeader(\"Idempotency-Key\", key)`",
+        ),
+    }
+}

@@ -11,6 +11,7 @@
 //! the crate's files.
 
 mod builders;
+mod clients;
 mod handlers;
 mod items;
 mod macros;
@@ -136,6 +137,8 @@ pub(super) fn extract(facts: &mut FileFacts, text: &[u8], tree: &Tree) {
         facts.units = rx.named_units();
         // Queue consumers and job handlers around (or calling) the retries.
         facts.handlers = rx.handlers(root);
+        // reqwest-retry clients and the requests sent through them.
+        rx.retrying_clients(facts, root);
     }
     // Named policies: items without parameters whose value is a builder.
     for item in &rx.items {
