@@ -146,7 +146,7 @@ pub(super) fn extract(facts: &mut FileFacts, text: &[u8], tree: &Tree) {
         if item.has_params {
             continue;
         }
-        let Some(chain) = rx.chain(rx.eval(value, &item.module, None, 0)) else {
+        let Some(chain) = rx.chain(rx.eval(value, item.scope(), None, 0)) else {
             continue;
         };
         if matches!(chain.base, RustBase::Unknown) {
@@ -253,6 +253,20 @@ struct Item<'t> {
     params: Vec<String>,
     has_params: bool,
     public: bool,
+    /// An associated item of `impl Type { … }` (its `module` ends with `Type`).
+    associated: bool,
+}
+
+impl Item<'_> {
+    /// The module the item's code is written in: an associated item's paths are relative to
+    /// the module of its `impl`, not to the type.
+    fn scope(&self) -> &[String] {
+        if self.associated {
+            &self.module[..self.module.len().saturating_sub(1)]
+        } else {
+            &self.module
+        }
+    }
 }
 
 /// A value during evaluation.
@@ -403,6 +417,45 @@ mod tests {
             })
             .collect();
         assert_eq!(predicates, ["none", "unknown", "filter"]);
+    }
+
+    #[test]
+    fn policies_through_self_fields_and_associated_items() {
+        let f = facts(
+            "use backon::{ExponentialBuilder, Retryable};\n\
+             pub struct Policies;\nimpl Policies { pub const FAST: ExponentialBuilder = ExponentialBuilder::new().with_jitter(); fn slow(&self) -> ExponentialBuilder { ExponentialBuilder::new() } }\n\
+             struct S { b: ExponentialBuilder }\n\
+             impl S {\n  fn new() -> Self { Self { b: ExponentialBuilder::default().with_max_times(2) } }\n  fn p(&self) -> ExponentialBuilder { ExponentialBuilder::default().with_max_times(4) }\n  fn q() -> ExponentialBuilder { ExponentialBuilder::default().with_max_times(6) }\n\
+               async fn run(&self) { op.retry(self.b.clone()).await; op.retry(self.p()).await; op.retry(Self::q()).await; }\n}\n",
+        );
+        // The associated const is a policy of the module `Policies`; methods taking `self` are not.
+        let policies: Vec<(String, bool)> = f
+            .rust_policies
+            .iter()
+            .map(|p| (format!("{}::{}", p.module.join("::"), p.name), p.public))
+            .collect();
+        assert!(policies.contains(&("Policies::FAST".to_string(), true)), "{policies:?}");
+        assert!(!policies.iter().any(|(n, _)| n.ends_with("slow")), "{policies:?}");
+        let times: Vec<Vec<Arg>> = f
+            .retry_sites
+            .iter()
+            .map(|s| {
+                let chain = rust(s).chain.as_ref().expect("followed");
+                chain
+                    .ops
+                    .iter()
+                    .filter(|o| o.method == "with_max_times")
+                    .flat_map(|o| o.args.clone())
+                    .collect()
+            })
+            .collect();
+        assert_eq!(times, [vec![Arg::Num(2.0)], vec![Arg::Num(4.0)], vec![]]);
+        // `Self::q()` names the associated function, resolved by the index.
+        let chain = rust(&f.retry_sites[2]).chain.as_ref().unwrap();
+        assert!(
+            matches!(&chain.base, RustBase::Named(p) if p.segments == ["self", "S", "q"]),
+            "{chain:?}"
+        );
     }
 
     #[test]

@@ -251,6 +251,7 @@ impl<'t> Rx<'t> {
     pub(super) fn named_units(&self) -> Vec<Unit> {
         self.items
             .iter()
+            .filter(|item| !item.associated)
             .filter_map(|item| Some(self.unit(item.body?, Some(item.name.clone()))))
             .take(MAX_UNITS)
             .collect()
