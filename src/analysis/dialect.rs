@@ -130,8 +130,12 @@ pub fn unkeyed_append_help(_library: Library) -> &'static str {
 }
 
 /// What a durable retrier leaves to in-process retries.
-pub fn durable_help(_library: Library) -> &'static str {
-    "retry only contention here, `{ schedule: Retry.contention, while: Retry.isContention }`; the durable retrier owns every other failure"
+pub fn durable_help(library: Library) -> &'static str {
+    match library {
+        Library::Backon => "retry only contention here, `.retry(retry::contention()).when(retry::is_contention)`; the queue or job runner owns every other failure",
+        Library::TokioRetry | Library::Backoff | Library::ReqwestRetry => "retry only contention here, with the retry module's contention policy and predicate; the queue or job runner owns every other failure",
+        _ => "retry only contention here, `{ schedule: Retry.contention, while: Retry.isContention }`; the durable retrier owns every other failure",
+    }
 }
 
 /// The module prefix of an Effect policy reference: `Retry.transient` → `Retry`.
@@ -185,4 +189,19 @@ pub fn predicate_fix(file: FileId, site: &RetrySite, vocabulary: &Vocabulary) ->
         title: format!("retry contention only: add `while: {prefix}.{predicate}`"),
         edits: vec![edit],
     })
+}
+
+/// How a retrying HTTP client is built, and how a request through it gets its key, in the
+/// file's language: `(label at the client, help)`.
+pub fn retrying_client(language: crate::source::Language) -> (&'static str, &'static str) {
+    match language {
+        crate::source::Language::Rust => (
+            "built with `RetryTransientMiddleware` here",
+            "send it through a client without the retry middleware, or set an idempotency key: `.header(\"Idempotency-Key\", key)`",
+        ),
+        _ => (
+            "built with `HttpClient.retryTransient` here",
+            "send it through the base client, or set an idempotency key: `HttpClientRequest.setHeader(\"Idempotency-Key\", key)`",
+        ),
+    }
 }

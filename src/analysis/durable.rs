@@ -128,6 +128,18 @@ pub fn durable_handler(facts: &FileFacts, handler: &Handler, vocabulary: &crate:
     if vocabulary.durable_registrations.iter().any(|r| r == last) {
         return Some(format!("a handler registered with `{registration}`"));
     }
+    if facts.language == crate::source::Language::Rust {
+        // The extractor names what it recognised from the crates' types and calls.
+        let why = match registration {
+            "SqsEvent" => {
+                "an AWS Lambda SQS handler (`SqsEvent`), whose queue redelivers a failed message until its `maxReceiveCount`"
+            }
+            "apalis" => "an apalis job handler, whose backend runs a failed job again up to its attempts",
+            "lapin" => "a lapin (RabbitMQ) consumer, whose queue redelivers a message nacked or never acked",
+            _ => return None,
+        };
+        return Some(why.to_string());
+    }
     let why = match registration {
         "queue" => "a Workers `queue` handler",
         "new Worker" if imported_from(facts, "Worker", &["bullmq", "bullmq-pro"]) => {

@@ -19,8 +19,13 @@ pub enum Role {
     Other,
 }
 
+/// Whether a predicate mentions one of `names`, in either case convention: Rust's
+/// `is_contention` is the vocabulary's `isContention`.
 fn mentions(mentions: &[String], names: &[String]) -> bool {
-    mentions.iter().any(|m| names.contains(m))
+    let key = |name: &str| name.replace('_', "").to_ascii_lowercase();
+    mentions
+        .iter()
+        .any(|m| names.contains(m) || names.iter().any(|n| key(n) == key(m)))
 }
 
 pub fn role(site: &RetrySite, vocabulary: &Vocabulary) -> Role {
@@ -30,8 +35,11 @@ pub fn role(site: &RetrySite, vocabulary: &Vocabulary) -> Role {
     };
     let policy = site.policy_name();
     let transient_schedule = policy.is_some_and(|n| vocabulary.transient_policies.iter().any(|p| p == n));
-    let transient_predicate = predicate
-        .is_some_and(|p| mentions(p, &vocabulary.transient_predicates) || p.iter().any(|m| m.contains("Connection")));
+    let transient_predicate = predicate.is_some_and(|p| {
+        mentions(p, &vocabulary.transient_predicates)
+            || p.iter()
+                .any(|m| m.contains("Connection") || m.starts_with("is_connection"))
+    });
     if transient_schedule || transient_predicate {
         return Role::Transient;
     }

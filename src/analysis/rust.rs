@@ -96,29 +96,10 @@ fn evaluated(
         text: ".with_jitter()".into(),
         title: "add `.with_jitter()` to the builder".into(),
     });
-    let mut summary = schedule::summarize(&sched);
-    // Nominal delays are the configured ones, before jitter; the worst case keeps it.
-    if let Some(state) = &state {
-        let plain = schedule::summarize(&model::sched(&model::without_jitter(state)));
-        summary.delays = plain.delays;
-        summary.total_ms = plain.total_ms.filter(|_| summary.total_ms.is_some());
-        // Under a total-time limit, jitter decides how many delays fit: the run at either
-        // end of the jitter range is not the worst case. The wait stays within the limit,
-        // and within what the attempt cap allows without it.
-        // The attempts likewise: a count taken at one point of the range is no bound.
-        if let Some((limit, unlimited)) = model::time_limit(state) {
-            let free = schedule::summarize(&model::sched(&unlimited));
-            if summary.jitter == schedule::Jitter::Yes {
-                summary.attempts = match free.attempts.bound() {
-                    Some(n) => schedule::Attempts::AtMost(n),
-                    None => schedule::Attempts::TimeLimited,
-                };
-            }
-            if summary.worst_total_ms.is_some() {
-                summary.worst_total_ms = Some(free.worst_total_ms.map_or(limit, |w| w.min(limit)));
-            }
-        }
-    }
+    let summary = match &state {
+        Some(state) => model::summary(state),
+        None => schedule::summarize(&sched),
+    };
     Some((summary, problems, lib, jitter_fix))
 }
 

@@ -24,7 +24,7 @@ use crate::source::Language;
 
 /// Bumped whenever extraction changes what it produces: cached facts of another version are
 /// not reused.
-pub const FACTS_VERSION: u32 = 5;
+pub const FACTS_VERSION: u32 = 6;
 
 thread_local! {
     // One parser per rayon worker and language: parsers are reused, never shared.
@@ -210,7 +210,12 @@ fn extract_unguarded(language: Language, text: &[u8], aliases: &[crate::facts::E
             match parse(language, text) {
                 Some(tree) => {
                     sql_text::rust_strings(&mut facts, text, &tree);
-                    rust::extract(&mut facts, text, &tree);
+                    // Retries inside `select!`, `join!` and `tracing` macros are read from
+                    // their unfolded token trees (same offsets).
+                    match rust::unfold(text, &tree) {
+                        Some((unfolded, tree)) => rust::extract(&mut facts, &unfolded, &tree),
+                        None => rust::extract(&mut facts, text, &tree),
+                    }
                 }
                 None => facts.note(None, "skipped: the parser gave up on this file"),
             }

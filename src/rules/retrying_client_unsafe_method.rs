@@ -1,10 +1,11 @@
 //! `retrying-client-unsafe-method`: a retrying HTTP client used for POST/PATCH without a key.
 
 use super::{Context, Diagnostic, FixSafety, Rule, Severity, Trigger};
+use crate::analysis::dialect;
 
 pub const RULE: Rule = Rule {
     name: "retrying-client-unsafe-method",
-    summary: "a client built with `HttpClient.retryTransient` used for POST/PATCH without an `Idempotency-Key`",
+    summary: "a client built with `HttpClient.retryTransient` or reqwest-retry's `RetryTransientMiddleware` used for POST/PATCH without an `Idempotency-Key`",
     decision: "1",
     default_severity: Severity::Error,
     fix: FixSafety::None,
@@ -18,6 +19,7 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
     if facts.retrying_clients.is_empty() {
         return;
     }
+    let (label, help) = dialect::retrying_client(facts.language);
     for request in &facts.client_requests {
         let Some((_, client_span)) = facts.retrying_clients.iter().find(|(name, _)| *name == request.client) else {
             continue;
@@ -38,8 +40,8 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
                     method.to_uppercase()
                 ),
             )
-            .with_label(ctx.file, *client_span, "built with `HttpClient.retryTransient` here")
-            .with_help("send it through the base client, or set an idempotency key: `HttpClientRequest.setHeader(\"Idempotency-Key\", key)`"),
+            .with_label(ctx.file, *client_span, label)
+            .with_help(help),
         );
     }
 }

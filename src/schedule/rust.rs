@@ -12,6 +12,7 @@
 use std::rc::Rc;
 
 use super::Library;
+use super::{summarize, Attempts, Jitter, Summary};
 use super::{BinOp, Callback, Lambda, Sched, Term};
 
 /// A builder method's argument value, as far as the extractor can evaluate it.
@@ -457,6 +458,59 @@ pub fn without_jitter(state: &Backoff) -> Backoff {
         Backoff::Reqwest { jitter, .. } => *jitter = ReqwestJitter::None,
     }
     plain
+}
+
+/// What a configured builder does, as retrylint reports it (and `tests/rust_oracle.rs`
+/// checks against the crates): the attempts, gap and jitter of [`sched`], the nominal delays
+/// of the builder without its jitter, and, under a total-time limit with jitter, bounds
+/// rather than one draw's count.
+pub fn summary(state: &Backoff) -> Summary {
+    let mut summary = summarize(&sched(state));
+    // Nominal delays are the configured ones, before jitter; the worst case keeps it.
+    let plain = summarize(&sched(&without_jitter(state)));
+    summary.delays = plain.delays;
+    summary.total_ms = plain.total_ms.filter(|_| summary.total_ms.is_some());
+    // Under a total-time limit, jitter decides how many delays fit: the run at either end of
+    // the jitter range is not the worst case. The wait stays within the limit, and within
+    // what the attempt cap allows without it. The attempts likewise: a count taken at one
+    // point of the range is no bound.
+    if let Some((limit, unlimited)) = time_limit(state) {
+        let free = summarize(&sched(&unlimited));
+        if summary.jitter == Jitter::Yes {
+            summary.attempts = match free.attempts.bound() {
+                Some(n) => Attempts::AtMost(n),
+                None => Attempts::TimeLimited,
+            };
+        }
+        if summary.worst_total_ms.is_some() {
+            summary.worst_total_ms = Some(free.worst_total_ms.map_or(limit, |w| w.min(limit)));
+        }
+    }
+    // retry-policies' timed policy asks "has the total passed?" before each retry, then
+    // waits a drawn delay: with jitter, any number of short draws fit, and the last wait
+    // starts just before the total and lasts up to the largest gap.
+    if let Backoff::Reqwest {
+        total: Some(limit),
+        max,
+        jitter,
+        ..
+    } = state
+    {
+        if *jitter != ReqwestJitter::None {
+            let mut unlimited = state.clone();
+            if let Backoff::Reqwest { total, .. } = &mut unlimited {
+                *total = None;
+            }
+            let free = summarize(&sched(&unlimited));
+            summary.attempts = match free.attempts.bound() {
+                Some(n) => Attempts::AtMost(n),
+                None => Attempts::TimeLimited,
+            };
+            let over = limit + max;
+            summary.worst_total_ms = Some(free.worst_total_ms.map_or(over, |w| w.min(over)));
+        }
+    }
+    summary
 }
 
 /// The total-time limit a builder stops at (backon's `with_total_delay`, backoff's

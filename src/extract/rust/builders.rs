@@ -69,7 +69,7 @@ impl<'t> Rx<'t> {
             },
             "identifier" => self.identifier(node, module, env, next),
             "scoped_identifier" => {
-                let segments = self.segments(node);
+                let segments = self.self_type(self.segments(node), node);
                 match segments.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
                     [.., "Duration", "ZERO"] => Val::Arg(Arg::Ms(0.0)),
                     [.., "Duration", _] => Val::Unknown,
@@ -78,6 +78,8 @@ impl<'t> Rx<'t> {
             }
             "call_expression" => self.call(node, module, env, next),
             "struct_expression" => self.struct_literal(node, module, env, next),
+            // `self.backoff`: the value the constructor stores in the field.
+            "field_expression" => self.field_value(node, module, next),
             _ => Val::Unknown,
         }
     }
@@ -166,6 +168,15 @@ impl<'t> Rx<'t> {
                     return Val::Unknown;
                 };
                 let method = self.text_of(field);
+                // `self.retry_policy()`: a method of this `impl` without arguments.
+                if receiver.kind_str() == "self" && args.is_empty() {
+                    let ty = self.impl_type(node);
+                    let item = ty.and_then(|ty| self.associated(module, &ty, method));
+                    return match item {
+                        Some(item) if item.params.is_empty() => self.helper(item, node, None, depth),
+                        _ => Val::Unknown,
+                    };
+                }
                 let receiver = self.eval(receiver, module, env, depth);
                 if let Val::Arg(arg) = &receiver {
                     // `Duration::from_secs(2).into()`, `n.clone()`.
@@ -187,7 +198,7 @@ impl<'t> Rx<'t> {
                 Val::Chain(chain)
             }
             "identifier" | "scoped_identifier" => {
-                let segments = self.segments(function);
+                let segments = self.self_type(self.segments(function), node);
                 let names: Vec<&str> = segments.iter().map(String::as_str).collect();
                 if names == ["Some"] {
                     let inner = args
@@ -212,22 +223,11 @@ impl<'t> Rx<'t> {
                 // A same-file helper with parameters is called with its arguments.
                 if let Some(item) = self.item_of_path(&path, module) {
                     if item.has_params && item.params.len() == args.len() && item.body.is_some() {
-                        let Some(value) = item.value else { return Val::Unknown };
                         let mut bound = HashMap::new();
                         for (param, arg) in item.params.iter().zip(&args) {
                             bound.insert(param.clone(), self.eval(*arg, module, env, depth));
                         }
-                        return match self.eval(value, &item.module, Some(&bound), depth) {
-                            Val::Chain(mut chain) => {
-                                if let RustBase::New { via, .. } = &mut chain.base {
-                                    via.get_or_insert_with(|| item.name.clone());
-                                }
-                                chain.span = span(node);
-                                chain.text = collapse(self.text_of(node));
-                                Val::Chain(chain)
-                            }
-                            other => other,
-                        };
+                        return self.helper(item, node, Some(&bound), depth);
                     }
                 }
                 if args.is_empty() {
@@ -240,6 +240,102 @@ impl<'t> Rx<'t> {
             }
             _ => Val::Unknown,
         }
+    }
+
+    /// A same-file function (or method) called at `call`, evaluated with its parameters
+    /// bound: the chain it builds, named by the call and remembering the helper.
+    fn helper(&self, item: &Item<'t>, call: Node<'t>, bound: Option<&HashMap<String, Val>>, depth: usize) -> Val {
+        let Some(value) = item.value else { return Val::Unknown };
+        match self.eval(value, item.scope(), bound, depth) {
+            Val::Chain(mut chain) => {
+                if let RustBase::New { via, .. } = &mut chain.base {
+                    via.get_or_insert_with(|| item.name.clone());
+                }
+                chain.span = span(call);
+                chain.text = collapse(self.text_of(call));
+                Val::Chain(chain)
+            }
+            other => other,
+        }
+    }
+
+    /// `Self::policy` inside `impl Type`: `self::Type::policy`, an associated item of this file.
+    fn self_type(&self, segments: Vec<String>, at: Node<'t>) -> Vec<String> {
+        if segments.first().is_none_or(|s| s != "Self") {
+            return segments;
+        }
+        let Some(ty) = self.impl_type(at) else { return segments };
+        let mut out = vec!["self".to_string(), ty];
+        out.extend(segments.into_iter().skip(1));
+        out
+    }
+
+    /// `self.field`: the one value the file's constructors store in that field of the `impl`'s
+    /// type (`Self { backoff: ExponentialBuilder::default()… }` in `new()`). Several different
+    /// values, or none, are unknown.
+    fn field_value(&self, node: Node<'t>, module: &[String], depth: usize) -> Val {
+        let (Some(receiver), Some(field)) = (node.field("value"), node.field("field")) else {
+            return Val::Unknown;
+        };
+        if receiver.kind_str() != "self" {
+            return Val::Unknown;
+        }
+        let Some(ty) = self.impl_type(node) else {
+            return Val::Unknown;
+        };
+        let field = self.text_of(field);
+        let mut root = node;
+        while let Some(parent) = root.parent() {
+            root = parent;
+        }
+        let mut values = Vec::new();
+        let mut cursor = root.walk();
+        'walk: loop {
+            let current = cursor.node();
+            if current.kind_str() == "struct_expression" {
+                let named = current
+                    .field("name")
+                    .is_some_and(|n| matches!(self.text_of(n), "Self") || self.segments(n).last() == Some(&ty));
+                if named {
+                    for init in current.field("body").map(named_children).unwrap_or_default() {
+                        let value = match init.kind_str() {
+                            "field_initializer" if init.field("field").is_some_and(|f| self.text_of(f) == field) => {
+                                init.field("value")
+                            }
+                            "shorthand_field_initializer" => named_children(init)
+                                .first()
+                                .copied()
+                                .filter(|n| self.text_of(*n) == field),
+                            _ => None,
+                        };
+                        values.extend(value);
+                    }
+                }
+            }
+            if values.len() > 4 {
+                return Val::Unknown;
+            }
+            if cursor.goto_first_child() {
+                continue;
+            }
+            while !cursor.goto_next_sibling() {
+                if !cursor.goto_parent() {
+                    break 'walk;
+                }
+            }
+        }
+        let mut found: Option<RustChain> = None;
+        for value in values {
+            let Some(chain) = self.chain(self.eval(value, module, None, depth)) else {
+                return Val::Unknown;
+            };
+            match &found {
+                Some(first) if first.text != chain.text => return Val::Unknown,
+                Some(_) => {}
+                None => found = Some(chain),
+            }
+        }
+        found.map_or(Val::Unknown, Val::Chain)
     }
 
     pub(super) fn struct_literal(

@@ -5,7 +5,15 @@ use super::*;
 
 impl<'t> Rx<'t> {
     pub(super) fn collect_items(&mut self, container: Node<'t>, module: &mut Vec<String>) {
+        self.collect_items_in(container, module, false);
+    }
+
+    /// `associated`: the container is an `impl` block's body, whose type ends `module`.
+    fn collect_items_in(&mut self, container: Node<'t>, module: &mut Vec<String>, associated: bool) {
         for item in named_children(container) {
+            if is_test_item(item, self.text) {
+                continue;
+            }
             let public = named_children(item)
                 .iter()
                 .any(|c| c.kind_str() == "visibility_modifier");
@@ -39,6 +47,7 @@ impl<'t> Rx<'t> {
                         params,
                         has_params,
                         public,
+                        associated,
                     });
                 }
                 "const_item" | "static_item" => {
@@ -55,6 +64,7 @@ impl<'t> Rx<'t> {
                         params: Vec::new(),
                         has_params: false,
                         public,
+                        associated,
                     });
                 }
                 "mod_item" => {
@@ -65,7 +75,21 @@ impl<'t> Rx<'t> {
                         continue;
                     };
                     module.push(self.text_of(name).to_string());
-                    self.collect_items(body, module);
+                    self.collect_items_in(body, module, false);
+                    module.pop();
+                }
+                // `impl Policies { pub const TRANSIENT: … }`: associated items are reached as
+                // `Policies::TRANSIENT`, so the type is one more module segment. Trait impls
+                // are not read: their items implement someone else's interface.
+                "impl_item" if !associated && item.field("trait").is_none() => {
+                    let (Some(ty), Some(body)) = (item.field("type"), item.field("body")) else {
+                        continue;
+                    };
+                    let Some(name) = self.segments(ty).last().cloned() else {
+                        continue;
+                    };
+                    module.push(name);
+                    self.collect_items_in(body, module, true);
                     module.pop();
                 }
                 _ => {}
@@ -74,15 +98,42 @@ impl<'t> Rx<'t> {
     }
 
     pub(super) fn item(&self, module: &[String], name: &str) -> Option<&Item<'t>> {
-        self.items.iter().find(|i| i.module == module && i.name == name)
+        self.items
+            .iter()
+            .find(|i| !i.associated && i.module == module && i.name == name)
     }
 
-    /// The same-file item a path names: `name`, `self::name`.
+    /// An associated item of `impl ty { … }` in `module`.
+    pub(super) fn associated(&self, module: &[String], ty: &str, name: &str) -> Option<&Item<'t>> {
+        self.items.iter().find(|i| {
+            i.associated
+                && i.name == name
+                && i.module.len() == module.len() + 1
+                && i.module.starts_with(module)
+                && i.module.last().is_some_and(|t| t == ty)
+        })
+    }
+
+    /// The same-file item a path names: `name`, `self::name`, `self::Type::name` (an
+    /// associated item of a type of this file).
     pub(super) fn item_of_path(&self, path: &[String], module: &[String]) -> Option<&Item<'t>> {
         match path {
             [first, name] if first == "self" => self.item(module, name),
+            [first, ty, name] if first == "self" => self.associated(module, ty, name),
             _ => None,
         }
+    }
+
+    /// The type of the `impl` block around `node`, for `Self::…` and `self.…`.
+    pub(super) fn impl_type(&self, node: Node<'t>) -> Option<String> {
+        let mut current = node.parent();
+        while let Some(parent) = current {
+            if parent.kind_str() == "impl_item" {
+                return parent.field("type").and_then(|t| self.segments(t).last().cloned());
+            }
+            current = parent.parent();
+        }
+        None
     }
 
     pub(super) fn pattern_names(&self, pattern: Node, out: &mut Vec<String>) {

@@ -11,12 +11,16 @@
 //! the crate's files.
 
 mod builders;
+mod clients;
+mod handlers;
 mod items;
+mod macros;
 mod paths;
 mod sites;
 mod units;
 
 use builders::tail;
+pub(super) use macros::unfold;
 use sites::Walk;
 
 use std::collections::HashMap;
@@ -51,6 +55,15 @@ const EXTERN_ROOTS: &[&str] = &[
     "alloc",
     "tokio",
     "reqwest",
+    "aws_lambda_events",
+    "lambda_runtime",
+    "lapin",
+    "apalis",
+    "apalis_core",
+    "apalis_sql",
+    "apalis_redis",
+    "futures",
+    "tracing",
 ];
 
 /// backon's retry traits: `.retry(builder)` is theirs only when one is in scope.
@@ -87,6 +100,10 @@ fn glob_names(prefix: &[String]) -> &'static [&'static str] {
         ["backoff", "backoff"] => &["Constant", "Zero", "Stop"],
         ["backoff", "future"] => &["retry", "retry_notify"],
         ["reqwest_retry"] => &["RetryTransientMiddleware", "Jitter", "policies"],
+        // apalis's handler arguments and builder, for `use apalis::prelude::*`.
+        ["apalis", "prelude"] => &["Data", "Attempt", "TaskId", "Worker", "WorkerId", "WorkerBuilder"],
+        ["lapin"] => &["Channel", "Consumer"],
+        ["lapin", "message"] => &["Delivery", "DeliveryResult"],
         ["reqwest_retry", "policies"] | ["retry_policies", "policies"] => &["ExponentialBackoff"],
         ["retry_policies"] => &["ExponentialBackoff", "Jitter", "policies"],
         _ => &[],
@@ -95,6 +112,9 @@ fn glob_names(prefix: &[String]) -> &'static [&'static str] {
 
 pub(super) fn extract(facts: &mut FileFacts, text: &[u8], tree: &Tree) {
     let root = tree.root_node();
+    if is_test_file(root, text) {
+        return;
+    }
     let mut rx = Rx {
         text,
         uses: HashMap::new(),
@@ -115,6 +135,10 @@ pub(super) fn extract(facts: &mut FileFacts, text: &[u8], tree: &Tree) {
     // retries nothing needs none.
     if !facts.retry_sites.is_empty() {
         facts.units = rx.named_units();
+        // Queue consumers and job handlers around (or calling) the retries.
+        facts.handlers = rx.handlers(root);
+        // reqwest-retry clients and the requests sent through them.
+        rx.retrying_clients(facts, root);
     }
     // Named policies: items without parameters whose value is a builder.
     for item in &rx.items {
@@ -122,7 +146,7 @@ pub(super) fn extract(facts: &mut FileFacts, text: &[u8], tree: &Tree) {
         if item.has_params {
             continue;
         }
-        let Some(chain) = rx.chain(rx.eval(value, &item.module, None, 0)) else {
+        let Some(chain) = rx.chain(rx.eval(value, item.scope(), None, 0)) else {
             continue;
         };
         if matches!(chain.base, RustBase::Unknown) {
@@ -137,6 +161,55 @@ pub(super) fn extract(facts: &mut FileFacts, text: &[u8], tree: &Tree) {
             value: chain,
         });
     }
+}
+
+/// Whether an item is test code, which is not held to the policy (a test retries a flaky
+/// fake on purpose): `#[cfg(test)]`, `#[test]`, `#[tokio::test]` and the like among the
+/// attributes right before it.
+fn is_test_item(node: Node, text: &[u8]) -> bool {
+    if !matches!(
+        node.kind_str(),
+        "function_item" | "mod_item" | "impl_item" | "const_item" | "static_item"
+    ) {
+        return false;
+    }
+    let mut current = node.prev_sibling();
+    while let Some(sibling) = current {
+        match sibling.kind_str() {
+            "attribute_item" => {
+                if is_test_attribute(sibling, text) {
+                    return true;
+                }
+            }
+            "line_comment" | "block_comment" => {}
+            _ => return false,
+        }
+        current = sibling.prev_sibling();
+    }
+    false
+}
+
+/// `#[cfg(test)]`, `#[cfg(all(test, …))]`, `#[test]`, `#[tokio::test]`, `#[sqlx::test]`.
+fn is_test_attribute(attribute: Node, text: &[u8]) -> bool {
+    let raw = std::str::from_utf8(&text[attribute.byte_range()]).unwrap_or("");
+    let inner: String = raw.chars().filter(|c| !c.is_whitespace()).collect();
+    let inner = inner
+        .trim_start_matches("#!")
+        .trim_start_matches('#')
+        .trim_start_matches('[')
+        .trim_end_matches(']');
+    let path = inner.split('(').next().unwrap_or(inner);
+    inner == "cfg(test)" || inner.starts_with("cfg(all(test,") || path == "test" || path.ends_with("::test")
+}
+
+/// A file that declares itself test code (`#![cfg(test)]`).
+fn is_test_file(root: Node, text: &[u8]) -> bool {
+    let mut cursor = root.walk();
+    let found = root
+        .named_children(&mut cursor)
+        .take_while(|c| matches!(c.kind_str(), "inner_attribute_item" | "line_comment" | "block_comment"))
+        .any(|c| c.kind_str() == "inner_attribute_item" && is_test_attribute(c, text));
+    found
 }
 
 fn span(node: Node) -> Span {
@@ -180,6 +253,20 @@ struct Item<'t> {
     params: Vec<String>,
     has_params: bool,
     public: bool,
+    /// An associated item of `impl Type { … }` (its `module` ends with `Type`).
+    associated: bool,
+}
+
+impl Item<'_> {
+    /// The module the item's code is written in: an associated item's paths are relative to
+    /// the module of its `impl`, not to the type.
+    fn scope(&self) -> &[String] {
+        if self.associated {
+            &self.module[..self.module.len().saturating_sub(1)]
+        } else {
+            &self.module
+        }
+    }
 }
 
 /// A value during evaluation.
@@ -330,6 +417,72 @@ mod tests {
             })
             .collect();
         assert_eq!(predicates, ["none", "unknown", "filter"]);
+    }
+
+    #[test]
+    fn policies_through_self_fields_and_associated_items() {
+        let f = facts(
+            "use backon::{ExponentialBuilder, Retryable};\n\
+             pub struct Policies;\nimpl Policies { pub const FAST: ExponentialBuilder = ExponentialBuilder::new().with_jitter(); fn slow(&self) -> ExponentialBuilder { ExponentialBuilder::new() } }\n\
+             struct S { b: ExponentialBuilder }\n\
+             impl S {\n  fn new() -> Self { Self { b: ExponentialBuilder::default().with_max_times(2) } }\n  fn p(&self) -> ExponentialBuilder { ExponentialBuilder::default().with_max_times(4) }\n  fn q() -> ExponentialBuilder { ExponentialBuilder::default().with_max_times(6) }\n\
+               async fn run(&self) { op.retry(self.b.clone()).await; op.retry(self.p()).await; op.retry(Self::q()).await; }\n}\n",
+        );
+        // The associated const is a policy of the module `Policies`; methods taking `self` are not.
+        let policies: Vec<(String, bool)> = f
+            .rust_policies
+            .iter()
+            .map(|p| (format!("{}::{}", p.module.join("::"), p.name), p.public))
+            .collect();
+        assert!(policies.contains(&("Policies::FAST".to_string(), true)), "{policies:?}");
+        assert!(!policies.iter().any(|(n, _)| n.ends_with("slow")), "{policies:?}");
+        let times: Vec<Vec<Arg>> = f
+            .retry_sites
+            .iter()
+            .map(|s| {
+                let chain = rust(s).chain.as_ref().expect("followed");
+                chain
+                    .ops
+                    .iter()
+                    .filter(|o| o.method == "with_max_times")
+                    .flat_map(|o| o.args.clone())
+                    .collect()
+            })
+            .collect();
+        assert_eq!(times, [vec![Arg::Num(2.0)], vec![Arg::Num(4.0)], vec![]]);
+        // `Self::q()` names the associated function, resolved by the index.
+        let chain = rust(&f.retry_sites[2]).chain.as_ref().unwrap();
+        assert!(
+            matches!(&chain.base, RustBase::Named(p) if p.segments == ["self", "S", "q"]),
+            "{chain:?}"
+        );
+    }
+
+    #[test]
+    fn test_code_is_not_extracted() {
+        let retry = "(|| async { 1 }).retry(ExponentialBuilder::default()).await;";
+        let f = facts(&format!(
+            "use backon::ExponentialBuilder;\n\
+             #[cfg(test)]\nmod tests {{\n  use backon::Retryable;\n  use super::*;\n  #[tokio::test]\n  async fn t() {{ {retry} }}\n}}\n\
+             #[test]\nfn unit() {{ {retry} }}\n\
+             #[cfg(test)]\npub fn policy() -> ExponentialBuilder {{ ExponentialBuilder::default() }}\n"
+        ));
+        assert!(f.retry_sites.is_empty(), "{:?}", f.retry_sites);
+        assert!(f.rust_policies.is_empty(), "{:?}", f.rust_policies);
+        // The test module's `use backon::Retryable` does not bring the trait into the file.
+        let f = facts(&format!(
+            "use backon::ExponentialBuilder;\n#[cfg(test)]\nmod tests {{ use backon::Retryable; }}\nasync fn f() {{ {retry} }}\n"
+        ));
+        assert!(f.retry_sites.is_empty());
+        let f = facts(&format!(
+            "#![cfg(test)]\nuse backon::{{ExponentialBuilder, Retryable}};\nasync fn f() {{ {retry} }}\n"
+        ));
+        assert!(f.retry_sites.is_empty());
+        // Production code beside it still counts.
+        let f = facts(&format!(
+            "use backon::{{ExponentialBuilder, Retryable}};\n#[cfg(not(test))]\nasync fn f() {{ {retry} }}\n"
+        ));
+        assert_eq!(f.retry_sites.len(), 1);
     }
 
     #[test]

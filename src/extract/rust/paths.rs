@@ -8,11 +8,13 @@ impl<'t> Rx<'t> {
         let mut cursor = root.walk();
         'walk: loop {
             let node = cursor.node();
+            // A test module's `use`s are not the file's: the walk steps over it.
+            let test_module = node.kind_str() == "mod_item" && is_test_item(node, self.text);
             if node.kind_str() == "use_declaration" {
                 if let Some(argument) = node.field("argument") {
                     self.use_tree(argument, &[]);
                 }
-            } else if cursor.goto_first_child() {
+            } else if !test_module && cursor.goto_first_child() {
                 continue;
             }
             while !cursor.goto_next_sibling() {

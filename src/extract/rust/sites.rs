@@ -20,6 +20,9 @@ impl<'t> Walk<'_, 't, '_> {
             self.note_error_region(node);
             return;
         }
+        if is_test_item(node, self.rx.text) {
+            return;
+        }
         let pushed = self.enter(node);
         if node.kind_str() == "call_expression" {
             self.call(node);
@@ -80,6 +83,8 @@ impl<'t> Walk<'_, 't, '_> {
             return;
         };
         let args = rx.args(node);
+        // The filter's expression, when one is written: backon's `.when(…)`, `RetryIf`'s condition.
+        let mut filter: Option<Node<'t>> = None;
         let (lib, callee, callee_span, policy_arg, has_predicate) = match function.kind_str() {
             "field_expression" => {
                 let Some(field) = function.field("field") else {
@@ -88,12 +93,13 @@ impl<'t> Walk<'_, 't, '_> {
                 if rx.text_of(field) != "retry" || args.len() != 1 || !rx.backon_in_scope() {
                     return;
                 }
+                filter = backon_when(rx, node);
                 (
                     Library::Backon,
                     ".retry".to_string(),
                     span(field),
                     args[0],
-                    Some(backon_when(rx, node)),
+                    Some(filter.is_some()),
                 )
             }
             "identifier" | "scoped_identifier" => {
@@ -101,13 +107,18 @@ impl<'t> Walk<'_, 't, '_> {
                 let names: Vec<&str> = path.iter().map(String::as_str).collect();
                 let callee = collapse(rx.text_of(function));
                 match names.as_slice() {
-                    ["tokio_retry", .., ty @ ("Retry" | "RetryIf"), "spawn" | "start"] if !args.is_empty() => (
-                        Library::TokioRetry,
-                        callee,
-                        span(function),
-                        args[0],
-                        Some(*ty == "RetryIf"),
-                    ),
+                    ["tokio_retry", .., ty @ ("Retry" | "RetryIf"), "spawn" | "start"] if !args.is_empty() => {
+                        if *ty == "RetryIf" {
+                            filter = args.get(2).copied();
+                        }
+                        (
+                            Library::TokioRetry,
+                            callee,
+                            span(function),
+                            args[0],
+                            Some(*ty == "RetryIf"),
+                        )
+                    }
                     ["backoff", "retry" | "retry_notify"] | ["backoff", "future", "retry" | "retry_notify"]
                         if args.len() >= 2 =>
                     {
@@ -187,10 +198,10 @@ impl<'t> Walk<'_, 't, '_> {
         let predicate = match (lib, has_predicate) {
             // The default strategy retries only transient failures.
             (Library::ReqwestRetry, _) => Predicate::Transient,
-            // What a Rust filter tests is not read yet: it filters, by names unknown.
+            // A filter, by the names it is written with.
             (_, Some(true)) => Predicate::Filter {
-                span: span(node),
-                mentions: Vec::new(),
+                span: filter.map_or_else(|| span(node), span),
+                mentions: filter.map(|f| predicate_mentions(rx, f)).unwrap_or_default(),
                 always: false,
             },
             (_, Some(false)) => Predicate::None,
@@ -332,23 +343,52 @@ pub(super) fn retryable_receiver<'t>(rx: &Rx<'t>, receiver: Node<'t>) -> bool {
     }
 }
 
-/// Whether a backon `.retry(…)` is followed, in its method chain, by `.when(…)`.
-pub(super) fn backon_when(rx: &Rx, retry_call: Node) -> bool {
+/// The argument of the `.when(…)` that follows a backon `.retry(…)` in its method chain.
+pub(super) fn backon_when<'t>(rx: &Rx<'t>, retry_call: Node<'t>) -> Option<Node<'t>> {
     let mut current = retry_call;
     while let Some(parent) = current.parent() {
         match parent.kind_str() {
             "field_expression" if parent.field("value") == Some(current) => {
-                let Some(call) = parent.parent().filter(|g| g.kind_str() == "call_expression") else {
-                    return false;
-                };
+                let call = parent.parent().filter(|g| g.kind_str() == "call_expression")?;
                 if parent.field("field").is_some_and(|f| rx.text_of(f) == "when") {
-                    return true;
+                    return rx.args(call).first().copied();
                 }
                 current = call;
             }
             "await_expression" | "try_expression" | "parenthesized_expression" => current = parent,
-            _ => return false,
+            _ => return None,
         }
     }
-    false
+    None
+}
+
+/// The names a Rust predicate is written with (`retry::is_contention` → `retry`,
+/// `is_contention`; a closure's identifiers and literals; `!` for a negation), so the analysis
+/// can tell a contention filter from a connection-loss one.
+pub(super) fn predicate_mentions(rx: &Rx, predicate: Node) -> Vec<String> {
+    const MAX_MENTIONS: usize = 64;
+    let mut out = Vec::new();
+    let mut cursor = predicate.walk();
+    'walk: loop {
+        let node = cursor.node();
+        match node.kind_str() {
+            "identifier" | "field_identifier" | "type_identifier" | "integer_literal" => {
+                out.push(rx.text_of(node).to_string())
+            }
+            "unary_expression" if rx.text_of(node).starts_with('!') => out.push("!".into()),
+            _ => {}
+        }
+        if out.len() >= MAX_MENTIONS {
+            break;
+        }
+        if cursor.goto_first_child() {
+            continue;
+        }
+        while !cursor.goto_next_sibling() {
+            if !cursor.goto_parent() || cursor.node() == predicate {
+                break 'walk;
+            }
+        }
+    }
+    out
 }

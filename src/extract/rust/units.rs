@@ -13,7 +13,7 @@ const MAX_OPS: usize = 256;
 const MAX_UNITS: usize = 512;
 
 /// reqwest's request builders.
-const HTTP_METHODS: &[&str] = &["get", "post", "put", "patch", "delete", "head"];
+pub(super) const HTTP_METHODS: &[&str] = &["get", "post", "put", "patch", "delete", "head"];
 
 /// sqlx and friends: functions and macros whose string argument is a query.
 const QUERY_CALLS: &[&str] = &[
@@ -229,7 +229,7 @@ impl<'t> Rx<'t> {
     }
 
     /// Whether the request chain around `call` sets an `Idempotency-Key` header.
-    fn chain_sets_idempotency_key(&self, call: Node<'t>) -> bool {
+    pub(super) fn chain_sets_idempotency_key(&self, call: Node<'t>) -> bool {
         let mut top = call;
         for _ in 0..16 {
             match top.parent() {
@@ -252,6 +252,7 @@ impl<'t> Rx<'t> {
     pub(super) fn named_units(&self) -> Vec<Unit> {
         self.items
             .iter()
+            .filter(|item| !item.associated)
             .filter_map(|item| Some(self.unit(item.body?, Some(item.name.clone()))))
             .take(MAX_UNITS)
             .collect()

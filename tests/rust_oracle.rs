@@ -1,0 +1,960 @@
+//! Differential test of the Rust retry model against the crates themselves (issue 16.6):
+//! backon 1.6, tokio-retry 0.3, backoff 0.4 and retry-policies 0.5 (reqwest-retry's
+//! policies) are dev-dependencies. A seeded generator writes builder chains as source text;
+//! retrylint extracts each one (`extract_file`) and evaluates it in its model
+//! (`schedule::rust`), and the same chain is built with the real crate and its iterator or
+//! policy run against an operation that fails instantly (on a virtual clock where the crate
+//! reads one). For every claim the model makes — the attempt count, the first nominal
+//! delays, the per-gap cap, jitter and its range — the crate must agree; what the model does
+//! not know is counted per builder method and printed as a coverage table.
+//!
+//! Jitter is off, or seeded (backon's `with_jitter_seed`); where a crate's jitter cannot be
+//! seeded (tokio-retry, backoff, retry-policies) each delay must lie in the range the model
+//! claims around the nominal one.
+
+use std::cell::Cell;
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant, SystemTime};
+
+use retrylint::facts::RustBase;
+use retrylint::schedule::rust::{self as model, Backoff};
+use retrylint::schedule::{Attempts, Gap, Jitter, Sched};
+use retrylint::source::Language;
+
+/// Chains per library; with four libraries, 4,800 chains.
+const PER_LIBRARY: usize = 1200;
+const SEED: u64 = 16;
+/// Delays drawn from a crate before a policy is called endless (the model simulates more;
+/// backon's jittered Fibonacci without a maximum overflows `Duration` after ~90).
+const LIMIT: usize = 64;
+/// Delays compared one by one (the model keeps the first 20).
+const SHOWN: usize = 20;
+/// Delays beyond this many milliseconds (3 × 10^4 years) are compared as equal: the crates
+/// saturate their integers there, the model's floats do not.
+const HUGE_MS: f64 = 1e15;
+
+/// splitmix64: a seeded generator with no dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    fn range(&mut self, lo: u64, hi: u64) -> u64 {
+        lo + self.below(hi - lo + 1)
+    }
+    fn chance(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
+    }
+    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
+        items[self.below(items.len() as u64) as usize]
+    }
+}
+
+/// A builder method's argument, rendered as source and applied to the real builder alike.
+#[derive(Debug, Clone, Copy)]
+enum A {
+    None,
+    /// A `Duration` in milliseconds (written `from_millis` or, when whole, `from_secs`).
+    Ms(u64, bool),
+    /// `Some(Duration)` / `None` for `Option<Duration>` parameters.
+    OptMs(Option<u64>),
+    Float(f64),
+    Int(u64),
+    Jitter(&'static str),
+    /// A function named by path (`jitter`).
+    Fn(&'static str),
+    /// Two arguments: a duration and a count.
+    MsInt(u64, u64),
+    Ms2(u64, u64),
+}
+
+fn duration_src(ms: u64, secs: bool) -> String {
+    if secs && ms % 1000 == 0 {
+        format!("Duration::from_secs({})", ms / 1000)
+    } else {
+        format!("Duration::from_millis({ms})")
+    }
+}
+
+impl A {
+    fn src(&self) -> String {
+        match *self {
+            A::None => String::new(),
+            A::Ms(ms, secs) => duration_src(ms, secs),
+            A::OptMs(Some(ms)) => format!("Some({})", duration_src(ms, false)),
+            A::OptMs(None) => "None".into(),
+            A::Float(f) => format!("{f:?}"),
+            A::Int(n) => n.to_string(),
+            A::Jitter(j) => format!("Jitter::{j}"),
+            A::Fn(f) => f.to_string(),
+            A::MsInt(ms, n) => format!("{}, {n}", duration_src(ms, false)),
+            A::Ms2(a, b) => format!("{}, {}", duration_src(a, false), duration_src(b, false)),
+        }
+    }
+    fn ms(&self) -> Duration {
+        match *self {
+            A::Ms(ms, _) | A::MsInt(ms, _) => Duration::from_millis(ms),
+            _ => unreachable!("{self:?}"),
+        }
+    }
+    fn int(&self) -> u64 {
+        match *self {
+            A::Int(n) | A::MsInt(_, n) => n,
+            _ => unreachable!("{self:?}"),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Lib {
+    Backon,
+    TokioRetry,
+    Backoff,
+    RetryPolicies,
+}
+
+/// A generated chain: the constructor (how it is written, and a key for the real one), its
+/// methods, and the jitter seed.
+#[derive(Debug, Clone)]
+struct Chain {
+    lib: Lib,
+    ctor: &'static str,
+    ctor_arg: A,
+    ops: Vec<(&'static str, A)>,
+    /// Struct literal fields (backoff): written `Type { field: value, ..Default::default() }`.
+    literal: bool,
+    seed: u64,
+}
+
+impl Chain {
+    fn source(&self) -> String {
+        let uses = match self.lib {
+            Lib::Backon => "use backon::{ConstantBuilder, ExponentialBuilder, FibonacciBuilder};",
+            Lib::TokioRetry => {
+                "use tokio_retry::strategy::{jitter, ExponentialBackoff, FibonacciBackoff, FixedInterval};"
+            }
+            Lib::Backoff => "use backoff::backoff::{Constant, Stop, Zero};\nuse backoff::{ExponentialBackoff, ExponentialBackoffBuilder};",
+            Lib::RetryPolicies => "use retry_policies::policies::ExponentialBackoff;\nuse retry_policies::Jitter;",
+        };
+        format!(
+            "{uses}\nuse std::time::Duration;\n\npub fn policy() -> Policy {{\n    {}\n}}\n",
+            self.expr()
+        )
+    }
+
+    fn expr(&self) -> String {
+        if self.literal {
+            let fields: Vec<String> = self
+                .ops
+                .iter()
+                .map(|(m, a)| format!("{}: {}", m.trim_start_matches('='), a.src()))
+                .collect();
+            let mut fields = fields;
+            if self.ctor == "ExponentialBackoff" {
+                fields.push("..Default::default()".into());
+            }
+            return format!("{} {{ {} }}", self.ctor, fields.join(", "));
+        }
+        let mut out = format!("{}({})", self.ctor, self.ctor_arg.src());
+        for (method, arg) in &self.ops {
+            out.push_str(&format!("\n        .{method}({})", arg.src()));
+        }
+        out
+    }
+
+    /// Whether the chain, as written, draws its delays at random (the last setting wins).
+    fn jittered(&self) -> bool {
+        let mut jitter = match (self.lib, self.ctor) {
+            // backoff's exponential policy randomizes by 0.5 unless told otherwise;
+            // retry-policies' builder starts with `Jitter::Full`.
+            (Lib::Backoff, "ExponentialBackoff" | "ExponentialBackoffBuilder::new" | "ExponentialBackoff::default") => {
+                true
+            }
+            (Lib::RetryPolicies, _) => true,
+            _ => false,
+        };
+        for (method, arg) in &self.ops {
+            match (*method, arg) {
+                ("with_jitter" | "map", _) => jitter = true,
+                ("jitter", A::Jitter(j)) => jitter = *j != "None",
+                ("with_randomization_factor" | "=randomization_factor", A::Float(f)) => jitter = *f > 0.0,
+                _ => {}
+            }
+        }
+        jitter
+    }
+
+    /// Every method's name, for the coverage table.
+    fn methods(&self) -> Vec<String> {
+        let lib = format!("{:?}", self.lib);
+        let mut out = vec![format!("{lib} {}", self.ctor)];
+        out.extend(
+            self.ops
+                .iter()
+                .map(|(m, _)| format!("{lib} .{}", m.trim_start_matches('='))),
+        );
+        out
+    }
+}
+
+fn ms_value(rng: &mut Rng) -> u64 {
+    match rng.below(4) {
+        0 => rng.range(1, 50),
+        1 => rng.range(10, 2000),
+        2 => rng.range(1, 30) * 1000,
+        _ => rng.pick(&[100, 250, 500, 1000, 5000, 60_000]),
+    }
+}
+
+fn generate(lib: Lib, rng: &mut Rng) -> Chain {
+    let seed = rng.next();
+    let mut chain = Chain {
+        lib,
+        ctor: "",
+        ctor_arg: A::None,
+        ops: Vec::new(),
+        literal: false,
+        seed,
+    };
+    let count = rng.range(0, 5);
+    match lib {
+        Lib::Backon => {
+            chain.ctor = rng.pick(&[
+                "ExponentialBuilder::default",
+                "ExponentialBuilder::new",
+                "ConstantBuilder::default",
+                "FibonacciBuilder::default",
+            ]);
+            let methods: &[&str] = match chain.ctor {
+                "ConstantBuilder::default" => &["with_delay", "with_max_times", "without_max_times", "with_jitter"],
+                "FibonacciBuilder::default" => &[
+                    "with_min_delay",
+                    "with_max_delay",
+                    "without_max_delay",
+                    "with_max_times",
+                    "without_max_times",
+                    "with_jitter",
+                ],
+                _ => &[
+                    "with_factor",
+                    "with_min_delay",
+                    "with_max_delay",
+                    "without_max_delay",
+                    "with_max_times",
+                    "without_max_times",
+                    "with_total_delay",
+                    "with_jitter",
+                ],
+            };
+            for _ in 0..count {
+                let method = rng.pick(methods);
+                let arg = match method {
+                    "with_factor" => A::Float(rng.pick(&[1.0, 1.5, 2.0, 2.5, 3.0])),
+                    "with_min_delay" | "with_max_delay" | "with_delay" => A::Ms(ms_value(rng), rng.chance(50)),
+                    "with_max_times" => A::Int(rng.range(0, 8)),
+                    "with_total_delay" => A::OptMs(if rng.chance(80) {
+                        Some(rng.range(1, 20) * 500)
+                    } else {
+                        None
+                    }),
+                    _ => A::None,
+                };
+                chain.ops.push((method, arg));
+            }
+        }
+        Lib::TokioRetry => {
+            chain.ctor = rng.pick(&[
+                "ExponentialBackoff::from_millis",
+                "FibonacciBackoff::from_millis",
+                "FixedInterval::from_millis",
+                "FixedInterval::new",
+            ]);
+            chain.ctor_arg = match chain.ctor {
+                "ExponentialBackoff::from_millis" => A::Int(rng.range(1, 10)),
+                "FixedInterval::new" => A::Ms(ms_value(rng), rng.chance(50)),
+                _ => A::Int(rng.range(1, 500)),
+            };
+            if !chain.ctor.starts_with("Fixed") {
+                for _ in 0..rng.range(0, 2) {
+                    let method = rng.pick(&["factor", "max_delay"]);
+                    let arg = match method {
+                        "factor" => A::Int(rng.pick(&[1, 2, 10, 25, 100, 1000])),
+                        _ => A::Ms(ms_value(rng), rng.chance(50)),
+                    };
+                    chain.ops.push((method, arg));
+                }
+            }
+            // The iterator adapters, in either order.
+            let mut adapters = Vec::new();
+            if rng.chance(40) {
+                adapters.push(("map", A::Fn("jitter")));
+            }
+            for _ in 0..rng.range(0, 2) {
+                adapters.push(("take", A::Int(rng.range(0, 10))));
+            }
+            if rng.chance(50) {
+                adapters.reverse();
+            }
+            chain.ops.extend(adapters);
+        }
+        Lib::Backoff => {
+            let form = rng.below(10);
+            let fields = [
+                "initial_interval",
+                "randomization_factor",
+                "multiplier",
+                "max_interval",
+                "max_elapsed_time",
+            ];
+            let value = |rng: &mut Rng, field: &str| match field {
+                "initial_interval" | "max_interval" => A::Ms(ms_value(rng), rng.chance(50)),
+                "randomization_factor" => A::Float(rng.pick(&[0.0, 0.0, 0.25, 0.5])),
+                "multiplier" => A::Float(rng.pick(&[1.0, 1.5, 2.0, 3.0])),
+                _ => A::OptMs(if rng.chance(85) {
+                    Some(rng.range(1, 40) * 250)
+                } else {
+                    None
+                }),
+            };
+            match form {
+                0 => {
+                    chain.ctor = "Constant::new";
+                    chain.ctor_arg = A::Ms(ms_value(rng), false);
+                }
+                1 => {
+                    chain.ctor = rng.pick(&["Zero", "Stop"]);
+                    chain.literal = true;
+                }
+                2..=4 => {
+                    chain.ctor = "ExponentialBackoff";
+                    chain.literal = true;
+                    let mut chosen: Vec<&str> = fields.to_vec();
+                    chosen.retain(|_| rng.chance(55));
+                    for field in chosen {
+                        let field: &'static str = match field {
+                            "initial_interval" => "=initial_interval",
+                            "randomization_factor" => "=randomization_factor",
+                            "multiplier" => "=multiplier",
+                            "max_interval" => "=max_interval",
+                            _ => "=max_elapsed_time",
+                        };
+                        let arg = value(rng, field.trim_start_matches('='));
+                        chain.ops.push((field, arg));
+                    }
+                }
+                5..=7 => {
+                    chain.ctor = "ExponentialBackoffBuilder::new";
+                    for _ in 0..count {
+                        let field = rng.pick(&fields);
+                        let method: &'static str = match field {
+                            "initial_interval" => "with_initial_interval",
+                            "randomization_factor" => "with_randomization_factor",
+                            "multiplier" => "with_multiplier",
+                            "max_interval" => "with_max_interval",
+                            _ => "with_max_elapsed_time",
+                        };
+                        let arg = value(rng, field);
+                        chain.ops.push((method, arg));
+                    }
+                    chain.ops.push(("build", A::None));
+                }
+                _ => chain.ctor = "ExponentialBackoff::default",
+            }
+        }
+        Lib::RetryPolicies => {
+            chain.ctor = "ExponentialBackoff::builder";
+            for _ in 0..rng.range(0, 3) {
+                let method = rng.pick(&["retry_bounds", "jitter", "base"]);
+                let arg = match method {
+                    "retry_bounds" => {
+                        let lo = ms_value(rng);
+                        A::Ms2(lo, lo + rng.pick(&[0, 100, 1000, 10_000, 60_000]))
+                    }
+                    "jitter" => A::Jitter(rng.pick(&["None", "None", "Full", "Bounded"])),
+                    _ => A::Int(rng.range(1, 5)),
+                };
+                chain.ops.push((method, arg));
+            }
+            let build = rng.pick(&[
+                "build_with_max_retries",
+                "build_with_total_retry_duration",
+                "build_with_total_retry_duration_and_limit_retries",
+                "build_with_total_retry_duration_and_max_retries",
+            ]);
+            let total = rng.range(1, 60) * 500;
+            let arg = match build {
+                "build_with_max_retries" => A::Int(rng.range(0, 10)),
+                "build_with_total_retry_duration_and_max_retries" => A::MsInt(total, rng.range(0, 10)),
+                _ => A::Ms(total, false),
+            };
+            chain.ops.push((build, arg));
+        }
+    }
+    chain
+}
+
+/// What retrylint claims about a chain: its configuration through the extractor and the model.
+fn model_of(chain: &Chain) -> Option<Backoff> {
+    let facts = retrylint::extract::extract_file(Language::Rust, chain.source().as_bytes());
+    let policy = facts.rust_policies.first()?;
+    let RustBase::New { state, .. } = &policy.value.base else {
+        return None;
+    };
+    let mut state = state.clone();
+    for op in &policy.value.ops {
+        if model::apply(&mut state, &op.method, &op.args) != model::Applied::Ok {
+            return None;
+        }
+    }
+    Some(state)
+}
+
+// ----- the crates -----
+
+thread_local! {
+    /// backoff's virtual clock: milliseconds slept so far.
+    static SLEPT: Cell<Duration> = const { Cell::new(Duration::ZERO) };
+    static EPOCH: Instant = Instant::now();
+}
+
+#[derive(Debug, Default, Clone)]
+struct VirtualClock;
+
+impl backoff::Clock for VirtualClock {
+    fn now(&self) -> Instant {
+        EPOCH.with(|e| *e) + SLEPT.with(Cell::get)
+    }
+}
+
+/// The delays the real crate waits, up to `LIMIT` (more means it never stops), running the
+/// chain as written, jitter and all (backon's seeded).
+fn real(chain: &Chain) -> Vec<f64> {
+    let mut delays: Vec<Duration> = Vec::new();
+    match chain.lib {
+        Lib::Backon => {
+            use backon::BackoffBuilder;
+            let seeded = chain.jittered();
+            let iter: Box<dyn Iterator<Item = Duration>> = match chain.ctor {
+                "ConstantBuilder::default" => {
+                    let mut b = backon::ConstantBuilder::default();
+                    for (m, a) in &chain.ops {
+                        b = match *m {
+                            "with_delay" => b.with_delay(a.ms()),
+                            "with_max_times" => b.with_max_times(a.int() as usize),
+                            "without_max_times" => b.without_max_times(),
+                            "with_jitter" => b.with_jitter(),
+                            _ => unreachable!(),
+                        };
+                    }
+                    if seeded {
+                        b = b.with_jitter_seed(chain.seed);
+                    }
+                    Box::new(b.build())
+                }
+                "FibonacciBuilder::default" => {
+                    let mut b = backon::FibonacciBuilder::default();
+                    for (m, a) in &chain.ops {
+                        b = match *m {
+                            "with_min_delay" => b.with_min_delay(a.ms()),
+                            "with_max_delay" => b.with_max_delay(a.ms()),
+                            "without_max_delay" => b.without_max_delay(),
+                            "with_max_times" => b.with_max_times(a.int() as usize),
+                            "without_max_times" => b.without_max_times(),
+                            "with_jitter" => b.with_jitter(),
+                            _ => unreachable!(),
+                        };
+                    }
+                    if seeded {
+                        b = b.with_jitter_seed(chain.seed);
+                    }
+                    Box::new(b.build())
+                }
+                _ => {
+                    let mut b = match chain.ctor {
+                        "ExponentialBuilder::new" => backon::ExponentialBuilder::new(),
+                        _ => backon::ExponentialBuilder::default(),
+                    };
+                    for (m, a) in &chain.ops {
+                        b = match (*m, a) {
+                            ("with_factor", A::Float(f)) => b.with_factor(*f as f32),
+                            ("with_min_delay", _) => b.with_min_delay(a.ms()),
+                            ("with_max_delay", _) => b.with_max_delay(a.ms()),
+                            ("without_max_delay", _) => b.without_max_delay(),
+                            ("with_max_times", _) => b.with_max_times(a.int() as usize),
+                            ("without_max_times", _) => b.without_max_times(),
+                            ("with_total_delay", A::OptMs(d)) => b.with_total_delay(d.map(Duration::from_millis)),
+                            ("with_jitter", _) => b.with_jitter(),
+                            _ => unreachable!(),
+                        };
+                    }
+                    if seeded {
+                        b = b.with_jitter_seed(chain.seed);
+                    }
+                    Box::new(b.build())
+                }
+            };
+            delays.extend(iter.take(LIMIT + 1));
+        }
+        Lib::TokioRetry => {
+            use tokio_retry::strategy::{jitter, ExponentialBackoff, FibonacciBackoff, FixedInterval};
+            let own = chain.ops.iter().filter(|(m, _)| matches!(*m, "factor" | "max_delay"));
+            let mut iter: Box<dyn Iterator<Item = Duration>> = match chain.ctor {
+                "ExponentialBackoff::from_millis" => {
+                    let mut s = ExponentialBackoff::from_millis(chain.ctor_arg.int());
+                    for (m, a) in own {
+                        s = if *m == "factor" {
+                            s.factor(a.int())
+                        } else {
+                            s.max_delay(a.ms())
+                        };
+                    }
+                    Box::new(s)
+                }
+                "FibonacciBackoff::from_millis" => {
+                    let mut s = FibonacciBackoff::from_millis(chain.ctor_arg.int());
+                    for (m, a) in own {
+                        s = if *m == "factor" {
+                            s.factor(a.int())
+                        } else {
+                            s.max_delay(a.ms())
+                        };
+                    }
+                    Box::new(s)
+                }
+                "FixedInterval::new" => Box::new(FixedInterval::new(chain.ctor_arg.ms())),
+                _ => Box::new(FixedInterval::from_millis(chain.ctor_arg.int())),
+            };
+            for (m, a) in &chain.ops {
+                iter = match *m {
+                    "map" => Box::new(iter.map(jitter)),
+                    "take" => Box::new(iter.take(a.int() as usize)),
+                    _ => iter,
+                };
+            }
+            delays.extend(iter.take(LIMIT + 1));
+        }
+        Lib::Backoff => {
+            use backoff::backoff::Backoff as _;
+            type Exp = backoff::exponential::ExponentialBackoff<VirtualClock>;
+            let mut policy: Box<dyn backoff::backoff::Backoff> = match chain.ctor {
+                "Constant::new" => Box::new(backoff::backoff::Constant::new(chain.ctor_arg.ms())),
+                "Zero" => Box::new(backoff::backoff::Zero {}),
+                "Stop" => Box::new(backoff::backoff::Stop {}),
+                "ExponentialBackoffBuilder::new" => {
+                    let mut b = backoff::exponential::ExponentialBackoffBuilder::<VirtualClock>::new();
+                    for (m, a) in &chain.ops {
+                        match (*m, a) {
+                            ("with_initial_interval", _) => b.with_initial_interval(a.ms()),
+                            ("with_randomization_factor", A::Float(f)) => b.with_randomization_factor(*f),
+                            ("with_multiplier", A::Float(f)) => b.with_multiplier(*f),
+                            ("with_max_interval", _) => b.with_max_interval(a.ms()),
+                            ("with_max_elapsed_time", A::OptMs(d)) => {
+                                b.with_max_elapsed_time(d.map(Duration::from_millis))
+                            }
+                            ("build", _) => &mut b,
+                            _ => unreachable!(),
+                        };
+                    }
+                    Box::new(b.build())
+                }
+                _ => {
+                    let mut b = Exp::default();
+                    for (m, a) in &chain.ops {
+                        match (*m, a) {
+                            ("=initial_interval", _) => b.initial_interval = a.ms(),
+                            ("=randomization_factor", A::Float(f)) => b.randomization_factor = *f,
+                            ("=multiplier", A::Float(f)) => b.multiplier = *f,
+                            ("=max_interval", _) => b.max_interval = a.ms(),
+                            ("=max_elapsed_time", A::OptMs(d)) => b.max_elapsed_time = d.map(Duration::from_millis),
+                            _ => unreachable!(),
+                        }
+                    }
+                    Box::new(b)
+                }
+            };
+            // `retry` resets the policy before the first attempt, then sleeps each delay.
+            SLEPT.with(|s| s.set(Duration::ZERO));
+            policy.reset();
+            while delays.len() <= LIMIT {
+                let Some(delay) = policy.next_backoff() else { break };
+                SLEPT.with(|s| s.set(s.get() + delay));
+                delays.push(delay);
+            }
+        }
+        Lib::RetryPolicies => {
+            use retry_policies::policies::ExponentialBackoff;
+            use retry_policies::{Jitter, RetryDecision, RetryPolicy};
+            let mut b = ExponentialBackoff::builder();
+            let mut policy: Option<Box<dyn RetryPolicy>> = None;
+            for (m, a) in &chain.ops {
+                match (*m, a) {
+                    ("retry_bounds", A::Ms2(lo, hi)) => {
+                        b = b.retry_bounds(Duration::from_millis(*lo), Duration::from_millis(*hi))
+                    }
+                    ("jitter", A::Jitter(j)) => {
+                        b = b.jitter(match *j {
+                            "None" => Jitter::None,
+                            "Full" => Jitter::Full,
+                            _ => Jitter::Bounded,
+                        })
+                    }
+                    ("base", _) => b = b.base(a.int() as u32),
+                    ("build_with_max_retries", _) => {
+                        policy = Some(Box::new(b.build_with_max_retries(a.int() as u32)));
+                        break;
+                    }
+                    ("build_with_total_retry_duration", _) => {
+                        policy = Some(Box::new(b.build_with_total_retry_duration(a.ms())));
+                        break;
+                    }
+                    ("build_with_total_retry_duration_and_limit_retries", _) => {
+                        policy = Some(Box::new(b.build_with_total_retry_duration_and_limit_retries(a.ms())));
+                        break;
+                    }
+                    ("build_with_total_retry_duration_and_max_retries", _) => {
+                        policy = Some(Box::new(
+                            b.build_with_total_retry_duration_and_max_retries(a.ms(), a.int() as u32),
+                        ));
+                        break;
+                    }
+                    _ => unreachable!(),
+                }
+            }
+            let policy = policy.expect("every generated chain is built");
+            // The policy reads the wall clock: the request started as long ago as the
+            // delays so far, and the delay is when it says to retry, from now.
+            let mut elapsed = Duration::ZERO;
+            while delays.len() <= LIMIT {
+                let now = SystemTime::now();
+                let start = now - elapsed;
+                match policy.should_retry(start, delays.len() as u32) {
+                    RetryDecision::DoNotRetry => break,
+                    RetryDecision::Retry { execute_after } => {
+                        let delay = execute_after.duration_since(now).unwrap_or_default();
+                        // Whole microseconds: the clock moved between the two readings.
+                        let delay = Duration::from_micros(delay.as_micros() as u64);
+                        elapsed += delay;
+                        delays.push(delay);
+                    }
+                }
+            }
+        }
+    }
+    delays.iter().map(|d| d.as_secs_f64() * 1000.0).collect()
+}
+
+/// The range jitter draws a delay from, as multiples of the nominal delay (or, for backon's
+/// Fibonacci, an added amount), as the model claims it.
+#[derive(Debug, Clone, Copy)]
+enum Range {
+    Scale(f64, f64),
+    Add(f64),
+}
+
+fn jitter_range(sched: &Sched) -> Option<Range> {
+    match sched {
+        Sched::Jittered { min, max, .. } => Some(Range::Scale(*min, *max)),
+        Sched::JitteredAdd { max, .. } => Some(Range::Add(*max)),
+        Sched::Times(inner, _) | Sched::While(inner, _) => jitter_range(inner),
+        Sched::Max(children) | Sched::Min(children) => children.iter().find_map(jitter_range),
+        _ => None,
+    }
+}
+
+fn close(a: f64, b: f64, tolerance_ms: f64) -> bool {
+    let (a, b) = (a.min(HUGE_MS), b.min(HUGE_MS));
+    (a - b).abs() <= tolerance_ms.max(1e-5 * a.abs().max(b.abs()))
+}
+
+/// Compares the model's claims with what the crate did; `Err` names the first disagreement.
+/// `Ok(false)` when the model claims nothing (unknown).
+fn compare(chain: &Chain, state: &Backoff, real: &[f64]) -> Result<bool, String> {
+    // retry-policies reads the wall clock: its delays are good to a fraction of a millisecond.
+    let tolerance = if chain.lib == Lib::RetryPolicies { 0.5 } else { 1e-3 };
+    let summary = model::summary(state);
+    let jittered = chain.jittered();
+    // Jitter is claimed for every chain that draws its delays, unless it waits not once.
+    if !real.is_empty() && summary.jitter != if jittered { Jitter::Yes } else { Jitter::No } {
+        return Err(format!("jitter: model {:?}, chain jittered {jittered}", summary.jitter));
+    }
+    let Some(nominal) = summary.delays.clone() else {
+        return Ok(false);
+    };
+    let time_limited = model::time_limit(state).is_some() || matches!(state, Backoff::Reqwest { total: Some(_), .. });
+    if jittered && time_limited {
+        // How many delays fit depends on the draws: only the bound and the worst case are claimed.
+        if let Some(n) = summary.attempts.bound() {
+            if real.len() as u64 > n {
+                return Err(format!("attempts: model at most {n}, crate {}", real.len()));
+            }
+        }
+        if let Some(worst) = summary.worst_total_ms {
+            let total: f64 = real.iter().sum();
+            if total > worst + tolerance * real.len() as f64 + 1e-5 * worst {
+                return Err(format!("total wait: model at most {worst} ms, crate {total} ms"));
+            }
+        }
+        return Ok(true);
+    }
+    let count = real.len();
+    let stopped = count <= LIMIT;
+    match summary.attempts {
+        Attempts::Exact(n) if n as usize <= LIMIT => {
+            if count as u64 != n {
+                return Err(format!("attempts: model {n}, crate {count}"));
+            }
+        }
+        Attempts::Exact(_) | Attempts::Unbounded => {
+            if stopped {
+                return Err(format!(
+                    "attempts: model {:?}, crate stopped after {count}",
+                    summary.attempts
+                ));
+            }
+        }
+        Attempts::AtMost(n) => {
+            if count as u64 > n {
+                return Err(format!("attempts: model at most {n}, crate {count}"));
+            }
+        }
+        Attempts::TimeLimited => {
+            if !stopped {
+                return Err("attempts: model time-limited, crate never stopped".into());
+            }
+        }
+        Attempts::Unknown => return Ok(false),
+    }
+    // The first delays, one by one: nominal ones, or inside the jitter range around them.
+    let range = jittered.then(|| jitter_range(&model::sched(state))).flatten();
+    if jittered && range.is_none() {
+        return Err("jitter: the model claims jitter but no range".into());
+    }
+    let shown = count.min(SHOWN);
+    // A list of delays shorter than the model shows is a claim that the policy stops there.
+    if nominal.len() < SHOWN && nominal.len() != count {
+        return Err(format!(
+            "attempts: model stops after {} delays, crate {count}",
+            nominal.len()
+        ));
+    }
+    if nominal.len() < shown {
+        return Err(format!("delays: model knows {} of the first {shown}", nominal.len()));
+    }
+    for (i, (&r, &m)) in real.iter().zip(&nominal).take(shown).enumerate() {
+        let ok = match range {
+            None => close(r, m, tolerance),
+            Some(Range::Scale(lo, hi)) => {
+                let (lo, hi) = (m * lo, m * hi);
+                // retry-policies' Bounded draws from [min/2, delay]: only the top is claimed.
+                let lo = if matches!(
+                    state,
+                    Backoff::Reqwest {
+                        jitter: model::ReqwestJitter::Bounded,
+                        ..
+                    }
+                ) {
+                    0.0
+                } else {
+                    lo
+                };
+                r.min(HUGE_MS) + tolerance >= lo.min(HUGE_MS) * (1.0 - 1e-5) && r <= hi * (1.0 + 1e-5) + tolerance
+            }
+            Some(Range::Add(add)) => r + tolerance >= m && r <= (m + add) * (1.0 + 1e-5) + tolerance,
+        };
+        if !ok {
+            return Err(format!(
+                "delay {}: model {m} ms{}, crate {r} ms",
+                i + 1,
+                range.map(|r| format!(" jittered {r:?}")).unwrap_or_default()
+            ));
+        }
+    }
+    // The per-gap cap holds for every delay the crate waited.
+    if let (Gap::Capped(cap), None) = (summary.gap, range) {
+        if let Some(over) = real.iter().find(|&&r| r > cap + tolerance + 1e-5 * cap) {
+            return Err(format!("gap: model capped at {cap} ms, crate waited {over} ms"));
+        }
+    }
+    Ok(true)
+}
+
+#[derive(Default)]
+struct Tally {
+    chains: usize,
+    known: usize,
+}
+
+#[test]
+fn the_model_agrees_with_the_crates() {
+    let mut rng = Rng(SEED);
+    let mut coverage: BTreeMap<String, Tally> = BTreeMap::new();
+    let mut per_lib: BTreeMap<Lib, Tally> = BTreeMap::new();
+    let mut disagreements = Vec::new();
+    for lib in [Lib::Backon, Lib::TokioRetry, Lib::Backoff, Lib::RetryPolicies] {
+        for _ in 0..PER_LIBRARY {
+            let chain = generate(lib, &mut rng);
+            let real = real(&chain);
+            let known = match model_of(&chain) {
+                None => false,
+                Some(state) => match compare(&chain, &state, &real) {
+                    Ok(known) => known,
+                    Err(why) => {
+                        disagreements.push(format!("{why}\n{}", chain.source()));
+                        true
+                    }
+                },
+            };
+            if !known && std::env::var_os("RUST_ORACLE_UNKNOWN").is_some() {
+                println!("unknown to the model:\n{}", chain.source());
+            }
+            let tally = per_lib.entry(lib).or_default();
+            tally.chains += 1;
+            tally.known += usize::from(known);
+            for method in chain.methods() {
+                let tally = coverage.entry(method).or_default();
+                tally.chains += 1;
+                tally.known += usize::from(known);
+            }
+        }
+    }
+    println!("Rust retry model against the crates (seed {SEED}): chains, known to the model");
+    for (lib, tally) in &per_lib {
+        println!("  {:<14} {:>5} {:>5}", format!("{lib:?}"), tally.chains, tally.known);
+    }
+    println!("per builder method: chains using it, known to the model");
+    for (method, tally) in &coverage {
+        println!("  {method:<70} {:>5} {:>5}", tally.chains, tally.known);
+    }
+    let total: usize = per_lib.values().map(|t| t.chains).sum();
+    println!("{total} chains, {} disagreements", disagreements.len());
+    assert!(
+        disagreements.is_empty(),
+        "{} of {total} chains disagree; the first:\n{}",
+        disagreements.len(),
+        disagreements.iter().take(5).cloned().collect::<Vec<_>>().join("\n")
+    );
+    // The model must claim something for nearly every chain the generator writes: a model
+    // that went silent would pass the comparison vacuously.
+    for (lib, tally) in &per_lib {
+        assert!(
+            tally.known * 100 >= tally.chains * 95,
+            "{lib:?}: the model knows only {} of {} chains",
+            tally.known,
+            tally.chains
+        );
+    }
+}
+
+fn chain(lib: Lib, ctor: &'static str, ctor_arg: A, ops: Vec<(&'static str, A)>) -> Chain {
+    Chain {
+        lib,
+        ctor,
+        ctor_arg,
+        ops,
+        literal: false,
+        seed: 1,
+    }
+}
+
+/// The comparison fails on a wrong claim: the model's view of one chain against the crate's
+/// run of another that differs by one retry, or by one delay.
+#[test]
+fn a_wrong_claim_is_caught() {
+    let three = chain(
+        Lib::Backon,
+        "ExponentialBuilder::default",
+        A::None,
+        vec![("with_max_times", A::Int(3))],
+    );
+    let four = chain(
+        Lib::Backon,
+        "ExponentialBuilder::default",
+        A::None,
+        vec![("with_max_times", A::Int(4))],
+    );
+    let state = model_of(&three).expect("known");
+    assert_eq!(compare(&three, &state, &real(&three)), Ok(true));
+    let err = compare(&three, &state, &real(&four)).unwrap_err();
+    assert!(err.contains("attempts: model 3, crate 4"), "{err}");
+    // One delay off by a millisecond.
+    let mut delays = real(&three);
+    delays[1] += 1.0;
+    let err = compare(&three, &state, &delays).unwrap_err();
+    assert!(err.starts_with("delay 2"), "{err}");
+    // Jitter claimed where the crate has none.
+    let jittered = chain(
+        Lib::Backon,
+        "ExponentialBuilder::default",
+        A::None,
+        vec![("with_jitter", A::None)],
+    );
+    let err = compare(&three, &model_of(&jittered).unwrap(), &real(&three)).unwrap_err();
+    assert!(err.starts_with("jitter"), "{err}");
+}
+
+/// Exact values, read in the crates' sources, for one chain of each library.
+#[test]
+fn known_chains_give_the_crates_delays() {
+    let cases: Vec<(Chain, Vec<f64>)> = vec![
+        (
+            chain(Lib::Backon, "ExponentialBuilder::default", A::None, vec![]),
+            vec![1000.0, 2000.0, 4000.0],
+        ),
+        (
+            chain(
+                Lib::TokioRetry,
+                "ExponentialBackoff::from_millis",
+                A::Int(10),
+                vec![("take", A::Int(3))],
+            ),
+            vec![10.0, 100.0, 1000.0],
+        ),
+        (
+            chain(
+                Lib::Backoff,
+                "ExponentialBackoffBuilder::new",
+                A::None,
+                vec![
+                    ("with_randomization_factor", A::Float(0.0)),
+                    ("with_max_elapsed_time", A::OptMs(Some(2000))),
+                    ("build", A::None),
+                ],
+            ),
+            vec![500.0, 750.0],
+        ),
+        (
+            chain(
+                Lib::RetryPolicies,
+                "ExponentialBackoff::builder",
+                A::None,
+                vec![("jitter", A::Jitter("None")), ("build_with_max_retries", A::Int(3))],
+            ),
+            vec![1000.0, 2000.0, 4000.0],
+        ),
+    ];
+    for (chain, expected) in cases {
+        let real = real(&chain);
+        assert_eq!(real.len(), expected.len(), "{}", chain.source());
+        for (r, e) in real.iter().zip(&expected) {
+            assert!(close(*r, *e, 0.5), "{} crate {real:?}", chain.source());
+        }
+        let state = model_of(&chain).expect("known");
+        let summary = model::summary(&state);
+        assert_eq!(
+            summary.attempts.bound(),
+            Some(expected.len() as u64),
+            "{}",
+            chain.source()
+        );
+        assert_eq!(summary.delays.as_deref(), Some(&expected[..]), "{}", chain.source());
+        assert_eq!(compare(&chain, &state, &real), Ok(true));
+    }
+}
