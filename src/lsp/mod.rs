@@ -731,7 +731,7 @@ impl<W: Write> Server<W> {
         options.cache = Some(workspace.cache.clone());
         let discovery = match workspace.files.take() {
             Some(files) => files,
-            None => match crate::discover::discover(&workspace.paths, &config) {
+            None => match crate::discover::discover(&workspace.paths, &mut config.clone().into()) {
                 Ok(files) => files,
                 Err(report) => {
                     let message = format!("cannot check {}: {report}", workspace.root.display());
@@ -761,7 +761,11 @@ impl<W: Write> Server<W> {
             }
         }
         files.sort_by(|a, b| a.absolute.cmp(&b.absolute));
-        let notes = discovery.notes.clone();
+        let mut notes = discovery.notes.clone();
+        let root = std::env::current_dir()
+            .map(|cwd| crate::source::display_path(&cwd, &config.root))
+            .unwrap_or_else(|_| config.root.clone());
+        notes.extend(crate::discover::tests_note(&discovery.tests, root));
         workspace.files = Some(discovery);
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             check::run_files(config, files, &options)

@@ -1,0 +1,299 @@
+//! Issue 15, "the same answer however it is run": the project root and its context (15.2),
+//! package configs with `extend` (15.3). The real binary, on projects written to temporary
+//! directories.
+
+mod common;
+#[path = "support/git.rs"]
+mod git;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use common::{bin, check, check_json, project};
+
+const INLINE: &str = r#"import { Effect, Schedule } from "effect"
+export const run = Effect.succeed(1).pipe(Effect.retry({ schedule: Schedule.recurs(3), while: (e) => e === "busy" }))
+"#;
+
+/// A policy outside the retry module: its finding is reported where it is built, with each
+/// use as a related location.
+const LOCAL: &str = r#"import { Schedule } from "effect"
+export const local = Schedule.spaced("1 second")
+"#;
+
+const USES_LOCAL: &str = r#"import { Effect, Schedule } from "effect"
+import { local } from "./local.js"
+export const a = Effect.succeed(1).pipe(Effect.retry(Schedule.recurs(3)))
+export const d = Effect.succeed(4).pipe(Effect.retry({ schedule: local, while: (e) => e === "busy" }))
+"#;
+
+fn stderr(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stderr).to_string()
+}
+
+/// Every finding of a JSON report as (absolute path, line, rule, related absolute paths),
+/// whatever directory the run started in.
+fn located(cwd: &Path, report: &serde_json::Value) -> BTreeSet<(PathBuf, u64, String, Vec<PathBuf>)> {
+    let absolute = |p: &serde_json::Value| std::fs::canonicalize(cwd.join(p.as_str().unwrap())).unwrap();
+    report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            let related = d["related"]
+                .as_array()
+                .map(|r| r.iter().map(|l| absolute(&l["path"])).collect())
+                .unwrap_or_default();
+            (
+                absolute(&d["path"]),
+                d["line"].as_u64().unwrap(),
+                d["rule"].as_str().unwrap().to_string(),
+                related,
+            )
+        })
+        .collect()
+}
+
+/// What `check .` at the root reports for `file`: its findings and those that name it.
+fn for_file(
+    all: &BTreeSet<(PathBuf, u64, String, Vec<PathBuf>)>,
+    file: &Path,
+) -> BTreeSet<(PathBuf, u64, String, Vec<PathBuf>)> {
+    all.iter()
+        .filter(|(path, _, _, related)| path == file || related.iter().any(|r| r == file))
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn a_file_checked_alone_reports_what_the_whole_project_reports_for_it_15_2() {
+    // A git work tree without a retrylint.toml: the git root is the project root.
+    let repo = git::Repo::new();
+    repo.write("src/features/a.ts", USES_LOCAL);
+    repo.write("src/features/local.ts", LOCAL);
+    repo.write("src/other/b.ts", INLINE);
+    let root = repo.path();
+    let file = root.join("src/features/a.ts");
+    let (_, whole) = check_json(&root, &["."]);
+    let expected = for_file(&located(&root, &whole), &file);
+    assert!(
+        expected.iter().any(|(path, ..)| path.ends_with("local.ts")),
+        "the policy a.ts uses is reported at its definition: {whole:#}"
+    );
+    assert!(expected.len() > 2, "{whole:#}");
+    let elsewhere = tempfile::tempdir().unwrap();
+    for (cwd, arg) in [
+        (root.clone(), "src/features/a.ts".to_string()),
+        (root.join("src/features"), "a.ts".to_string()),
+        (root.join("src/other"), "../features/a.ts".to_string()),
+        (elsewhere.path().to_path_buf(), file.to_string_lossy().into_owned()),
+    ] {
+        let (code, report) = check_json(&cwd, &[&arg]);
+        assert_eq!(located(&cwd, &report), expected, "check {arg} from {}", cwd.display());
+        assert_eq!(code, 1);
+        assert_eq!(
+            report["summary"]["files"], 1,
+            "only the file is reported on: {report:#}"
+        );
+    }
+    // A directory below the root: its files, with the rest of the project as context.
+    let (_, report) = check_json(&root.join("src/features"), &["."]);
+    let features: BTreeSet<_> = located(&root, &whole)
+        .into_iter()
+        .filter(|(path, ..)| path.starts_with(root.join("src/features")))
+        .collect();
+    assert_eq!(located(&root.join("src/features"), &report), features);
+}
+
+#[test]
+fn the_nearest_retrylint_toml_marks_the_project_root_inside_a_git_work_tree_15_2() {
+    // Two projects in one repository (as the fixtures are): each file is judged in its own.
+    // `one` has a retry module the other must not see as its own.
+    let repo = git::Repo::new();
+    repo.write("one/retrylint.toml", "retry-modules = [\"src/policies.ts\"]\n");
+    repo.write("two/retrylint.toml", "");
+    for project in ["one", "two"] {
+        repo.write(&format!("{project}/src/policies.ts"), LOCAL);
+        repo.write(
+            &format!("{project}/src/use.ts"),
+            &USES_LOCAL.replace("./local.js", "./policies.js"),
+        );
+    }
+    let root = repo.path();
+    // From the git root, each file takes the config of its own project.
+    let (_, report) = check_json(&root, &[".", "--select", "inline-schedule"]);
+    let policies: Vec<String> = common::findings(&report)
+        .into_iter()
+        .map(|f| f.0)
+        .filter(|p| p.ends_with("policies.ts"))
+        .collect();
+    assert_eq!(policies, ["two/src/policies.ts"], "{report:#}");
+    // In `one`, policies.ts is the retry module: a named policy there is not inline-schedule.
+    let (_, report) = check_json(&root.join("one"), &[".", "--select", "inline-schedule"]);
+    let paths: Vec<String> = common::findings(&report).into_iter().map(|f| f.0).collect();
+    assert_eq!(paths, ["src/use.ts"], "use.ts:3 builds its own: {report:#}");
+    let (_, report) = check_json(&root, &["one/src/policies.ts", "--select", "inline-schedule"]);
+    assert_eq!(report["diagnostics"].as_array().unwrap().len(), 0, "{report:#}");
+    // `two` has no such setting: the same file is a policy built outside a retry module.
+    let (_, report) = check_json(&root, &["two/src/policies.ts", "--select", "inline-schedule"]);
+    assert_eq!(report["diagnostics"].as_array().unwrap().len(), 1, "{report:#}");
+    // --show-settings names the root the rule found.
+    let output = bin()
+        .current_dir(root.join("one/src"))
+        .args(["check", "--show-settings", "policies.ts"])
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        shown.contains(&format!("# root: {}\n", root.join("one").display())),
+        "{shown}"
+    );
+}
+
+#[test]
+fn project_flag_takes_dir_as_the_root_15_2() {
+    let dir = project(&[("src/features/a.ts", USES_LOCAL), ("src/features/local.ts", LOCAL)]);
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let (_, whole) = check_json(&root, &["."]);
+    let file = root.join("src/features/a.ts");
+    let (_, report) = check_json(&root, &["--project", ".", "src/features/a.ts"]);
+    assert_eq!(located(&root, &report), for_file(&located(&root, &whole), &file));
+}
+
+/// A monorepo: the root config, a package that extends it, a package that does not have one.
+fn monorepo(package_config: &str) -> tempfile::TempDir {
+    project(&[
+        (
+            "retrylint.toml",
+            "exclude = [\"packages/a/src/generated/**\"]\n[rules]\nretry-without-predicate = \"off\"\n",
+        ),
+        ("packages/a/retrylint.toml", package_config),
+        ("packages/a/src/x.ts", INLINE),
+        (
+            "packages/a/src/y.ts",
+            "import { Effect } from \"effect\"\nexport const y = Effect.succeed(1).pipe(Effect.retry({ times: 2 }))\n",
+        ),
+        ("packages/a/src/generated/z.ts", INLINE),
+        ("packages/b/src/x.ts", INLINE),
+        (
+            "packages/b/src/y.ts",
+            "import { Effect } from \"effect\"\nexport const y = Effect.succeed(1).pipe(Effect.retry({ times: 2 }))\n",
+        ),
+    ])
+}
+
+fn rules_by_file(report: &serde_json::Value) -> BTreeSet<(String, String)> {
+    common::findings(report)
+        .into_iter()
+        .map(|(path, _, rule)| (path, rule))
+        .collect()
+}
+
+#[test]
+fn each_file_takes_its_nearest_config_which_may_extend_the_root_one_15_3() {
+    let dir = monorepo("extend = \"../../retrylint.toml\"\n[rules]\ninline-schedule = \"off\"\n");
+    let (code, report) = check_json(dir.path(), &["."]);
+    assert_eq!(code, 1, "{report:#}");
+    let found = rules_by_file(&report);
+    let pair = |p: &str, r: &str| (p.to_string(), r.to_string());
+    // Package a: inline-schedule off (its own), retry-without-predicate off (inherited), and
+    // the root's exclude (relative to the root's directory) still leaves out generated/.
+    // Package b: the root's config alone.
+    assert_eq!(
+        found,
+        BTreeSet::from([
+            pair("packages/b/src/x.ts", "inline-schedule"),
+            pair("packages/b/src/y.ts", "inline-schedule"),
+        ]),
+        "{report:#}"
+    );
+    // The package's file checked alone: the project root is the monorepo's (the package
+    // config extends it), and the answer is the same.
+    let (code, report) = check_json(&dir.path().join("packages/a"), &["src/x.ts"]);
+    assert_eq!((code, common::findings(&report).len()), (0, 0), "{report:#}");
+    let output = bin()
+        .current_dir(dir.path().join("packages/a"))
+        .args(["check", "--show-settings", "src/x.ts"])
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&output.stdout);
+    assert!(shown.contains("# extends: "), "{shown}");
+    assert!(shown.contains("inline-schedule = \"off\""), "{shown}");
+    assert!(shown.contains("retry-without-predicate = \"off\""), "{shown}");
+}
+
+#[test]
+fn a_package_config_without_extend_starts_from_the_defaults_15_3() {
+    let dir = monorepo("[rules]\ninline-schedule = \"warn\"\n");
+    let (_, report) = check_json(dir.path(), &["."]);
+    let found = rules_by_file(&report);
+    assert!(
+        found.contains(&("packages/a/src/x.ts".into(), "retry-without-predicate".into()))
+            || found.contains(&("packages/a/src/y.ts".into(), "retry-without-predicate".into())),
+        "the root's `off` is not inherited without extend: {found:?}"
+    );
+    let severities: BTreeSet<(String, String)> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["rule"] == "inline-schedule")
+        .map(|d| {
+            (
+                d["path"].as_str().unwrap().to_string(),
+                d["severity"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert!(
+        severities.contains(&("packages/a/src/x.ts".into(), "warning".into())),
+        "{severities:?}"
+    );
+    assert!(
+        severities.contains(&("packages/b/src/x.ts".into(), "error".into())),
+        "{severities:?}"
+    );
+}
+
+#[test]
+fn a_malformed_config_anywhere_in_scope_exits_2_with_its_location_15_3() {
+    for (config, needle, at) in [
+        (
+            "extend = \"../../retrylint.toml\"\nbogus-key = 1\n",
+            "bogus-key",
+            "retrylint.toml:2:1]",
+        ),
+        (
+            "extend = \"../../nope.toml\"\n",
+            "cannot read the config `../../nope.toml` extends",
+            "retrylint.toml:1:10]",
+        ),
+        (
+            "extend = \"../../retrylint.toml\"\nbudget = \"soon\"\n",
+            "invalid budget `soon`",
+            "retrylint.toml:2:10]",
+        ),
+    ] {
+        let dir = monorepo(config);
+        for args in [&["."][..], &["packages/a/src/x.ts"], &["packages/b"]] {
+            let output = check(dir.path(), args);
+            let err = stderr(&output);
+            assert_eq!(output.status.code(), Some(2), "{args:?} {config}: {err}");
+            assert!(err.contains("packages/a/retrylint.toml"), "names the file: {err}");
+            assert!(err.contains(needle), "{err}");
+            assert!(err.contains(at), "points at the line: {err}");
+        }
+    }
+    // An extend cycle ends with an error, not a hang.
+    let dir = project(&[
+        ("retrylint.toml", "extend = \"a/retrylint.toml\"\n"),
+        ("a/retrylint.toml", "extend = \"../retrylint.toml\"\n"),
+        ("a/x.ts", INLINE),
+    ]);
+    let output = check(dir.path(), &["."]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("`extend` chain deeper than"),
+        "{}",
+        stderr(&output)
+    );
+}
