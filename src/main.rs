@@ -432,7 +432,8 @@ fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
     for entry in outcome.stale.iter().filter(|_| !args.quiet) {
         eprintln!(
             "note: {}: baseline entry for {} no longer matches a finding; regenerate the baseline so it only shrinks",
-            entry.path, entry.rule
+            baseline::printable(&entry.path),
+            baseline::printable(&entry.rule)
         );
     }
     let color = match args.color {

@@ -1,6 +1,7 @@
 //! Issue 15, "the same answer however it is run": the project root and its context (15.2),
-//! package configs with `extend` (15.3). The real binary, on projects written to temporary
-//! directories.
+//! package configs with `extend` (15.3), and baselines that do not depend on the working
+//! directory and never reach the terminal raw (15.5). The real binary, on projects written to
+//! temporary directories.
 
 mod common;
 #[path = "support/git.rs"]
@@ -296,4 +297,88 @@ fn a_malformed_config_anywhere_in_scope_exits_2_with_its_location_15_3() {
         "{}",
         stderr(&output)
     );
+}
+
+#[test]
+fn a_baseline_written_from_one_directory_matches_from_another_15_5() {
+    let dir = project(&[
+        ("app/retrylint.toml", ""),
+        ("app/src/a.ts", INLINE),
+        ("app/src/deep/b.ts", INLINE),
+    ]);
+    // Written from above the project (CI checks `app`) ...
+    let output = check(dir.path(), &["app", "--write-baseline", "app/baseline.json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let written = std::fs::read_to_string(dir.path().join("app/baseline.json")).unwrap();
+    assert!(
+        written.contains("\"path\": \"src/a.ts\""),
+        "root-relative paths: {written}"
+    );
+    // ... and read from inside it, and from a directory below it.
+    for (cwd, args) in [
+        ("app", &[".", "--baseline", "baseline.json"][..]),
+        ("app/src/deep", &["../..", "--baseline", "../../baseline.json"]),
+        (".", &["app/src/deep/b.ts", "--baseline", "app/baseline.json"]),
+    ] {
+        let output = check(&dir.path().join(cwd), args);
+        let err = stderr(&output);
+        assert_eq!(output.status.code(), Some(0), "from {cwd}: {err}");
+        assert!(!err.contains("no longer matches"), "no stale entry from {cwd}: {err}");
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn write_baseline_writes_only_regular_files_15_5() {
+    let dir = project(&[("src/a.ts", INLINE), ("target.json", "keep me\n")]);
+    std::os::unix::fs::symlink(dir.path().join("target.json"), dir.path().join("link.json")).unwrap();
+    std::fs::create_dir(dir.path().join("a-dir")).unwrap();
+    for (name, what) in [("link.json", "a symbolic link"), ("a-dir", "a directory")] {
+        let output = check(dir.path(), &[".", "--write-baseline", name]);
+        let err = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains(&format!("cannot write baseline {name}: it is {what}")),
+            "{err}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("target.json")).unwrap(),
+        "keep me\n"
+    );
+    assert!(std::fs::symlink_metadata(dir.path().join("link.json"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(dir.path().join("a-dir").is_dir());
+    // A regular file is replaced, a new one created.
+    for name in ["target.json", "new.json"] {
+        let output = check(dir.path(), &[".", "--write-baseline", name]);
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        assert!(std::fs::read_to_string(dir.path().join(name))
+            .unwrap()
+            .contains("inline-schedule"));
+    }
+}
+
+#[test]
+fn baseline_text_reaches_the_terminal_escaped_15_5() {
+    let dir = project(&[("src/a.ts", INLINE)]);
+    let hostile = r#"{"version": 1, "findings": [{"rule": "inline-schedule\u001b]0;owned\u0007", "path": "src/a.ts\u001b[2J\r", "fingerprint": "0"}]}"#;
+    std::fs::write(dir.path().join("baseline.json"), hostile).unwrap();
+    let output = check(dir.path(), &[".", "--baseline", "baseline.json"]);
+    let err = stderr(&output);
+    assert!(err.contains("no longer matches"), "{err}");
+    assert!(
+        !err.contains('\u{1b}') && !err.contains('\u{7}') && !err.contains('\r'),
+        "{err:?}"
+    );
+    assert!(err.contains("src/a.ts\\u{1b}[2J\\u{d}"), "{err}");
+    // serde quotes the bad value in its error: escaped too.
+    std::fs::write(dir.path().join("baseline.json"), "{\"version\": \"\u{1b}[31mred\"}").unwrap();
+    let output = check(dir.path(), &[".", "--baseline", "baseline.json"]);
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{err}");
+    assert!(err.contains("is not a retrylint baseline"), "{err}");
+    assert!(!err.contains("\u{1b}[31mred"), "{err:?}");
 }

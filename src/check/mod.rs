@@ -273,7 +273,7 @@ fn in_scope(path: &std::path::Path, only: Option<&[PathBuf]>) -> bool {
 }
 
 /// Keeps the findings and notes of the files in `only` (files, or directories holding them):
-/// the rest was analysed as their context.
+/// the rest was analysed as their context. Baseline entries of files outside are not stale.
 pub fn keep_within(outcome: &mut Outcome, only: &[PathBuf]) {
     let index = &outcome.index;
     let inside = |absolute: &std::path::Path| only.iter().any(|p| absolute.starts_with(p));
@@ -291,6 +291,8 @@ pub fn keep_within(outcome: &mut Outcome, only: &[PathBuf]) {
     outcome
         .notes
         .retain(|n| n.path == scope || std::fs::canonicalize(&n.path).is_ok_and(|p| inside(&p)));
+    let root = &index.config.root;
+    outcome.stale.retain(|entry| inside(&root.join(&entry.path)));
     outcome.parsed = kept
         .iter()
         .filter(|&&file| {

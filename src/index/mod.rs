@@ -246,6 +246,18 @@ impl Index {
         &self.files[file].path
     }
 
+    /// The file's path relative to the project root, with `/` separators (the absolute path
+    /// for a file outside it): the same from any working directory, for identities that
+    /// outlive a run (baselines, SARIF fingerprints).
+    pub fn root_relative(&self, file: FileId) -> String {
+        let absolute = &self.files[file].absolute;
+        absolute
+            .strip_prefix(&self.config.root)
+            .unwrap_or(absolute)
+            .to_string_lossy()
+            .replace('\\', "/")
+    }
+
     pub fn file_id(&self, absolute: &Path) -> Option<FileId> {
         self.by_absolute.get(absolute).copied()
     }
