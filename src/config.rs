@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
-use globset::{Glob, GlobSet, GlobSetBuilder};
+use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use miette::{miette, LabeledSpan, NamedSource, Report};
 use serde::Deserialize;
 use toml::Spanned;
@@ -618,9 +618,10 @@ fn same_globs(globs: &[Spanned<String>], defaults: &[&str]) -> bool {
     globs.len() == defaults.len() && globs.iter().zip(defaults).all(|(g, d)| g.get_ref() == d)
 }
 
-/// A config glob.
+/// A config glob: `*` and `?` stay within one path component (`src/*.ts` is not
+/// `src/a/b.ts`); `**/` crosses directories.
 pub fn glob_of(pattern: &str) -> Result<Glob, globset::Error> {
-    Glob::new(pattern)
+    GlobBuilder::new(pattern).literal_separator(true).build()
 }
 
 /// Compiles globs that are known to be valid (the defaults, a rule's own).
@@ -635,6 +636,23 @@ pub fn globs_of(patterns: &[&str]) -> GlobSet {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_star_stays_within_one_directory() {
+        let config = Config::parse(
+            "exclude = [\"src/*.ts\"]\ntests = [\"**/*.test.*\"]",
+            Path::new("retrylint.toml"),
+            "/project".into(),
+            &[],
+        )
+        .unwrap();
+        assert!(!config.is_included(Path::new("/project/src/a.ts")));
+        assert!(config.is_included(Path::new("/project/src/deep/b.ts")));
+        assert!(
+            config.is_test(Path::new("/project/src/deep/b.test.ts")),
+            "`**/` still crosses"
+        );
+    }
 
     #[test]
     fn invalid_lease_tables_point_at_the_line() {

@@ -1,7 +1,7 @@
 //! Issue 15, "the same answer however it is run": the project root and its context (15.2),
-//! package configs with `extend` (15.3), and baselines that do not depend on the working
-//! directory and never reach the terminal raw (15.5). The real binary, on projects written to
-//! temporary directories.
+//! package configs with `extend` (15.3), baselines that do not depend on the working
+//! directory and never reach the terminal raw (15.5), and globs whose `*` stays in one
+//! directory (15.6). The real binary, on projects written to temporary directories.
 
 mod common;
 #[path = "support/git.rs"]
@@ -381,4 +381,22 @@ fn baseline_text_reaches_the_terminal_escaped_15_5() {
     assert_eq!(output.status.code(), Some(2), "{err}");
     assert!(err.contains("is not a retrylint baseline"), "{err}");
     assert!(!err.contains("\u{1b}[31mred"), "{err:?}");
+}
+
+#[test]
+fn a_star_in_a_glob_stays_within_one_directory_15_6() {
+    let dir = project(&[
+        ("retrylint.toml", "exclude = [\"src/*.ts\"]\n"),
+        ("src/a.ts", INLINE),
+        ("src/deep/b.ts", INLINE),
+    ]);
+    let (_, report) = check_json(dir.path(), &["."]);
+    let paths: BTreeSet<String> = common::findings(&report).into_iter().map(|f| f.0).collect();
+    assert_eq!(paths, BTreeSet::from(["src/deep/b.ts".to_string()]), "{report:#}");
+    let output = bin()
+        .current_dir(dir.path())
+        .args(["check", "--show-settings", "src/deep/b.ts"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&output.stdout).contains("# checked: yes"));
 }
