@@ -574,16 +574,18 @@ impl Configs {
     }
 
     /// Loads the package configs among `found` (canonical `retrylint.toml` paths), when the
-    /// root config was found by the project-root rule: those inside the root other than its
-    /// own. A malformed one is an error, with its location.
+    /// root config was found by the project-root rule: any below the root's directory (or
+    /// beside it, for a path given outside the root), never the root's own or one above it.
+    /// A malformed one is an error, with its location.
     pub fn add_nested(&mut self, found: impl IntoIterator<Item = PathBuf>, rules: &[&str]) -> Result<(), Report> {
         if !self.root.discovered {
             return Ok(());
         }
         for path in found {
             let Some(dir) = path.parent() else { continue };
-            let own = dir == self.root.root || self.root.path.as_deref().is_some_and(|p| p == path);
-            if own || !dir.starts_with(&self.root.root) || self.nested.iter().any(|c| c.root == dir) {
+            let own = self.root.path.as_deref().is_some_and(|p| p == path);
+            // A config at or above the root would take the root's files from the root's config.
+            if own || self.root.root.starts_with(dir) || self.nested.iter().any(|c| c.root == dir) {
                 continue;
             }
             let mut config = Config::load(&path, rules)?;
@@ -601,8 +603,12 @@ impl Configs {
     }
 
     /// The `retrylint.toml` files between a canonical path and the root (for a file named on the
-    /// command line, which a directory walk may not pass).
+    /// command line, which a directory walk may not pass); for a path outside the root, the
+    /// nearest one above it (its own project's).
     pub fn configs_above(&self, absolute: &Path) -> Vec<PathBuf> {
+        if !absolute.starts_with(&self.root.root) {
+            return absolute.parent().and_then(Config::discover).into_iter().collect();
+        }
         absolute
             .ancestors()
             .skip(1)

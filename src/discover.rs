@@ -74,6 +74,11 @@ pub fn discover(paths: &[PathBuf], configs: &mut Configs) -> Result<Discovery, R
             }
             continue;
         }
+        // A directory outside the root: the config of its own project applies to it.
+        config_files
+            .lock()
+            .expect("no panics while locked")
+            .extend(configs.configs_above(&absolute.join(CONFIG_FILE)));
         let walker = ignore::WalkBuilder::new(&absolute)
             .hidden(true)
             .git_ignore(true)

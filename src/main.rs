@@ -332,7 +332,17 @@ fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
     // `check PATH…`: the project around them is analysed (imports resolve into it), and the
     // findings in them are reported: what `check .` at the root reports for them.
     if report_only.is_none() {
-        let (only, paths) = cli::project_paths(&config.root, &args.paths)?;
+        let (only, mut paths) = cli::project_paths(&config.root, &args.paths)?;
+        // A path in another project (lint-staged names files of every package) brings that
+        // project along as its context, where that config applies.
+        let outside: Vec<PathBuf> = paths
+            .iter()
+            .skip(1)
+            .filter_map(|path| retrylint::config::project_root(path).ok())
+            .map(|(root, _)| root)
+            .filter(|root| !config.root.starts_with(root))
+            .collect();
+        paths.extend(outside);
         if only.iter().any(|p| *p != config.root) {
             report_only = Some(only);
         }

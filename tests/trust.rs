@@ -138,6 +138,22 @@ fn the_nearest_retrylint_toml_marks_the_project_root_inside_a_git_work_tree_15_2
     // `two` has no such setting: the same file is a policy built outside a retry module.
     let (_, report) = check_json(&root, &["two/src/policies.ts", "--select", "inline-schedule"]);
     assert_eq!(report["diagnostics"].as_array().unwrap().len(), 1, "{report:#}");
+    // Both files in one command (lint-staged names every staged file): each in its own
+    // project's settings, whichever comes first.
+    for args in [
+        ["one/src/policies.ts", "two/src/policies.ts"],
+        ["two/src/policies.ts", "one/src/policies.ts"],
+    ] {
+        let mut all = args.to_vec();
+        all.extend(["--select", "inline-schedule"]);
+        let (_, report) = check_json(&root, &all);
+        let policies: Vec<String> = common::findings(&report)
+            .into_iter()
+            .map(|f| f.0)
+            .filter(|p| p.ends_with("policies.ts"))
+            .collect();
+        assert_eq!(policies, ["two/src/policies.ts"], "{args:?}: {report:#}");
+    }
     // --show-settings names the root the rule found.
     let output = bin()
         .current_dir(root.join("one/src"))
