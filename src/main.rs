@@ -61,7 +61,8 @@ enum Command {
 
 #[derive(clap::Args)]
 struct CheckArgs {
-    /// Files or directories to check [default: .].
+    /// Files or directories to check [default: .]. Their project (the nearest retrylint.toml
+    /// upwards, else the git root) is analysed; the findings in them are reported.
     paths: Vec<PathBuf>,
     /// Output format [default: human; github when GITHUB_ACTIONS=true].
     #[arg(long, value_enum)]
@@ -70,8 +71,8 @@ struct CheckArgs {
     /// exist; stdin stands in for its text). Only its findings are reported.
     #[arg(long, value_name = "PATH", conflicts_with_all = ["fix", "diff", "write_baseline"])]
     stdin_filename: Option<PathBuf>,
-    /// Analyse DIR as the project (imports and policies resolve across it) and report only the
-    /// findings in PATHS: for hooks that pass the files a commit changes.
+    /// Take DIR as the project root instead of the one found (imports and policies resolve
+    /// across it) and report only the findings in PATHS.
     #[arg(long, value_name = "DIR")]
     project: Option<PathBuf>,
     /// Write the report to FILE instead of stdout (never coloured).
