@@ -206,15 +206,15 @@ pub fn load_paths(config: Config, paths: &[PathBuf], triggers: &[Trigger]) -> Re
     let discovery = discover::discover(paths, &mut configs)?;
     let overlay = HashMap::new();
     let prefilter = Prefilter::new(triggers, &prefilter_config(&configs));
-    let config = &configs.root;
-    let root = config.root.clone();
+    let root = configs.root.root.clone();
+    let skip_generated = |path: &std::path::Path| !configs.for_path(path).check_generated;
     let loader = Loader {
         prefilter_key: prefilter.key(),
         prefilter: Some(prefilter),
         overlay: &overlay,
         cache: None,
         root: &root,
-        skip_generated: !config.check_generated,
+        skip_generated: &skip_generated,
     };
     let (index, analysis) = load_index(configs.clone(), discovery.files, &loader);
     Ok((index, analysis))
@@ -314,17 +314,16 @@ pub fn run_files(
     let configs: Configs = configs.into();
     let enabled = enabled_rules(&configs, options);
     let prefilter = prefilter_for(&prefilter_config(&configs), &enabled, options.prefilter);
-    let config = &configs.root;
-    let root = config.root.clone();
-    let skip_generated = !config.check_generated;
+    let root = configs.root.root.clone();
+    // Each file's config says whether its generated files are checked.
+    let skip_generated = |path: &std::path::Path| !configs.for_path(path).check_generated;
     let loader = Loader {
-        // Whether generated files are skipped changes the verdicts too.
-        prefilter_key: prefilter.as_ref().map_or(0, Prefilter::key) ^ u64::from(skip_generated),
+        prefilter_key: prefilter.as_ref().map_or(0, Prefilter::key),
         prefilter,
         overlay: &options.overlay,
         cache: options.cache.as_deref(),
         root: &root,
-        skip_generated,
+        skip_generated: &skip_generated,
     };
     let (index, analysis) = load_index(configs.clone(), files, &loader);
 
