@@ -444,3 +444,34 @@ fn a_package_config_decides_whether_its_generated_files_are_checked_15_3() {
         );
     }
 }
+
+#[test]
+fn an_editor_buffer_on_stdin_takes_its_package_config_15_3() {
+    use std::io::Write;
+    let dir = monorepo("extend = \"../../retrylint.toml\"\n[rules]\ninline-schedule = \"off\"\n");
+    for (file, expected) in [("packages/a/src/x.ts", 0), ("packages/b/src/x.ts", 1)] {
+        let mut child = bin()
+            .current_dir(dir.path().join("packages"))
+            .args([
+                "check",
+                "--format",
+                "json",
+                "--stdin-filename",
+                &file["packages/".len()..],
+            ])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(INLINE.as_bytes()).unwrap();
+        let output = child.wait_with_output().unwrap();
+        assert!(output.status.code().is_some_and(|c| c < 2), "{}", stderr(&output));
+        let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        let inline = common::findings(&report)
+            .into_iter()
+            .filter(|f| f.2 == "inline-schedule")
+            .count();
+        assert_eq!(inline, expected, "{file}: {report:#}");
+    }
+}
