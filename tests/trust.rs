@@ -475,3 +475,25 @@ fn an_editor_buffer_on_stdin_takes_its_package_config_15_3() {
         assert_eq!(inline, expected, "{file}: {report:#}");
     }
 }
+
+#[test]
+fn a_suppression_of_a_rule_its_package_turns_off_is_not_unused_15_3() {
+    let suppressed = "import { Effect } from \"effect\"\n// retrylint-ignore retry-without-predicate -- the fake fails on purpose\nexport const y = Effect.succeed(1).pipe(Effect.retry({ times: 2 }))\n";
+    let dir = project(&[
+        ("retrylint.toml", "[rules]\ninline-schedule = \"off\"\n"),
+        (
+            "packages/a/retrylint.toml",
+            "extend = \"../../retrylint.toml\"\n[rules]\nretry-without-predicate = \"off\"\n",
+        ),
+        ("packages/a/src/y.ts", suppressed),
+        ("packages/b/src/y.ts", suppressed),
+        ("packages/b/src/z.ts", "import { Effect } from \"effect\"\n// retrylint-ignore retry-without-predicate -- none here\nexport const z = Effect.succeed(1)\n"),
+    ]);
+    let (_, report) = check_json(dir.path(), &["."]);
+    let found: BTreeSet<(String, String)> = rules_by_file(&report);
+    assert_eq!(
+        found,
+        BTreeSet::from([("packages/b/src/z.ts".to_string(), "unused-suppression".to_string())]),
+        "{report:#}"
+    );
+}
