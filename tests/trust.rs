@@ -497,3 +497,36 @@ fn a_suppression_of_a_rule_its_package_turns_off_is_not_unused_15_3() {
         "{report:#}"
     );
 }
+
+#[test]
+fn an_explicit_config_elsewhere_does_not_move_the_project_15_2() {
+    let dir = project(&[
+        ("app/retrylint.toml", "[rules]\ninline-schedule = \"off\"\n"),
+        ("app/src/a.ts", INLINE),
+        ("shared/retrylint.toml", "[rules]\nretry-without-predicate = \"off\"\n"),
+        ("shared/elsewhere.ts", INLINE),
+    ]);
+    let (_, report) = check_json(&dir.path().join("app"), &[".", "--config", "../shared/retrylint.toml"]);
+    let found = rules_by_file(&report);
+    // The project is app/ (its files, with the explicit config's settings), not shared/.
+    assert_eq!(
+        found,
+        BTreeSet::from([("src/a.ts".to_string(), "inline-schedule".to_string())]),
+        "{report:#}"
+    );
+    assert_eq!(report["summary"]["files"], 1, "{report:#}");
+    // Baseline paths are relative to that project's root.
+    let output = check(
+        &dir.path().join("app"),
+        &[
+            ".",
+            "--config",
+            "../shared/retrylint.toml",
+            "--write-baseline",
+            "baseline.json",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let written = std::fs::read_to_string(dir.path().join("app/baseline.json")).unwrap();
+    assert!(written.contains("\"path\": \"src/a.ts\""), "{written}");
+}
