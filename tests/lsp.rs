@@ -913,3 +913,36 @@ fn a_package_config_applies_to_its_files_in_the_editor() {
     );
     assert_eq!(server.shutdown(), Some(0));
 }
+
+#[test]
+fn a_broken_package_config_is_shown_and_its_files_are_still_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let inline = "import { Effect, Schedule } from \"effect\"\nexport const run = Effect.succeed(1).pipe(Effect.retry({ schedule: Schedule.recurs(3), while: (e) => e === \"busy\" }))\n";
+    for (path, text) in [
+        ("retrylint.toml", ""),
+        ("packages/a/retrylint.toml", "bogus-key = 1\n"),
+        ("packages/a/src/x.ts", inline),
+    ] {
+        let full = root.join(path);
+        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+        std::fs::write(full, text).unwrap();
+    }
+    let a = root.join("packages/a/src/x.ts");
+    let mut server = Server::start(&root);
+    server.open(&a, inline);
+    let deadline = Instant::now() + TIMEOUT;
+    let shown = loop {
+        let message = server.next(deadline, "window/showMessage");
+        if message["method"] == "window/showMessage" {
+            break message;
+        }
+    };
+    let text = shown["params"]["message"].as_str().unwrap();
+    assert!(text.contains("package config") && text.contains("bogus-key"), "{text}");
+    // Judged by the folder's config meanwhile: its findings are still there.
+    server.diagnostics_until(&uri(&a), "inline-schedule", |d| {
+        d.iter().any(|d| d["code"] == "inline-schedule")
+    });
+    assert_eq!(server.shutdown(), Some(0));
+}
