@@ -1,6 +1,8 @@
 //! Baselines: `--write-baseline FILE` records today's findings; `--baseline FILE` reports
 //! only findings that are not in it. Entries that no longer match are reported as stale, so
-//! the baseline only shrinks.
+//! the baseline only shrinks. Entries name files relative to the project root, so a
+//! baseline written from one working directory matches from any other. Its text is the
+//! user's to edit, so whatever of it is printed goes through [`printable`] first.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -33,7 +35,7 @@ fn entries(index: &Index, diagnostics: &[Diagnostic]) -> Vec<Entry> {
         .zip(diagnostics)
         .map(|(fingerprint, d)| Entry {
             rule: d.rule.to_string(),
-            path: index.path(d.file).to_string_lossy().replace('\\', "/"),
+            path: index.root_relative(d.file),
             fingerprint: format!("{fingerprint:016x}"),
             message: d.message.clone(),
         })
@@ -41,6 +43,27 @@ fn entries(index: &Index, diagnostics: &[Diagnostic]) -> Vec<Entry> {
 }
 
 pub fn write(path: &Path, index: &Index, diagnostics: &[Diagnostic]) -> Result<usize, Report> {
+    // Replacing a symlink would cut the link (or, followed, write where it points); a
+    // directory or a device is never a baseline.
+    if let Ok(metadata) = std::fs::symlink_metadata(path) {
+        let kind = metadata.file_type();
+        let what = if kind.is_symlink() {
+            Some("a symbolic link")
+        } else if kind.is_dir() {
+            Some("a directory")
+        } else if !kind.is_file() {
+            Some("not a regular file")
+        } else {
+            None
+        };
+        if let Some(what) = what {
+            return Err(miette!(
+                help = "name a regular file (or a path that does not exist yet) for --write-baseline",
+                "cannot write baseline {}: it is {what}",
+                path.display()
+            ));
+        }
+    }
     let baseline = Baseline {
         version: 1,
         findings: entries(index, diagnostics),
@@ -54,10 +77,12 @@ pub fn write(path: &Path, index: &Index, diagnostics: &[Diagnostic]) -> Result<u
 pub fn read(path: &Path) -> Result<Baseline, Report> {
     let text = std::fs::read_to_string(path).map_err(|e| miette!("cannot read baseline {}: {e}", path.display()))?;
     let baseline: Baseline = serde_json::from_str(&text).map_err(|e| {
+        // serde quotes the offending value, which is the file's text.
         miette!(
             help = "write one with `retrylint check --write-baseline FILE`",
-            "{} is not a retrylint baseline: {e}",
-            path.display()
+            "{} is not a retrylint baseline: {}",
+            path.display(),
+            printable(&e.to_string())
         )
     })?;
     if baseline.version != 1 {
@@ -68,6 +93,20 @@ pub fn read(path: &Path) -> Result<Baseline, Report> {
         ));
     }
     Ok(baseline)
+}
+
+/// `text` safe to print on a terminal: control characters (escape sequences, carriage
+/// returns, bells) are written as escapes (`\u{1b}`), everything else as is.
+pub fn printable(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}') {
+            out.extend(c.escape_unicode());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// Removes the findings the baseline knows (each entry matches one finding) and returns the
@@ -99,4 +138,17 @@ pub fn filter(baseline: &Baseline, index: &Index, diagnostics: &mut Vec<Diagnost
         }
     }
     stale
+}
+
+#[cfg(test)]
+mod tests {
+    use super::printable;
+
+    #[test]
+    fn printable_escapes_control_characters() {
+        assert_eq!(printable("src/a.ts"), "src/a.ts");
+        assert_eq!(printable("a\u{1b}[2Jb\r\u{7}"), "a\\u{1b}[2Jb\\u{d}\\u{7}");
+        assert_eq!(printable("x\u{202e}y"), "x\\u{202e}y", "bidi overrides too");
+        assert_eq!(printable("café"), "café");
+    }
 }

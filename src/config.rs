@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
-use globset::{Glob, GlobSet, GlobSetBuilder};
+use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use miette::{miette, LabeledSpan, NamedSource, Report};
 use serde::Deserialize;
 use toml::Spanned;
@@ -90,12 +90,16 @@ impl Default for Vocabulary {
         }
     }
 }
+/// How many configs an `extend` chain may hold: a cycle ends here.
+const MAX_EXTEND_DEPTH: usize = 8;
+
 /// Decision 3: anything longer than the transient policy's ~1.4 s is the relay's job.
 const DEFAULT_BUDGET_MS: f64 = 2000.0;
 
 #[derive(Debug, Deserialize, Default)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 struct RawConfig {
+    extend: Option<Spanned<String>>,
     retry_modules: Option<Vec<Spanned<String>>>,
     repositories: Option<Vec<Spanned<String>>>,
     include: Option<Vec<Spanned<String>>>,
@@ -118,22 +122,54 @@ struct RawConfig {
     rules: Option<BTreeMap<Spanned<String>, Spanned<String>>>,
 }
 
+/// A compiled glob list and the directory its globs are relative to: the directory of the
+/// config file that wrote them (an `extend`ed config's globs keep their own directory).
+#[derive(Debug, Clone)]
+pub struct Globs {
+    pub set: GlobSet,
+    pub base: PathBuf,
+}
+
+impl Globs {
+    fn new(set: GlobSet, base: &Path) -> Globs {
+        Globs {
+            set,
+            base: base.to_path_buf(),
+        }
+    }
+
+    /// Whether a canonical path matches, taken relative to the globs' directory (a path
+    /// outside it is matched as given).
+    pub fn is_match(&self, absolute: &Path) -> bool {
+        self.set.is_match(absolute.strip_prefix(&self.base).unwrap_or(absolute))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.set.is_empty()
+    }
+}
+
 /// Validated settings.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Config {
     /// The config file, when one was found.
     pub path: Option<PathBuf>,
+    /// The config file this one `extend`s, canonical, when it names one.
+    pub extends: Option<PathBuf>,
+    /// Found by the project-root rule (not `--config` or `--no-config`): the configs of
+    /// packages below the root apply to their files.
+    pub discovered: bool,
     /// The directory globs are matched relative to.
     pub root: PathBuf,
-    pub retry_modules: GlobSet,
-    pub repositories: GlobSet,
-    pub include: Option<GlobSet>,
-    pub exclude: GlobSet,
+    pub retry_modules: Globs,
+    pub repositories: Globs,
+    pub include: Option<Globs>,
+    pub exclude: Globs,
     pub max_file_size: u64,
     /// Check generated files too (`generated = "check"`); by default they are skipped.
     pub check_generated: bool,
     /// Test code, skipped (`tests = []` checks it).
-    pub tests: GlobSet,
+    pub tests: Globs,
     /// The longest an in-process policy may wait in total, worst case (milliseconds).
     pub budget_ms: f64,
     /// Tables that hold job leases (lowercase), besides any table with a `lease_until` column.
@@ -144,7 +180,7 @@ pub struct Config {
     /// Names of policies, predicates and calls the unit rules reason about.
     pub vocabulary: Vocabulary,
     /// Files whose code runs under a durable retrier (outbox subscribers, queue consumers).
-    pub durable_paths: GlobSet,
+    pub durable_paths: Globs,
     /// `durable-paths` was configured other than the defaults: a match needs no corroboration
     /// from the code (the default globs do: a folder named `consumers/` is not a consumer).
     pub durable_paths_configured: bool,
@@ -159,22 +195,24 @@ impl Config {
     pub fn defaults(root: PathBuf) -> Config {
         Config {
             path: None,
-            root,
-            retry_modules: globs_of(DEFAULT_RETRY_MODULES),
-            repositories: globs_of(DEFAULT_REPOSITORIES),
+            extends: None,
+            discovered: false,
+            retry_modules: Globs::new(globs_of(DEFAULT_RETRY_MODULES), &root),
+            repositories: Globs::new(globs_of(DEFAULT_REPOSITORIES), &root),
             include: None,
-            exclude: GlobSet::empty(),
+            exclude: Globs::new(GlobSet::empty(), &root),
             max_file_size: DEFAULT_MAX_FILE_SIZE,
             check_generated: false,
-            tests: globs_of(DEFAULT_TESTS),
+            tests: Globs::new(globs_of(DEFAULT_TESTS), &root),
             budget_ms: DEFAULT_BUDGET_MS,
             lease_tables: vec!["jobs_leases".to_string()],
             lease_columns: vec!["lease_until".to_string()],
             vocabulary: Vocabulary::default(),
-            durable_paths: globs_of(DEFAULT_DURABLE_PATHS),
+            durable_paths: Globs::new(globs_of(DEFAULT_DURABLE_PATHS), &root),
             durable_paths_configured: false,
             repositories_configured: false,
             severities: HashMap::new(),
+            root,
         }
     }
 
@@ -208,6 +246,11 @@ impl Config {
 
     /// Validates a config's text. `rules` are the names `[rules]` may set.
     pub fn parse(text: &str, path: &Path, root: PathBuf, rules: &[&str]) -> Result<Config, Report> {
+        Config::parse_at(text, path, root, rules, 0)
+    }
+
+    /// `parse`, `depth` configs down an `extend` chain.
+    fn parse_at(text: &str, path: &Path, root: PathBuf, rules: &[&str], depth: usize) -> Result<Config, Report> {
         let source = || NamedSource::new(path.display().to_string(), text.to_string());
         let raw: RawConfig = toml::from_str(text).map_err(|e| {
             let labels = e.span().map(|s| vec![LabeledSpan::at(s, "here")]).unwrap_or_default();
@@ -222,12 +265,45 @@ impl Config {
             .with_source_code(source())
         };
 
-        let mut config = Config::defaults(root);
+        let mut config = match &raw.extend {
+            None => Config::defaults(root),
+            Some(extend) => {
+                // Relative to this config's directory, as a glob is.
+                let base = root.join(extend.get_ref());
+                let canonical = std::fs::canonicalize(&base).map_err(|e| {
+                    at(
+                        extend.span(),
+                        format!("cannot read the config `{}` extends: {e}", extend.get_ref()),
+                        "extend names another retrylint.toml, relative to this one: extend = \"../retrylint.toml\"",
+                    )
+                })?;
+                if depth >= MAX_EXTEND_DEPTH {
+                    return Err(at(
+                        extend.span(),
+                        format!("`extend` chain deeper than {MAX_EXTEND_DEPTH} configs (a cycle?)"),
+                        "a package's config extends its project's; the project's extends nothing",
+                    ));
+                }
+                let base_text = std::fs::read_to_string(&canonical).map_err(|e| {
+                    at(
+                        extend.span(),
+                        format!("cannot read the config `{}` extends: {e}", extend.get_ref()),
+                        "extend names another retrylint.toml, relative to this one",
+                    )
+                })?;
+                let base_root = canonical.parent().map_or_else(|| root.clone(), Path::to_path_buf);
+                let mut base = Config::parse_at(&base_text, &canonical, base_root, rules, depth + 1)?;
+                base.extends = Some(canonical);
+                base.root = root;
+                base
+            }
+        };
         config.path = Some(path.to_path_buf());
-        let compile = |globs: &[Spanned<String>]| -> Result<GlobSet, Report> {
+        let root = config.root.clone();
+        let compile = |globs: &[Spanned<String>]| -> Result<Globs, Report> {
             let mut builder = GlobSetBuilder::new();
             for glob in globs {
-                let compiled = Glob::new(glob.get_ref()).map_err(|e| {
+                let compiled = glob_of(glob.get_ref()).map_err(|e| {
                     at(
                         glob.span(),
                         format!("invalid glob `{}`: {}", glob.get_ref(), e.kind()),
@@ -236,7 +312,8 @@ impl Config {
                 })?;
                 builder.add(compiled);
             }
-            builder.build().map_err(|e| miette!("invalid globs: {e}"))
+            let set = builder.build().map_err(|e| miette!("invalid globs: {e}"))?;
+            Ok(Globs::new(set, &root))
         };
         if let Some(globs) = &raw.retry_modules {
             config.retry_modules = compile(globs)?;
@@ -373,29 +450,172 @@ impl Config {
     }
 
     pub fn is_retry_module(&self, path: &Path) -> bool {
-        self.retry_modules.is_match(self.relative(path))
+        self.retry_modules.is_match(path)
     }
 
     pub fn is_durable_path(&self, path: &Path) -> bool {
-        self.durable_paths.is_match(self.relative(path))
+        self.durable_paths.is_match(path)
     }
 
     pub fn is_repository_path(&self, path: &Path) -> bool {
-        self.repositories.is_match(self.relative(path))
+        self.repositories.is_match(path)
     }
 
     /// Whether `path` is test code, which is not checked.
     pub fn is_test(&self, path: &Path) -> bool {
-        self.tests.is_match(self.relative(path))
+        self.tests.is_match(path)
+    }
+
+    /// Whether `exclude` matches `path` (canonical).
+    pub fn is_excluded(&self, path: &Path) -> bool {
+        self.exclude.is_match(path)
+    }
+
+    /// Whether `include`, when set, leaves `path` (canonical) out.
+    pub fn is_not_included(&self, path: &Path) -> bool {
+        self.include.as_ref().is_some_and(|include| !include.is_match(path))
     }
 
     /// Include/exclude filters for discovery.
     pub fn is_included(&self, path: &Path) -> bool {
-        let rel = self.relative(path);
-        if self.exclude.is_match(rel) {
-            return false;
+        !self.is_excluded(path) && !self.is_not_included(path)
+    }
+}
+
+/// The project root for a checked path, and the config file that marks it: the nearest
+/// `retrylint.toml` from the path upwards — or, when that one `extend`s a config in a directory
+/// above it (a monorepo package's), that one's, and so on —, else the git root (the nearest
+/// directory holding `.git`), else the path itself (its directory, for a file).
+pub fn project_root(path: &Path) -> Result<(PathBuf, Option<PathBuf>), Report> {
+    let absolute = std::fs::canonicalize(path).map_err(|e| {
+        miette!(
+            help = "check the path, or run from the project root",
+            "cannot check {}: {e}",
+            path.display()
+        )
+    })?;
+    let start = if absolute.is_dir() {
+        absolute.clone()
+    } else {
+        absolute.parent().map_or_else(|| absolute.clone(), Path::to_path_buf)
+    };
+    if let Some(mut found) = Config::discover(&start) {
+        for _ in 0..MAX_EXTEND_DEPTH {
+            let Some(base) = extended_above(&found) else { break };
+            found = base;
         }
-        self.include.as_ref().is_none_or(|include| include.is_match(rel))
+        let root = found.parent().map_or_else(|| start.clone(), Path::to_path_buf);
+        return Ok((root, Some(found)));
+    }
+    let git = start.ancestors().find(|dir| dir.join(".git").exists());
+    Ok((git.unwrap_or(&start).to_path_buf(), None))
+}
+
+/// The config `config` extends when it lies in a directory above `config`'s; `None` when it
+/// extends nothing, or something that cannot be read (loading it says why).
+fn extended_above(config: &Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(config).ok()?;
+    let table: toml::Table = text.parse().ok()?;
+    let extend = table.get("extend")?.as_str()?;
+    let dir = config.parent()?;
+    let base = std::fs::canonicalize(dir.join(extend)).ok()?;
+    let base_dir = base.parent()?;
+    (base_dir != dir && dir.starts_with(base_dir)).then_some(base)
+}
+
+/// The configs of one run: the project root's, and those of packages below it (each file
+/// takes the nearest one).
+#[derive(Debug, Clone)]
+pub struct Configs {
+    pub root: Config,
+    /// Package configs, deepest directory first.
+    nested: Vec<Config>,
+}
+
+impl From<Config> for Configs {
+    fn from(root: Config) -> Configs {
+        Configs {
+            root,
+            nested: Vec::new(),
+        }
+    }
+}
+
+impl Configs {
+    /// The config that applies to a canonical path: the nearest package config above it, else
+    /// the root's.
+    pub fn for_path(&self, absolute: &Path) -> &Config {
+        self.nested
+            .iter()
+            .find(|c| absolute.starts_with(&c.root))
+            .unwrap_or(&self.root)
+    }
+
+    /// The position of the config for `absolute`: 0 for the root's, `n + 1` for the nth
+    /// package config.
+    pub fn position(&self, absolute: &Path) -> usize {
+        self.nested
+            .iter()
+            .position(|c| absolute.starts_with(&c.root))
+            .map_or(0, |p| p + 1)
+    }
+
+    /// The config at a position given by [`Configs::position`].
+    pub fn at(&self, position: usize) -> &Config {
+        position
+            .checked_sub(1)
+            .and_then(|p| self.nested.get(p))
+            .unwrap_or(&self.root)
+    }
+
+    /// Every config, the root's first.
+    pub fn all(&self) -> impl Iterator<Item = &Config> {
+        std::iter::once(&self.root).chain(&self.nested)
+    }
+
+    /// Loads the package configs among `found` (canonical `retrylint.toml` paths), when the
+    /// root config was found by the project-root rule: any below the root's directory (or
+    /// beside it, for a path given outside the root), never the root's own or one above it.
+    /// A malformed one is an error, with its location.
+    pub fn add_nested(&mut self, found: impl IntoIterator<Item = PathBuf>, rules: &[&str]) -> Result<(), Report> {
+        if !self.root.discovered {
+            return Ok(());
+        }
+        for path in found {
+            let Some(dir) = path.parent() else { continue };
+            let own = self.root.path.as_deref().is_some_and(|p| p == path);
+            // A config at or above the root would take the root's files from the root's config.
+            if own || self.root.root.starts_with(dir) || self.nested.iter().any(|c| c.root == dir) {
+                continue;
+            }
+            let mut config = Config::load(&path, rules)?;
+            config.discovered = true;
+            self.nested.push(config);
+        }
+        self.nested.sort_by(|a, b| {
+            b.root
+                .components()
+                .count()
+                .cmp(&a.root.components().count())
+                .then(a.root.cmp(&b.root))
+        });
+        Ok(())
+    }
+
+    /// The `retrylint.toml` files between a canonical path and the root (for a file named on the
+    /// command line, which a directory walk may not pass); for a path outside the root, the
+    /// nearest one above it (its own project's).
+    pub fn configs_above(&self, absolute: &Path) -> Vec<PathBuf> {
+        if !absolute.starts_with(&self.root.root) {
+            return absolute.parent().and_then(Config::discover).into_iter().collect();
+        }
+        absolute
+            .ancestors()
+            .skip(1)
+            .take_while(|dir| dir.starts_with(&self.root.root) && *dir != self.root.root)
+            .map(|dir| dir.join(CONFIG_FILE))
+            .filter(|p| p.is_file())
+            .collect()
     }
 }
 
@@ -404,10 +624,17 @@ fn same_globs(globs: &[Spanned<String>], defaults: &[&str]) -> bool {
     globs.len() == defaults.len() && globs.iter().zip(defaults).all(|(g, d)| g.get_ref() == d)
 }
 
-fn globs_of(patterns: &[&str]) -> GlobSet {
+/// A config glob: `*` and `?` stay within one path component (`src/*.ts` is not
+/// `src/a/b.ts`); `**/` crosses directories.
+pub fn glob_of(pattern: &str) -> Result<Glob, globset::Error> {
+    GlobBuilder::new(pattern).literal_separator(true).build()
+}
+
+/// Compiles globs that are known to be valid (the defaults, a rule's own).
+pub fn globs_of(patterns: &[&str]) -> GlobSet {
     let mut builder = GlobSetBuilder::new();
     for pattern in patterns {
-        builder.add(Glob::new(pattern).expect("default globs are valid"));
+        builder.add(glob_of(pattern).expect("default globs are valid"));
     }
     builder.build().expect("default globs are valid")
 }
@@ -415,6 +642,23 @@ fn globs_of(patterns: &[&str]) -> GlobSet {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_star_stays_within_one_directory() {
+        let config = Config::parse(
+            "exclude = [\"src/*.ts\"]\ntests = [\"**/*.test.*\"]",
+            Path::new("retrylint.toml"),
+            "/project".into(),
+            &[],
+        )
+        .unwrap();
+        assert!(!config.is_included(Path::new("/project/src/a.ts")));
+        assert!(config.is_included(Path::new("/project/src/deep/b.ts")));
+        assert!(
+            config.is_test(Path::new("/project/src/deep/b.test.ts")),
+            "`**/` still crosses"
+        );
+    }
 
     #[test]
     fn invalid_lease_tables_point_at_the_line() {

@@ -8,20 +8,48 @@ use std::sync::Mutex;
 
 use miette::{miette, Report};
 
-use crate::config::Config;
+use crate::config::{Configs, CONFIG_FILE};
 use crate::source::{display_path, Language, Note, SourceFile};
 
 #[derive(Debug, Default)]
 pub struct Discovery {
     pub files: Vec<SourceFile>,
     pub notes: Vec<Note>,
-    /// Test files skipped, in no particular order.
+    /// Test files skipped, sorted.
     pub tests: Vec<PathBuf>,
 }
 
-pub fn discover(paths: &[PathBuf], config: &Config) -> Result<Discovery, Report> {
+/// The note that says how many test files (the `tests` globs) were skipped, at `at`.
+pub fn tests_note(tests: &[PathBuf], at: PathBuf) -> Option<Note> {
+    let first = tests.first()?;
+    let count = tests.len();
+    Some(Note {
+        path: at,
+        line: None,
+        message: format!(
+            "skipped {count} test file{} (the `tests` globs), such as {}; set tests = [] to check them",
+            if count == 1 { "" } else { "s" },
+            first.display()
+        ),
+    })
+}
+
+/// A file the walk found, before the settings of its config are applied.
+struct Candidate {
+    absolute: PathBuf,
+    language: Language,
+    size: u64,
+    /// Named on the command line: checked even if an ignore file or `include` would skip it.
+    explicit: bool,
+}
+
+/// Finds the files to check under `paths`. Package configs (`retrylint.toml` files below the
+/// root, when the root config was found by the project-root rule) are loaded into `configs`
+/// as the walk meets them; each file is filtered by the settings of the config nearest to it.
+pub fn discover(paths: &[PathBuf], configs: &mut Configs) -> Result<Discovery, Report> {
     let cwd = std::env::current_dir().map_err(|e| miette!("cannot read the current directory: {e}"))?;
-    let found = Mutex::new(Discovery::default());
+    let candidates = Mutex::new(Vec::new());
+    let config_files = Mutex::new(Vec::new());
     for path in paths {
         let absolute = std::fs::canonicalize(path).map_err(|e| {
             miette!(
@@ -31,26 +59,26 @@ pub fn discover(paths: &[PathBuf], config: &Config) -> Result<Discovery, Report>
             )
         })?;
         if absolute.is_file() {
-            // An explicitly named file is checked even if ignore files would skip it; test code
-            // is still test code (lint-staged names every staged file).
-            if config.is_test(&absolute) {
-                found
-                    .lock()
-                    .expect("no panics while locked")
-                    .tests
-                    .push(display_path(&cwd, &absolute));
-                continue;
-            }
+            config_files
+                .lock()
+                .expect("no panics while locked")
+                .extend(configs.configs_above(&absolute));
             if let Some(language) = Language::from_path(&absolute) {
-                let file = SourceFile {
-                    path: display_path(&cwd, &absolute),
+                let size = std::fs::metadata(&absolute).map(|m| m.len()).unwrap_or(0);
+                candidates.lock().expect("no panics while locked").push(Candidate {
                     absolute,
                     language,
-                };
-                found.lock().expect("no panics while locked").files.push(file);
+                    size,
+                    explicit: true,
+                });
             }
             continue;
         }
+        // A directory outside the root: the config of its own project applies to it.
+        config_files
+            .lock()
+            .expect("no panics while locked")
+            .extend(configs.configs_above(&absolute.join(CONFIG_FILE)));
         let walker = ignore::WalkBuilder::new(&absolute)
             .hidden(true)
             .git_ignore(true)
@@ -68,60 +96,86 @@ pub fn discover(paths: &[PathBuf], config: &Config) -> Result<Discovery, Report>
                     return ignore::WalkState::Continue;
                 }
                 let entry_path = entry.path();
+                if entry.file_name() == CONFIG_FILE {
+                    config_files
+                        .lock()
+                        .expect("no panics while locked")
+                        .push(entry_path.to_path_buf());
+                    return ignore::WalkState::Continue;
+                }
                 let Some(language) = Language::from_path(entry_path) else {
                     return ignore::WalkState::Continue;
                 };
-                if !config.is_included(entry_path) {
-                    return ignore::WalkState::Continue;
-                }
-                let shown = display_path(&cwd, entry_path);
-                if config.is_test(entry_path) {
-                    found.lock().expect("no panics while locked").tests.push(shown);
-                    return ignore::WalkState::Continue;
-                }
                 let size = entry.metadata().map(|m| m.len()).unwrap_or(0);
-                let mut found = found.lock().expect("no panics while locked");
-                // A large JSON or YAML file is a lockfile or a data dump, never RS2 configuration:
-                // skipped without a note.
-                if size > config.max_file_size && matches!(language, Language::Json | Language::Yaml) {
-                    return ignore::WalkState::Continue;
-                }
-                if size > config.max_file_size {
-                    found.notes.push(Note {
-                        path: shown,
-                        line: None,
-                        message: format!(
-                            "skipped: {size} bytes is over the size limit of {} bytes (max-file-size)",
-                            config.max_file_size
-                        ),
-                    });
-                } else {
-                    found.files.push(SourceFile {
-                        path: shown,
-                        absolute: entry_path.to_path_buf(),
-                        language,
-                    });
-                }
+                candidates.lock().expect("no panics while locked").push(Candidate {
+                    absolute: entry_path.to_path_buf(),
+                    language,
+                    size,
+                    explicit: false,
+                });
                 ignore::WalkState::Continue
             })
         });
     }
-    let mut discovery = found.into_inner().expect("no panics while locked");
-    discovery.files.sort_by(|a, b| a.absolute.cmp(&b.absolute));
-    discovery.files.dedup_by(|a, b| a.absolute == b.absolute);
+    // Package configs first (in a stable order, so the first malformed one is always the one
+    // reported), then each file with the settings of its own.
+    let mut config_files = config_files.into_inner().expect("no panics while locked");
+    config_files.sort();
+    config_files.dedup();
+    configs.add_nested(config_files, &crate::rules::names())?;
+    let mut candidates = candidates.into_inner().expect("no panics while locked");
+    candidates.sort_by(|a, b| a.absolute.cmp(&b.absolute).then(b.explicit.cmp(&a.explicit)));
+    candidates.dedup_by(|a, b| a.absolute == b.absolute);
+    let mut discovery = Discovery::default();
+    for candidate in candidates {
+        let Candidate {
+            absolute,
+            language,
+            size,
+            explicit,
+        } = candidate;
+        let config = configs.for_path(&absolute);
+        let shown = display_path(&cwd, &absolute);
+        // An explicitly named file is checked even if ignore files would skip it; test code
+        // is still test code (lint-staged names every staged file).
+        if !explicit && !config.is_included(&absolute) {
+            continue;
+        }
+        if config.is_test(&absolute) {
+            discovery.tests.push(shown);
+            continue;
+        }
+        if explicit {
+            discovery.files.push(SourceFile {
+                path: shown,
+                absolute,
+                language,
+            });
+            continue;
+        }
+        // A large JSON or YAML file is a lockfile or a data dump, never RS2 configuration:
+        // skipped without a note.
+        if size > config.max_file_size && matches!(language, Language::Json | Language::Yaml) {
+            continue;
+        }
+        if size > config.max_file_size {
+            discovery.notes.push(Note {
+                path: shown,
+                line: None,
+                message: format!(
+                    "skipped: {size} bytes is over the size limit of {} bytes (max-file-size)",
+                    config.max_file_size
+                ),
+            });
+        } else {
+            discovery.files.push(SourceFile {
+                path: shown,
+                absolute,
+                language,
+            });
+        }
+    }
     discovery.tests.sort();
     discovery.tests.dedup();
-    if let Some(first) = discovery.tests.first() {
-        let count = discovery.tests.len();
-        discovery.notes.push(Note {
-            path: display_path(&cwd, &config.root),
-            line: None,
-            message: format!(
-                "skipped {count} test file{} (the `tests` globs), such as {}; set tests = [] to check them",
-                if count == 1 { "" } else { "s" },
-                first.display()
-            ),
-        });
-    }
     Ok(discovery)
 }

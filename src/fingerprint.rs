@@ -1,5 +1,5 @@
 //! Stable identities for findings, shared by SARIF `partialFingerprints` and baselines:
-//! rule + path + the finding's source lines (trimmed, whitespace collapsed) + the index among
+//! rule + path (relative to the project root) + the finding's source lines (trimmed, whitespace collapsed) + the index among
 //! identical ones. They survive unrelated edits that move lines, and change when the code of
 //! the finding itself changes.
 
@@ -16,7 +16,8 @@ pub fn fingerprints(index: &Index, diagnostics: &[Diagnostic]) -> Vec<u64> {
     diagnostics
         .iter()
         .map(|d| {
-            let path = index.path(d.file).to_string_lossy().replace('\\', "/");
+            // Relative to the project root: the same whichever directory the run started in.
+            let path = index.root_relative(d.file);
             let lines = index
                 .text(d.file)
                 .zip(index.loaded(d.file))

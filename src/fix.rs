@@ -102,6 +102,7 @@ pub fn fix_project(
         round_options.ignore = options.ignore.clone();
         round_options.overlay = overlay.clone();
         round_options.cache = options.cache.clone();
+        round_options.only = options.only.clone();
         let outcome = crate::check::run(config()?, &round_options)?;
         let mut by_file: HashMap<crate::index::FileId, Vec<&Fix>> = HashMap::new();
         for d in &outcome.diagnostics {

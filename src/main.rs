@@ -61,7 +61,8 @@ enum Command {
 
 #[derive(clap::Args)]
 struct CheckArgs {
-    /// Files or directories to check [default: .].
+    /// Files or directories to check [default: .]. Their project (the nearest retrylint.toml
+    /// upwards, else the git root) is analysed; the findings in them are reported.
     paths: Vec<PathBuf>,
     /// Output format [default: human; github when GITHUB_ACTIONS=true].
     #[arg(long, value_enum)]
@@ -70,8 +71,8 @@ struct CheckArgs {
     /// exist; stdin stands in for its text). Only its findings are reported.
     #[arg(long, value_name = "PATH", conflicts_with_all = ["fix", "diff", "write_baseline"])]
     stdin_filename: Option<PathBuf>,
-    /// Analyse DIR as the project (imports and policies resolve across it) and report only the
-    /// findings in PATHS: for hooks that pass the files a commit changes.
+    /// Take DIR as the project root instead of the one found (imports and policies resolve
+    /// across it) and report only the findings in PATHS.
     #[arg(long, value_name = "DIR")]
     project: Option<PathBuf>,
     /// Write the report to FILE instead of stdout (never coloured).
@@ -216,21 +217,48 @@ fn parse_rules(names: &[String], flag: &str) -> Result<Vec<&'static Rule>, Repor
 }
 
 fn load_config(args: &CheckArgs) -> Result<Config, Report> {
-    find_config(args.config.as_deref(), args.no_config, &args.paths)
+    match &args.project {
+        Some(dir) => project_config(args, dir),
+        None => find_config(args.config.as_deref(), args.no_config, &args.paths),
+    }
 }
 
-/// `--config FILE`, else `retrylint.toml` from the first path upwards, else the defaults.
+/// `--config FILE`, else the config of the first path's project root (see
+/// [`retrylint::config::project_root`]), else the defaults rooted there. Found this way (not
+/// with `--config` or `--no-config`), package configs below the root apply to their files.
 fn find_config(explicit: Option<&std::path::Path>, no_config: bool, paths: &[PathBuf]) -> Result<Config, Report> {
-    if let Some(path) = explicit {
-        return Config::load(path, &rules::names());
-    }
     let first = paths.first().cloned().unwrap_or_else(|| PathBuf::from("."));
-    if !no_config {
-        if let Some(found) = Config::discover(&first) {
-            return Config::load(&found, &rules::names());
+    let (root, found) = retrylint::config::project_root(&first)?;
+    if let Some(path) = explicit {
+        // The file's globs stay relative to its own directory; the project is the paths'.
+        let mut config = Config::load(path, &rules::names())?;
+        config.root = root;
+        return Ok(config);
+    }
+    let mut config = match found.filter(|_| !no_config) {
+        Some(found) => Config::load(&found, &rules::names())?,
+        None => Config::defaults(root),
+    };
+    config.discovered = !no_config;
+    Ok(config)
+}
+
+/// `--project DIR`: DIR is the project root; its config is the nearest `retrylint.toml` from
+/// DIR upwards (else the defaults, rooted at DIR).
+fn project_config(args: &CheckArgs, dir: &std::path::Path) -> Result<Config, Report> {
+    if let Some(path) = &args.config {
+        let mut config = Config::load(path, &rules::names())?;
+        config.root = std::fs::canonicalize(dir).map_err(|e| miette!("cannot check project {}: {e}", dir.display()))?;
+        return Ok(config);
+    }
+    if !args.no_config {
+        if let Some(found) = Config::discover(dir) {
+            let mut config = Config::load(&found, &rules::names())?;
+            config.discovered = true;
+            return Ok(config);
         }
     }
-    let root = std::fs::canonicalize(&first)
+    let root = std::fs::canonicalize(dir)
         .map(|p| {
             if p.is_dir() {
                 p
@@ -240,7 +268,9 @@ fn find_config(explicit: Option<&std::path::Path>, no_config: bool, paths: &[Pat
         })
         .or_else(|_| std::env::current_dir())
         .map_err(|e| miette!("cannot read the current directory: {e}"))?;
-    Ok(Config::defaults(root))
+    let mut config = Config::defaults(root);
+    config.discovered = !args.no_config;
+    Ok(config)
 }
 
 fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
@@ -250,12 +280,14 @@ fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
     let select = parse_rules(&args.select, "--select")?;
     let ignore = parse_rules(&args.ignore, "--ignore")?;
     if let Some(file) = &args.show_settings {
-        // The file's config; without one, the defaults rooted where `check` would root them.
-        let mut config = find_config(args.config.as_deref(), args.no_config, std::slice::from_ref(file))?;
-        if config.path.is_none() {
-            config = find_config(None, true, &args.paths)?;
-        }
-        print!("{}", retrylint::settings::show(&config, file)?);
+        // The file's config: its package's, else its project root's (or the defaults, rooted
+        // where `check` roots them).
+        let root = find_config(args.config.as_deref(), args.no_config, std::slice::from_ref(file))?;
+        let mut configs = retrylint::config::Configs::from(root);
+        let absolute = std::fs::canonicalize(file).map_err(|e| miette!("cannot read {}: {e}", file.display()))?;
+        let above = configs.configs_above(&absolute);
+        configs.add_nested(above, &rules::names())?;
+        print!("{}", retrylint::settings::show(configs.for_path(&absolute), file)?);
         return Ok(ExitCode::SUCCESS);
     }
     let on_github = std::env::var_os("GITHUB_ACTIONS").is_some_and(|v| v == "true");
@@ -282,18 +314,41 @@ fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
             std::io::stdin()
                 .read_to_end(&mut text)
                 .map_err(|e| miette!("cannot read stdin: {e}"))?;
+            if let Err(e) = std::fs::metadata(name) {
+                return Err(miette!(
+                    help = "--stdin-filename names an existing file whose text stdin replaces",
+                    "cannot check {} from stdin: {e}",
+                    name.display()
+                ));
+            }
             let config = find_config(args.config.as_deref(), args.no_config, std::slice::from_ref(name))?;
             let (absolute, paths) = cli::stdin_paths(name, &args.paths, &config)?;
             args.paths = paths;
             report_only = Some(vec![absolute.clone()]);
-            if args.config.is_none() && !args.no_config {
-                args.config = config.path.clone();
-            }
             Some((absolute, text))
         }
         None => None,
     };
     let config = load_config(&args)?;
+    // `check PATH…`: the project around them is analysed (imports resolve into it), and the
+    // findings in them are reported: what `check .` at the root reports for them.
+    if report_only.is_none() {
+        let (only, mut paths) = cli::project_paths(&config.root, &args.paths)?;
+        // A path in another project (lint-staged names files of every package) brings that
+        // project along as its context, where that config applies.
+        let outside: Vec<PathBuf> = paths
+            .iter()
+            .skip(1)
+            .filter_map(|path| retrylint::config::project_root(path).ok())
+            .map(|(root, _)| root)
+            .filter(|root| !config.root.starts_with(root))
+            .collect();
+        paths.extend(outside);
+        if only.iter().any(|p| *p != config.root) {
+            report_only = Some(only);
+        }
+        args.paths = paths;
+    }
     let changed = match &args.changed_since {
         Some(rev) => {
             let first = args.paths.first().cloned().unwrap_or_else(|| PathBuf::from("."));
@@ -313,6 +368,7 @@ fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
     });
     options.select = (!select.is_empty()).then_some(select);
     options.ignore = ignore;
+    options.only = report_only;
 
     if args.fix || args.diff {
         let applicability = if args.unsafe_fixes {
@@ -320,7 +376,13 @@ fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
         } else {
             Applicability::Safe
         };
-        let report = fix::fix_project(&|| load_config(&args), &options, applicability)?;
+        let mut report = fix::fix_project(&|| load_config(&args), &options, applicability)?;
+        // Only the files asked for are edited; the rest of the project was context.
+        if let Some(only) = &options.only {
+            report
+                .files
+                .retain(|file| only.iter().any(|p| file.absolute.starts_with(p)));
+        }
         for note in report.notes.iter().filter(|_| !args.quiet) {
             eprintln!("note: {}: {}", note.path.display(), note.message);
         }
@@ -364,13 +426,10 @@ fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
         options.baseline = Some(baseline::read(path)?);
     }
     // After fixes, the config is read again: a fix never edits it, but the files it names changed.
-    let mut outcome = check::run(if args.fix { load_config(&args)? } else { config }, &options)?;
+    let outcome = check::run(if args.fix { load_config(&args)? } else { config }, &options)?;
     // A cache that cannot be written (a read-only checkout) only costs the next run time.
     if let Some(cache) = &options.cache {
         let _ = cache.save();
-    }
-    if let Some(only) = &report_only {
-        cli::keep_within(&mut outcome, only);
     }
     if let Some(path) = &args.write_baseline {
         let count = baseline::write(path, &outcome.index, &outcome.diagnostics)?;
@@ -384,7 +443,8 @@ fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
     for entry in outcome.stale.iter().filter(|_| !args.quiet) {
         eprintln!(
             "note: {}: baseline entry for {} no longer matches a finding; regenerate the baseline so it only shrinks",
-            entry.path, entry.rule
+            baseline::printable(&entry.path),
+            baseline::printable(&entry.rule)
         );
     }
     let color = match args.color {

@@ -45,6 +45,9 @@ pub fn show(config: &Config, file: &Path) -> Result<String, Report> {
         }
         None => out.push_str("# config: none found, the defaults apply\n"),
     }
+    if let Some(base) = &config.extends {
+        let _ = writeln!(out, "# extends: {}", base.display());
+    }
     let _ = writeln!(out, "# root: {}", config.root.display());
     let language = match Language::from_path(&absolute) {
         Some(Language::TypeScript) => "typescript",
@@ -59,15 +62,14 @@ pub fn show(config: &Config, file: &Path) -> Result<String, Report> {
         None => "none: retrylint does not read this file",
     };
     let _ = writeln!(out, "# language: {language}");
-    let relative = config.relative(&absolute);
     let size = std::fs::metadata(&absolute).map(|m| m.len()).unwrap_or(0);
     let checked = if absolute.is_dir() {
         "no: a directory".to_string()
     } else if Language::from_path(&absolute).is_none() {
         "no: not a file retrylint reads".to_string()
-    } else if config.exclude.is_match(relative) {
+    } else if config.is_excluded(&absolute) {
         "no: matched by `exclude`".to_string()
-    } else if config.include.as_ref().is_some_and(|i| !i.is_match(relative)) {
+    } else if config.is_not_included(&absolute) {
         "no: not matched by `include`".to_string()
     } else if size > config.max_file_size {
         format!("no: {size} bytes, over max-file-size")

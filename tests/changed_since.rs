@@ -133,10 +133,14 @@ fn git_runs_where_the_checked_path_is() {
     assert_eq!(code, 1);
     let lines: Vec<u64> = findings(&report).into_iter().map(|f| f.1).collect();
     assert_eq!(lines, [4, 2], "a.ts:4, then local.ts:2 (used by the added a.ts:7)");
-    // A file as the checked path: git runs in its directory.
+    // A file as the checked path: git runs in its directory, and the project around it is
+    // its context: the policy in local.ts that a.ts:7 starts using is reported too (issue 15.2).
     let file = repo.join("src/features/a.ts");
-    let (_, report) = check_json(elsewhere.path(), &[file.to_str().unwrap(), "--changed-since", &base]);
-    assert!(findings(&report).iter().all(|f| f.1 == 4), "{report:#}");
+    let mut args = vec![file.to_str().unwrap(), "--changed-since", &base];
+    args.extend(rules_only());
+    let (_, report) = check_json(elsewhere.path(), &args);
+    let lines: Vec<u64> = findings(&report).into_iter().map(|f| f.1).collect();
+    assert_eq!(lines, [4, 2], "{report:#}");
 }
 
 #[test]

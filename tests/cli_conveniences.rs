@@ -469,6 +469,8 @@ fn init_writes_what_it_infers_and_check_reads_it_back() {
     let dir = tempfile::tempdir().unwrap();
     let app = dir.path().join("effect-app");
     copy_dir(&common::fixture("effect-app"), &app);
+    // The fixture's own (empty) retrylint.toml only marks its project root.
+    std::fs::remove_file(app.join("retrylint.toml")).unwrap();
     let output = run(&app, &["init"]);
     assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
     assert!(text(&output.stderr).contains("wrote ./retrylint.toml: 1 retry module (src/infra/retry.ts)"));

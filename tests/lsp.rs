@@ -878,3 +878,71 @@ fn a_file_outside_every_folder_is_checked_alone() {
     server.diagnostics_until(&uri(&file), "cleared on close", |d| d.is_empty());
     assert_eq!(server.shutdown(), Some(0));
 }
+
+#[test]
+fn a_package_config_applies_to_its_files_in_the_editor() {
+    // Issue 15.3: the editor gives the answer `retrylint check` gives.
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let inline = "import { Effect, Schedule } from \"effect\"\nexport const run = Effect.succeed(1).pipe(Effect.retry({ schedule: Schedule.recurs(3), while: (e) => e === \"busy\" }))\n";
+    for (path, text) in [
+        ("retrylint.toml", ""),
+        (
+            "packages/a/retrylint.toml",
+            "extend = \"../../retrylint.toml\"\n[rules]\ninline-schedule = \"off\"\n",
+        ),
+        ("packages/a/src/x.ts", inline),
+        ("packages/b/src/x.ts", inline),
+    ] {
+        let full = root.join(path);
+        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+        std::fs::write(full, text).unwrap();
+    }
+    let (a, b) = (root.join("packages/a/src/x.ts"), root.join("packages/b/src/x.ts"));
+    let mut server = Server::start(&root);
+    server.open(&a, inline);
+    server.open(&b, inline);
+    server.diagnostics_until(&uri(&b), "inline-schedule in package b", |d| {
+        d.iter().any(|d| d["code"] == "inline-schedule")
+    });
+    server.sync();
+    let in_a = server.diagnostics.get(&uri(&a)).cloned().unwrap_or_default();
+    assert!(
+        !in_a.iter().any(|d| d["code"] == "inline-schedule"),
+        "package a turns it off: {in_a:#?}"
+    );
+    assert_eq!(server.shutdown(), Some(0));
+}
+
+#[test]
+fn a_broken_package_config_is_shown_and_its_files_are_still_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let inline = "import { Effect, Schedule } from \"effect\"\nexport const run = Effect.succeed(1).pipe(Effect.retry({ schedule: Schedule.recurs(3), while: (e) => e === \"busy\" }))\n";
+    for (path, text) in [
+        ("retrylint.toml", ""),
+        ("packages/a/retrylint.toml", "bogus-key = 1\n"),
+        ("packages/a/src/x.ts", inline),
+    ] {
+        let full = root.join(path);
+        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+        std::fs::write(full, text).unwrap();
+    }
+    let a = root.join("packages/a/src/x.ts");
+    let mut server = Server::start(&root);
+    server.open(&a, inline);
+    let deadline = Instant::now() + TIMEOUT;
+    let shown = loop {
+        let message = server.next(deadline, "window/showMessage");
+        if message["method"] == "window/showMessage" {
+            break message;
+        }
+    };
+    let text = shown["params"]["message"].as_str().unwrap();
+    assert!(text.contains("package config") && text.contains("bogus-key"), "{text}");
+    // Judged by the folder's config meanwhile: its findings are still there.
+    server.diagnostics_until(&uri(&a), "inline-schedule", |d| {
+        d.iter().any(|d| d["code"] == "inline-schedule")
+    });
+    assert_eq!(server.shutdown(), Some(0));
+}

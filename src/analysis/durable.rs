@@ -32,7 +32,7 @@ pub fn durable_retrier(index: &Index, file: FileId, site: &RetrySite) -> Option<
             caller: None,
         })
     };
-    let vocabulary = &index.config.vocabulary;
+    let vocabulary = &index.config_of(file).vocabulary;
     let registration = site.containers.iter().rev().find(|c| {
         c.kind == ContainerKind::Registration
             && c.name
@@ -63,7 +63,7 @@ pub fn durable_retrier(index: &Index, file: FileId, site: &RetrySite) -> Option<
     if let Some(why) = durable_module(facts) {
         return direct(why);
     }
-    if index.is_durable_path(file) && (index.config.durable_paths_configured || corroborated(facts, site)) {
+    if index.is_durable_path(file) && (index.config_of(file).durable_paths_configured || corroborated(facts, site)) {
         return direct(format!("{} (a subscriber or consumer)", index.path(file).display()));
     }
     // A function holding the retry, called from a durable handler of the same file.

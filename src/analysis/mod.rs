@@ -251,9 +251,9 @@ impl Analysis {
                 .retry_sites
                 .iter()
                 .map(|site| {
-                    let role = replay::role(site, &index.config.vocabulary);
+                    let role = replay::role(site, &index.config_of(file).vocabulary);
                     let predicate = predicate(index, file, site, role);
-                    let replays = replay::replays(role, &predicate, &index.config.vocabulary);
+                    let replays = replay::replays(role, &predicate, &index.config_of(file).vocabulary);
                     let judge = |file: FileId, site: &RetrySite| judge(index, file, site);
                     SiteAnalysis {
                         role,
@@ -270,7 +270,7 @@ impl Analysis {
                         appends: site
                             .unit
                             .as_ref()
-                            .and_then(|unit| replay::appends(index, file, unit, &index.config.vocabulary)),
+                            .and_then(|unit| replay::appends(index, file, unit, &index.config_of(file).vocabulary)),
                         after_commit: site
                             .unit
                             .as_ref()
@@ -327,7 +327,7 @@ fn every(index: &Index, file: FileId, facts: &crate::facts::FileFacts, poll: &Po
 /// What a retry site replays and how many attempts it makes (1 + its retries, when bounded
 /// and known): enough to tell two stacked retries apart without analysing the whole file.
 fn judge(index: &Index, file: FileId, site: &RetrySite) -> (Replays, Option<u64>) {
-    let vocabulary = &index.config.vocabulary;
+    let vocabulary = &index.config_of(file).vocabulary;
     let role = replay::role(site, vocabulary);
     let replays = replay::replays(role, &predicate(index, file, site, role), vocabulary);
     let attempts = match site.library {

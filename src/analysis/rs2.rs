@@ -154,7 +154,7 @@ pub fn document(index: &Index, file: FileId, rs2: &Rs2Facts) -> Document {
     if rs2.tenant_key || TENANT_FILES.contains(&name) {
         return Document::Tenant;
     }
-    let relative = index.config.relative(absolute);
+    let relative = index.config_of(file).relative(absolute);
     if relative
         .parent()
         .is_some_and(|dir| dir.components().any(|c| c.as_os_str() == "mounts"))

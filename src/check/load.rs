@@ -15,17 +15,25 @@ use crate::source::{Note, SourceFile};
 pub struct Loader<'o> {
     /// `None`: every file is parsed.
     pub prefilter: Option<Prefilter>,
-    /// Identifies the prefilter in the cache: a verdict of another prefilter is not reused.
+    /// Identifies the prefilter in the cache: a verdict of another prefilter is not reused
+    /// (whether the file's generated code is skipped is mixed in per file).
     pub prefilter_key: u64,
     pub overlay: &'o HashMap<PathBuf, Arc<[u8]>>,
     pub cache: Option<&'o FactsCache>,
     /// Where paths are relative to (the config's root), for telling generated files.
     pub root: &'o std::path::Path,
-    /// Skip generated files, as the prefilter skips files without a trigger.
-    pub skip_generated: bool,
+    /// Whether a file's generated code is skipped (its config's `generated`), as the
+    /// prefilter skips files without a trigger.
+    pub skip_generated: &'o (dyn Fn(&std::path::Path) -> bool + Sync),
 }
 
 impl Loader<'_> {
+    /// The cache key of this loader's verdicts for `file`: the prefilter's, and whether the
+    /// file's generated code is skipped (that changes the verdicts too).
+    fn key(&self, file: &SourceFile) -> u64 {
+        self.prefilter_key ^ u64::from((self.skip_generated)(&file.absolute))
+    }
+
     /// Loads `file`; with `filtered`, only if the prefilter keeps it and it is not generated
     /// code (unless generated files are checked). Without `filtered` (the demand stage), it
     /// is loaded whatever it holds. The text of a file that can hold no finding is dropped
@@ -89,7 +97,7 @@ impl Loader<'_> {
         let stat = std::fs::metadata(&file.absolute).ok().and_then(|m| Stat::of(&m));
         if let (Some(cache), Some(stat)) = (self.cache, stat) {
             match cache.by_stat(&file.absolute, stat) {
-                Some(Verdict::Skipped { prefilter, generated }) if filtered && prefilter == self.prefilter_key => {
+                Some(Verdict::Skipped { prefilter, generated }) if filtered && prefilter == self.key(file) => {
                     return Loaded {
                         prefiltered: true,
                         cached: true,
@@ -97,7 +105,9 @@ impl Loader<'_> {
                         ..Loaded::default()
                     }
                 }
-                Some(Verdict::Extracted { generated: true, .. }) if filtered && self.skip_generated => {
+                Some(Verdict::Extracted { generated: true, .. })
+                    if filtered && (self.skip_generated)(&file.absolute) =>
+                {
                     return Loaded {
                         prefiltered: true,
                         cached: true,
@@ -143,7 +153,7 @@ impl Loader<'_> {
                     .any(|ext| file.absolute.with_extension(ext).is_file())
         };
         let generated = extract::is_generated(relative, &text) || compiled();
-        let skip_generated = filtered && self.skip_generated && generated;
+        let skip_generated = filtered && generated && (self.skip_generated)(&file.absolute);
         let hash = self.cache.map(|_| content_hash(&text));
         if let (Some(cache), Some(hash)) = (self.cache, hash) {
             if let Some((facts, _)) = cache.by_hash(&file.absolute, hash).filter(|_| !skip_generated) {
@@ -171,7 +181,7 @@ impl Loader<'_> {
         if filtered && (skip_generated || irrelevant()) {
             if let (Some(cache), Some(hash)) = (self.cache, hash) {
                 let verdict = Verdict::Skipped {
-                    prefilter: self.prefilter_key,
+                    prefilter: self.key(file),
                     generated: skip_generated,
                 };
                 cache.store(&file.absolute, stat, hash, verdict);

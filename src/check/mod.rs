@@ -16,7 +16,7 @@ use rayon::prelude::*;
 pub use load::Loader;
 
 use crate::analysis::Analysis;
-use crate::config::Config;
+use crate::config::{Config, Configs};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::discover;
 use crate::extract::{Prefilter, Trigger};
@@ -41,6 +41,9 @@ pub struct CheckOptions {
     pub overlay: HashMap<PathBuf, Arc<[u8]>>,
     /// Facts kept from earlier runs (`cache`): on disk for the CLI, in memory for the editor.
     pub cache: Option<Arc<crate::cache::FactsCache>>,
+    /// Report only the findings in (or naming) these canonical files and directories; the
+    /// rest of `paths` is analysed as their context (`check FILE` in a larger project).
+    pub only: Option<Vec<PathBuf>>,
 }
 
 impl CheckOptions {
@@ -54,6 +57,7 @@ impl CheckOptions {
             baseline: None,
             overlay: HashMap::new(),
             cache: None,
+            only: None,
         }
     }
 }
@@ -80,8 +84,9 @@ impl Outcome {
     }
 }
 
-/// The rules that run, with their severity: selected, not ignored, not turned off.
-pub fn enabled_rules(config: &Config, options: &CheckOptions) -> Vec<(&'static Rule, Severity)> {
+/// The rules that run in any config of the run (selected, not ignored, not turned off
+/// everywhere), with the root config's severity; each file's own is applied in `check_file`.
+pub fn enabled_rules(configs: &Configs, options: &CheckOptions) -> Vec<(&'static Rule, Severity)> {
     rules::RULES
         .iter()
         .copied()
@@ -92,8 +97,12 @@ pub fn enabled_rules(config: &Config, options: &CheckOptions) -> Vec<(&'static R
                 .is_none_or(|s| s.iter().any(|r| r.name == rule.name))
         })
         .filter(|rule| !options.ignore.iter().any(|r| r.name == rule.name))
-        .map(|rule| (rule, config.severity(rule.name, rule.default_severity)))
-        .filter(|(_, severity)| *severity != Severity::Off)
+        .filter(|rule| {
+            configs
+                .all()
+                .any(|config| config.severity(rule.name, rule.default_severity) != Severity::Off)
+        })
+        .map(|rule| (rule, configs.root.severity(rule.name, rule.default_severity)))
         .collect()
 }
 
@@ -114,8 +123,12 @@ pub fn prefilter_for(config: &Config, enabled: &[(&Rule, Severity)], on: bool) -
 /// Loads the index: every discovered file the prefilter keeps, then — the demand stage —
 /// every file that resolution asked for, until nothing is missed. Returns the complete
 /// index with its analysis.
-pub fn load_index(config: Config, files: Vec<crate::source::SourceFile>, loader: &Loader) -> (Index, Analysis) {
-    let mut index = Index::new(config, files);
+pub fn load_index(
+    configs: impl Into<Configs>,
+    files: Vec<crate::source::SourceFile>,
+    loader: &Loader,
+) -> (Index, Analysis) {
+    let mut index = Index::new(configs, files);
     let retry_modules: Vec<bool> = (0..index.len()).map(|f| index.is_retry_module(f)).collect();
     let loaded: Vec<_> = (0..index.len())
         .into_par_iter()
@@ -189,48 +202,130 @@ pub fn load_index(config: Config, files: Vec<crate::source::SourceFile>, loader:
 
 /// Discovers `paths` and loads the index for what `triggers` look for (`retrylint policies`).
 pub fn load_paths(config: Config, paths: &[PathBuf], triggers: &[Trigger]) -> Result<(Index, Analysis), Report> {
-    let discovery = discover::discover(paths, &config)?;
+    let mut configs = Configs::from(config);
+    let discovery = discover::discover(paths, &mut configs)?;
     let overlay = HashMap::new();
-    let prefilter = Prefilter::new(triggers, &config);
-    let root = config.root.clone();
+    let prefilter = Prefilter::new(triggers, &prefilter_config(&configs));
+    let root = configs.root.root.clone();
+    let skip_generated = |path: &std::path::Path| !configs.for_path(path).check_generated;
     let loader = Loader {
         prefilter_key: prefilter.key(),
         prefilter: Some(prefilter),
         overlay: &overlay,
         cache: None,
         root: &root,
-        skip_generated: !config.check_generated,
+        skip_generated: &skip_generated,
     };
-    Ok(load_index(config, discovery.files, &loader))
+    let (index, analysis) = load_index(configs.clone(), discovery.files, &loader);
+    Ok((index, analysis))
 }
 
-pub fn run(config: Config, options: &CheckOptions) -> Result<Outcome, Report> {
+/// The config the prefilter is built from: the root's, with the lease tables and columns of
+/// every package config (a package's own lease table must not be filtered out).
+fn prefilter_config(configs: &Configs) -> Config {
+    let mut config = configs.root.clone();
+    for other in configs.all().skip(1) {
+        config.lease_tables.extend(other.lease_tables.iter().cloned());
+        config.lease_columns.extend(other.lease_columns.iter().cloned());
+    }
+    config.lease_tables.sort();
+    config.lease_tables.dedup();
+    config.lease_columns.sort();
+    config.lease_columns.dedup();
+    config
+}
+
+pub fn run(config: impl Into<Configs>, options: &CheckOptions) -> Result<Outcome, Report> {
     let started = Instant::now();
-    let discovery = discover::discover(&options.paths, &config)?;
-    let mut outcome = run_files(config, discovery.files, options);
+    let mut configs = config.into();
+    let discovery = discover::discover(&options.paths, &mut configs)?;
+    let scope = scope_path(&configs.root.root, options.only.as_deref());
+    let tests: Vec<PathBuf> = discovery
+        .tests
+        .iter()
+        .filter(|path| in_scope(path, options.only.as_deref()))
+        .cloned()
+        .collect();
+    let mut outcome = run_files(configs, discovery.files, options);
     outcome.notes.extend(discovery.notes);
+    outcome.notes.extend(discover::tests_note(&tests, scope));
     sort_notes(&mut outcome.notes);
+    if let Some(only) = &options.only {
+        keep_within(&mut outcome, only);
+    }
     outcome.elapsed = started.elapsed();
     Ok(outcome)
 }
 
+/// Where the notes that sum up skipped files stand: the one path reported on, else the
+/// project root (as the user sees it).
+fn scope_path(root: &std::path::Path, only: Option<&[PathBuf]>) -> PathBuf {
+    let at = match only {
+        Some([one]) => one.as_path(),
+        _ => root,
+    };
+    std::env::current_dir().map_or_else(|_| at.to_path_buf(), |cwd| crate::source::display_path(&cwd, at))
+}
+
+/// Whether a path (as shown, or absolute) is among those reported on.
+fn in_scope(path: &std::path::Path, only: Option<&[PathBuf]>) -> bool {
+    only.is_none_or(|only| std::fs::canonicalize(path).is_ok_and(|p| only.iter().any(|o| p.starts_with(o))))
+}
+
+/// Keeps the findings and notes of the files in `only` (files, or directories holding them):
+/// the rest was analysed as their context. Baseline entries of files outside are not stale.
+pub fn keep_within(outcome: &mut Outcome, only: &[PathBuf]) {
+    let index = &outcome.index;
+    let inside = |absolute: &std::path::Path| only.iter().any(|p| absolute.starts_with(p));
+    let kept: std::collections::HashSet<usize> = (0..index.len())
+        .filter(|&id| inside(&index.files[id].absolute))
+        .collect();
+    // A finding whose primary location is elsewhere still belongs to these files when it
+    // points into them: a policy defined in one file is reported once, where it is built,
+    // with its uses as labels; the file that starts using it must see that finding.
+    outcome
+        .diagnostics
+        .retain(|d| kept.contains(&d.file) || d.labels.iter().any(|l| kept.contains(&l.file)));
+    // The summaries of skipped files stand at the scope (counted within it already).
+    let scope = scope_path(&index.config.root, Some(only));
+    outcome
+        .notes
+        .retain(|n| n.path == scope || std::fs::canonicalize(&n.path).is_ok_and(|p| inside(&p)));
+    let root = &index.config.root;
+    outcome.stale.retain(|entry| inside(&root.join(&entry.path)));
+    outcome.parsed = kept
+        .iter()
+        .filter(|&&file| {
+            index.loaded(file).is_some_and(|facts| facts.parsed)
+                && !index.is_test_code(file)
+                && !index.config_of(file).is_test(&index.files[file].absolute)
+        })
+        .count();
+    outcome.files = kept.len();
+}
+
 /// Checks these files (texts from `options.overlay` where given, else from disk).
-pub fn run_files(config: Config, files: Vec<crate::source::SourceFile>, options: &CheckOptions) -> Outcome {
+pub fn run_files(
+    configs: impl Into<Configs>,
+    files: Vec<crate::source::SourceFile>,
+    options: &CheckOptions,
+) -> Outcome {
     let started = Instant::now();
-    let enabled = enabled_rules(&config, options);
-    let prefilter = prefilter_for(&config, &enabled, options.prefilter);
-    let root = config.root.clone();
-    let skip_generated = !config.check_generated;
+    let configs: Configs = configs.into();
+    let enabled = enabled_rules(&configs, options);
+    let prefilter = prefilter_for(&prefilter_config(&configs), &enabled, options.prefilter);
+    let root = configs.root.root.clone();
+    // Each file's config says whether its generated files are checked.
+    let skip_generated = |path: &std::path::Path| !configs.for_path(path).check_generated;
     let loader = Loader {
-        // Whether generated files are skipped changes the verdicts too.
-        prefilter_key: prefilter.as_ref().map_or(0, Prefilter::key) ^ u64::from(skip_generated),
+        prefilter_key: prefilter.as_ref().map_or(0, Prefilter::key),
         prefilter,
         overlay: &options.overlay,
         cache: options.cache.as_deref(),
         root: &root,
-        skip_generated,
+        skip_generated: &skip_generated,
     };
-    let (index, analysis) = load_index(config, files, &loader);
+    let (index, analysis) = load_index(configs.clone(), files, &loader);
 
     // Test code is not held to the production policy. Discovery leaves out what the `tests`
     // globs match (an open editor buffer of such a file is left out here); a file that imports
@@ -238,7 +333,7 @@ pub fn run_files(config: Config, files: Vec<crate::source::SourceFile>, options:
     // suite), unless `tests = []` asks for test code to be checked.
     let (tests, checked): (Vec<FileId>, Vec<FileId>) = index
         .parsed_files()
-        .filter(|&file| !index.config.is_test(&index.files[file].absolute))
+        .filter(|&file| !index.config_of(file).is_test(&index.files[file].absolute))
         .partition(|&file| index.is_test_code(file));
     let results: Vec<(Vec<Diagnostic>, Vec<Note>)> = checked
         .par_iter()
@@ -251,12 +346,17 @@ pub fn run_files(config: Config, files: Vec<crate::source::SourceFile>, options:
         notes.extend(file_notes);
     }
     notes.extend(index.notes());
-    // Generated files are skipped quietly, but never silently: one note says how many.
-    let generated: Vec<FileId> = index.generated_files().collect();
+    // Generated files are skipped quietly, but never silently: one note says how many (of
+    // those reported on).
+    let only = options.only.as_deref();
+    let scope = scope_path(&index.config.root, only);
+    let generated: Vec<FileId> = index
+        .generated_files()
+        .filter(|&file| in_scope(&index.files[file].absolute, only))
+        .collect();
     if let Some(&first) = generated.first() {
-        let root = &index.config.root;
         notes.push(Note {
-            path: std::env::current_dir().map_or_else(|_| root.clone(), |cwd| crate::source::display_path(&cwd, root)),
+            path: scope.clone(),
             line: None,
             message: format!(
                 "skipped {} generated file{} (marked as generated, under a generated/ directory, or compiled JavaScript), such as {}; set generated = \"check\" to check them",
@@ -266,10 +366,13 @@ pub fn run_files(config: Config, files: Vec<crate::source::SourceFile>, options:
             ),
         });
     }
+    let tests: Vec<FileId> = tests
+        .into_iter()
+        .filter(|&file| in_scope(&index.files[file].absolute, only))
+        .collect();
     if let Some(&first) = tests.first() {
-        let root = &index.config.root;
         notes.push(Note {
-            path: std::env::current_dir().map_or_else(|_| root.clone(), |cwd| crate::source::display_path(&cwd, root)),
+            path: scope,
             line: None,
             message: format!(
                 "skipped {} file{} that import{} a test framework, such as {}; set tests = [] to check test code",
@@ -378,7 +481,13 @@ fn check_file(
     };
     let mut diagnostics = Vec::new();
     let mut notes = Vec::new();
-    for (rule, severity) in enabled {
+    let config = index.config_of(file);
+    for (rule, _) in enabled {
+        // The file's own config decides (a package may turn a rule off, or on).
+        let severity = &config.severity(rule.name, rule.default_severity);
+        if *severity == Severity::Off {
+            continue;
+        }
         let mut found = Vec::new();
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (rule.check)(&ctx, &mut found)));
         match outcome {

@@ -11,7 +11,14 @@ use crate::rules::{self, Rule};
 /// without a reason (`suppression-without-reason`), or suppressing nothing / naming no rule
 /// (`unused-suppression`). A suppression of a rule that did not run is never called unused.
 pub(super) fn apply(index: &Index, diagnostics: Vec<Diagnostic>, enabled: &[(&Rule, Severity)]) -> Vec<Diagnostic> {
-    let severity_of = |name: &str| enabled.iter().find(|(r, _)| r.name == name).map(|(_, s)| *s);
+    // A rule runs on a file when it is enabled and the file's own config does not turn it off.
+    let severity_of = |file: FileId, name: &str| {
+        enabled
+            .iter()
+            .find(|(r, _)| r.name == name)
+            .map(|(r, _)| index.config_of(file).severity(r.name, r.default_severity))
+            .filter(|s| *s != Severity::Off)
+    };
     let mut used: HashSet<(FileId, usize, String)> = HashSet::new();
     let mut kept = Vec::with_capacity(diagnostics.len());
     for d in diagnostics {
@@ -37,7 +44,7 @@ pub(super) fn apply(index: &Index, diagnostics: Vec<Diagnostic>, enabled: &[(&Ru
         for (position, suppression) in facts.suppressions.iter().enumerate() {
             let meta = |rule: &'static str, message: String, help: &str| Diagnostic {
                 rule,
-                severity: severity_of(rule).unwrap_or(Severity::Warning),
+                severity: severity_of(file, rule).unwrap_or(Severity::Warning),
                 file,
                 span: suppression.span,
                 message,
@@ -45,21 +52,21 @@ pub(super) fn apply(index: &Index, diagnostics: Vec<Diagnostic>, enabled: &[(&Ru
                 labels: Vec::new(),
                 fix: None,
             };
-            if suppression.reason.is_none() && severity_of("suppression-without-reason").is_some() {
+            if suppression.reason.is_none() && severity_of(file, "suppression-without-reason").is_some() {
                 kept.push(meta(
                     "suppression-without-reason",
                     "suppression without a reason: a reviewer cannot tell a deliberate exception from a silenced finding".into(),
                     "add `-- <why this exception holds>` to the comment",
                 ));
             }
-            if severity_of("unused-suppression").is_none() {
+            if severity_of(file, "unused-suppression").is_none() {
                 continue;
             }
             for name in &suppression.rules {
                 let message = match rules::by_name(name) {
                     None => format!("`{name}` is not a retrylint rule: this suppression suppresses nothing"),
                     // Whether it is used cannot be known when the rule did not run.
-                    Some(rule) if severity_of(rule.name).is_none() => continue,
+                    Some(rule) if severity_of(file, rule.name).is_none() => continue,
                     Some(rule) if used.contains(&(file, position, rule.name.to_string())) => continue,
                     Some(rule) => format!("`{}` reports nothing here: this suppression is unused", rule.name),
                 };

@@ -9,7 +9,6 @@ use std::process::ExitCode;
 use codespan_reporting::term::termcolor::{BufferedStandardStream, ColorChoice, ColorSpec, NoColor, WriteColor};
 use miette::{miette, Report};
 
-use retrylint::check::Outcome;
 use retrylint::config::Config;
 
 /// The report's destination: stdout (coloured as asked) or a file (never coloured).
@@ -85,8 +84,7 @@ impl WriteColor for Output {
 
 /// `--stdin-filename NAME`: the canonical path of the file stdin stands in for, and the paths
 /// to check so that its imports resolve: the paths given (when not just the default `.`), else
-/// the config's directory, else the current directory (or the file's, when it is outside),
-/// with the file itself added when none of them holds it.
+/// its project root, with the file itself added when none of them holds it.
 pub fn stdin_paths(name: &Path, given: &[PathBuf], config: &Config) -> Result<(PathBuf, Vec<PathBuf>), Report> {
     let absolute = std::fs::canonicalize(name).map_err(|e| {
         miette!(
@@ -98,15 +96,10 @@ pub fn stdin_paths(name: &Path, given: &[PathBuf], config: &Config) -> Result<(P
     if !absolute.is_file() {
         return Err(miette!("--stdin-filename {} is not a file", name.display()));
     }
-    let cwd = std::env::current_dir().map_err(|e| miette!("cannot read the current directory: {e}"))?;
     let mut paths: Vec<PathBuf> = if given != [PathBuf::from(".")] {
         given.to_vec()
-    } else if config.path.is_some() {
-        vec![config.root.clone()]
-    } else if absolute.starts_with(&cwd) {
-        vec![PathBuf::from(".")]
     } else {
-        vec![absolute.parent().map_or_else(|| absolute.clone(), Path::to_path_buf)]
+        vec![config.root.clone()]
     };
     let covered = paths
         .iter()
@@ -141,26 +134,6 @@ pub fn project_paths(dir: &Path, given: &[PathBuf]) -> Result<(Vec<PathBuf>, Vec
         only.push(absolute);
     }
     Ok((only, paths))
-}
-
-/// Keeps the findings and notes of the files in `only` (files, or directories holding them):
-/// the project was checked for their context.
-pub fn keep_within(outcome: &mut Outcome, only: &[PathBuf]) {
-    let index = &outcome.index;
-    let inside = |absolute: &Path| only.iter().any(|p| absolute.starts_with(p));
-    let kept: std::collections::HashSet<usize> = (0..index.len())
-        .filter(|&id| inside(&index.files[id].absolute))
-        .collect();
-    // A finding whose primary location is elsewhere still belongs to these files when it
-    // points into them: a policy defined in one file is reported once, where it is built,
-    // with its uses as labels; the file that starts using it must see that finding.
-    outcome
-        .diagnostics
-        .retain(|d| kept.contains(&d.file) || d.labels.iter().any(|l| kept.contains(&l.file)));
-    outcome
-        .notes
-        .retain(|n| std::fs::canonicalize(&n.path).is_ok_and(|p| inside(&p)));
-    outcome.files = kept.len();
 }
 
 /// `retrylint init [DIR] [--force]`.

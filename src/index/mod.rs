@@ -21,7 +21,7 @@ pub use project_files::{ProjectFiles, WorkspacePackages};
 pub use retry_modules::InferredModule;
 pub use typescript::Resolved;
 
-use crate::config::Config;
+use crate::config::{Config, Configs};
 use crate::facts::FileFacts;
 use crate::source::{Note, SourceFile};
 
@@ -48,7 +48,12 @@ pub struct Loaded {
 }
 
 pub struct Index {
+    /// The project root's config.
     pub config: Config,
+    /// Every config of the run (the root's and the packages'), for `config_of`.
+    configs: Configs,
+    /// Each file's config, as a [`Configs::position`].
+    file_configs: Vec<usize>,
     pub files: Vec<SourceFile>,
     loaded: Vec<Loaded>,
     /// Texts read again for rendering (see `Loaded::hash`).
@@ -65,16 +70,21 @@ pub struct Index {
 }
 
 impl Index {
-    pub fn new(config: Config, files: Vec<SourceFile>) -> Index {
+    pub fn new(configs: impl Into<Configs>, files: Vec<SourceFile>) -> Index {
+        let configs: Configs = configs.into();
+        let config = configs.root.clone();
+        let file_configs: Vec<usize> = files.iter().map(|f| configs.position(&f.absolute)).collect();
         let by_absolute = files
             .iter()
             .enumerate()
             .map(|(id, s)| (s.absolute.clone(), id))
             .collect();
         let retry_modules = (0..files.len())
-            .filter(|&f| config.is_retry_module(&files[f].absolute))
+            .filter(|&f| configs.at(file_configs[f]).is_retry_module(&files[f].absolute))
             .collect();
         Index {
+            configs,
+            file_configs,
             loaded: vec![Loaded::default(); files.len()],
             reread: (0..files.len()).map(|_| std::sync::OnceLock::new()).collect(),
             config,
@@ -93,6 +103,16 @@ impl Index {
     pub fn workspace_packages(&self) -> &WorkspacePackages {
         self.workspace
             .get_or_init(|| WorkspacePackages::find(self.files.iter().map(|f| f.absolute.as_path()), &self.config.root))
+    }
+
+    /// The settings for `file`: its package's config, else the project root's.
+    pub fn config_of(&self, file: FileId) -> &Config {
+        self.configs.at(self.file_configs[file])
+    }
+
+    /// Every config of the run, the root's first.
+    pub fn configs(&self) -> &Configs {
+        &self.configs
     }
 
     /// Records what was loaded for `file`.
@@ -175,10 +195,11 @@ impl Index {
     /// (a Playwright suite's `integration/base.ts`), unless `tests = []` asks for test code to
     /// be checked.
     pub fn is_test_code(&self, file: FileId) -> bool {
-        if self.config.tests.is_empty() {
+        let config = self.config_of(file);
+        if config.tests.is_empty() {
             return false;
         }
-        self.config.is_test(&self.files[file].absolute)
+        config.is_test(&self.files[file].absolute)
             || self.loaded(file).is_some_and(|facts| {
                 facts.imports.iter().any(|import| {
                     TEST_FRAMEWORKS.contains(&import.source.as_str()) || import.source.starts_with("@testing-library/")
@@ -225,12 +246,24 @@ impl Index {
         &self.files[file].path
     }
 
+    /// The file's path relative to the project root, with `/` separators (the absolute path
+    /// for a file outside it): the same from any working directory, for identities that
+    /// outlive a run (baselines, SARIF fingerprints).
+    pub fn root_relative(&self, file: FileId) -> String {
+        let absolute = &self.files[file].absolute;
+        absolute
+            .strip_prefix(&self.config.root)
+            .unwrap_or(absolute)
+            .to_string_lossy()
+            .replace('\\', "/")
+    }
+
     pub fn file_id(&self, absolute: &Path) -> Option<FileId> {
         self.by_absolute.get(absolute).copied()
     }
 
     pub fn is_retry_module(&self, file: FileId) -> bool {
-        self.config.is_retry_module(&self.files[file].absolute)
+        self.config_of(file).is_retry_module(&self.files[file].absolute)
             || self.inferred_retry_modules.iter().any(|m| m.file == file)
     }
 
@@ -256,11 +289,11 @@ impl Index {
     }
 
     pub fn is_repository_path(&self, file: FileId) -> bool {
-        self.config.is_repository_path(&self.files[file].absolute)
+        self.config_of(file).is_repository_path(&self.files[file].absolute)
     }
 
     pub fn is_durable_path(&self, file: FileId) -> bool {
-        self.config.is_durable_path(&self.files[file].absolute)
+        self.config_of(file).is_durable_path(&self.files[file].absolute)
     }
 
     /// Effect's version line for `file` (see `effect_version`), from the nearest

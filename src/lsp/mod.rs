@@ -185,6 +185,8 @@ struct Workspace {
     cache: std::sync::Arc<crate::cache::FactsCache>,
     /// The discovered files, kept until a file is created or removed, or the config changes.
     files: Option<crate::discover::Discovery>,
+    /// The configs that discovery found (the workspace's, and its packages'), kept with `files`.
+    configs: Option<crate::config::Configs>,
 }
 
 impl Workspace {
@@ -575,6 +577,7 @@ impl<W: Write> Server<W> {
             diagnostics: HashMap::new(),
             cache: std::sync::Arc::new(crate::cache::FactsCache::in_memory()),
             files: None,
+            configs: None,
         }
     }
 
@@ -729,17 +732,38 @@ impl<W: Write> Server<W> {
         });
         let mut options = CheckOptions::new(workspace.paths.clone());
         options.cache = Some(workspace.cache.clone());
-        let discovery = match workspace.files.take() {
-            Some(files) => files,
-            None => match crate::discover::discover(&workspace.paths, &config) {
+        // Package configs (a `retrylint.toml` below the workspace's) apply to their files, as
+        // they do on the command line.
+        let mut configs: crate::config::Configs = config.clone().into();
+        configs.root.discovered = true;
+        let mut package_error = None;
+        let discovery = match (workspace.files.take(), workspace.configs.take()) {
+            (Some(files), Some(kept)) => {
+                configs = kept;
+                files
+            }
+            (Some(files), None) => files,
+            (None, _) => match crate::discover::discover(&workspace.paths, &mut configs) {
                 Ok(files) => files,
                 Err(report) => {
-                    let message = format!("cannot check {}: {report}", workspace.root.display());
-                    self.log(&message);
-                    return;
+                    // A broken package config: said, and its files judged by the workspace's.
+                    package_error = Some(format!(
+                        "retrylint: a package config in {} is invalid, using the workspace's config for its files:\n{report:?}",
+                        workspace.root.display()
+                    ));
+                    configs = config.clone().into();
+                    match crate::discover::discover(&workspace.paths, &mut configs) {
+                        Ok(files) => files,
+                        Err(report) => {
+                            let message = format!("cannot check {}: {report}", workspace.root.display());
+                            self.log(&message);
+                            return;
+                        }
+                    }
                 }
             },
         };
+        workspace.configs = Some(configs.clone());
         let mut files = discovery.files.clone();
         let mut uris: HashMap<PathBuf, Url> = HashMap::new();
         for (uri, doc) in &self.docs {
@@ -761,11 +785,19 @@ impl<W: Write> Server<W> {
             }
         }
         files.sort_by(|a, b| a.absolute.cmp(&b.absolute));
-        let notes = discovery.notes.clone();
+        let mut notes = discovery.notes.clone();
+        let root = std::env::current_dir()
+            .map(|cwd| crate::source::display_path(&cwd, &config.root))
+            .unwrap_or_else(|_| config.root.clone());
+        notes.extend(crate::discover::tests_note(&discovery.tests, root));
         workspace.files = Some(discovery);
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            check::run_files(config, files, &options)
+            check::run_files(configs, files, &options)
         }));
+        if let Some(message) = package_error {
+            self.show(MessageType::ERROR, message);
+        }
+        let workspace = &mut self.workspaces[index];
         let outcome: Outcome = match result {
             Ok(mut outcome) => {
                 outcome.notes.extend(notes);

@@ -78,7 +78,7 @@ impl<'p> Context<'p> {
     }
 
     pub fn config(&self) -> &'p crate::config::Config {
-        &self.index.config
+        self.index.config_of(self.file)
     }
 
     pub fn is_retry_module(&self) -> bool {

@@ -27,13 +27,7 @@ const JOB_HELP: &str = "define it once in its slice as `Jobs.make({ name, cron, 
 
 fn in_jobs_runtime(ctx: &Context) -> bool {
     static GLOBS: OnceLock<GlobSet> = OnceLock::new();
-    let globs = GLOBS.get_or_init(|| {
-        let mut builder = globset::GlobSetBuilder::new();
-        for glob in JOBS_RUNTIME {
-            builder.add(globset::Glob::new(glob).expect("static globs"));
-        }
-        builder.build().expect("static globs")
-    });
+    let globs = GLOBS.get_or_init(|| crate::config::globs_of(JOBS_RUNTIME));
     let absolute = &ctx.index.files[ctx.file].absolute;
     globs.is_match(ctx.config().relative(absolute))
 }
