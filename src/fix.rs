@@ -102,6 +102,12 @@ pub fn fix_project(
         round_options.ignore = options.ignore.clone();
         round_options.overlay = overlay.clone();
         round_options.cache = options.cache.clone();
+        // Only the fixes of reported findings: `--changed-since` and `--baseline` hold.
+        round_options.changed = options.changed.clone();
+        round_options.baseline = options.baseline.as_ref().map(|b| crate::baseline::Baseline {
+            version: b.version,
+            findings: b.findings.clone(),
+        });
         let outcome = crate::check::run(config()?, &round_options)?;
         let mut by_file: HashMap<crate::index::FileId, Vec<&Fix>> = HashMap::new();
         for d in &outcome.diagnostics {

@@ -380,7 +380,12 @@ fn check_file(
     let mut notes = Vec::new();
     for (rule, severity) in enabled {
         let mut found = Vec::new();
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (rule.check)(&ctx, &mut found)));
+        let outcome = crate::crash::within(index.path(file), rule.name, || {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                crate::crash::test_hook(rule.name);
+                (rule.check)(&ctx, &mut found)
+            }))
+        });
         match outcome {
             Ok(()) => diagnostics.extend(found.into_iter().map(|mut d| {
                 d.severity = *severity;
