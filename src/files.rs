@@ -41,7 +41,8 @@ pub enum Written {
 /// when it is not a regular file (a symbolic link is never followed or replaced). A file with
 /// hard links is written in place, through the same inode, so every link sees the fix; any
 /// other file is replaced atomically with its permissions and ownership. The test hook
-/// `RETRYLINT_TEST_EDIT_BEFORE_WRITE=<file name>` edits that file just before it is read again.
+/// `RETRYLINT_TEST_EDIT_BEFORE_WRITE=<file name>` edits that file just before it is read again,
+/// `RETRYLINT_TEST_FAIL_WRITE=<file name>` makes its write fail.
 pub fn write_fix(path: &Path, original: &[u8], fixed: &[u8]) -> std::io::Result<Written> {
     let metadata = std::fs::symlink_metadata(path)?;
     if !metadata.file_type().is_file() {
@@ -54,6 +55,9 @@ pub fn write_fix(path: &Path, original: &[u8], fixed: &[u8]) -> std::io::Result<
             let mut file = std::fs::OpenOptions::new().append(true).open(path)?;
             file.write_all(b"\n// edited while retrylint ran\n")?;
         }
+    }
+    if std::env::var_os("RETRYLINT_TEST_FAIL_WRITE").is_some_and(|name| path.file_name() == Some(name.as_os_str())) {
+        return Err(std::io::Error::other("RETRYLINT_TEST_FAIL_WRITE"));
     }
     if std::fs::read(path)? != original {
         return Ok(Written::Skipped(
