@@ -581,7 +581,7 @@ pub fn json(out: &mut dyn Write, outcome: &Outcome) -> io::Result<()> {
             elapsed_ms: outcome.elapsed.as_millis(),
         },
     };
-    serde_json::to_writer_pretty(&mut *out, &report).map_err(io::Error::other)?;
+    serde_json::to_writer_pretty(&mut *out, &report).map_err(io::Error::from)?;
     writeln!(out)
 }
 

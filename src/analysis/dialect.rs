@@ -58,14 +58,35 @@ pub fn invalid_value_help(library: Library) -> &'static str {
     }
 }
 
-/// How to name a policy in the retry module.
-pub fn name_policy_help(library: Library) -> &'static str {
-    match library {
-        Library::Effect => {
-            "name the policy in the retry module (infra/retry.ts) and reference it here, e.g. `Retry.transient`"
-        }
-        _ => "name the policy in the retry module (src/retry.rs) and reference it here, e.g. `.retry(retry::transient())`",
-    }
+/// How to name a policy in the retry module: the project's retry module (`module`, when it
+/// has one) and its transient policy's configured name, in the library's own code.
+pub fn name_policy_help(library: Library, vocabulary: &Vocabulary, module: Option<&std::path::Path>) -> String {
+    let transient = vocabulary
+        .transient_policies
+        .first()
+        .map_or("transient", String::as_str);
+    let module = module.map(|m| m.display().to_string().replace('\\', "/"));
+    let module = module.as_deref();
+    let (default_module, example) = match library {
+        Library::Effect | Library::Rs2 => ("infra/retry.ts", format!("`Retry.{transient}`")),
+        Library::Backon => ("src/retry.rs", format!("`.retry(retry::{transient}())`")),
+        Library::TokioRetry => (
+            "src/retry.rs",
+            format!("`Retry::spawn(retry::{transient}(), action)` (a tokio-retry strategy)"),
+        ),
+        Library::Backoff => (
+            "src/retry.rs",
+            format!("`backoff::future::retry(retry::{transient}(), operation)`"),
+        ),
+        Library::ReqwestRetry => (
+            "src/retry.rs",
+            format!("`RetryTransientMiddleware::new_with_policy(retry::{transient}())`"),
+        ),
+    };
+    format!(
+        "name the policy in the retry module ({}) and reference it here, e.g. {example}",
+        module.unwrap_or(default_module)
+    )
 }
 
 /// Where a retry belongs instead of a repository.
@@ -185,4 +206,41 @@ pub fn predicate_fix(file: FileId, site: &RetrySite, vocabulary: &Vocabulary) ->
         title: format!("retry contention only: add `while: {prefix}.{predicate}`"),
         edits: vec![edit],
     })
+}
+
+/// A help line in the project's names: the default policy and predicate names the remedies
+/// are written with (`Retry.contention`, `Retry.isContention`, `Retry.transient`,
+/// `Retry.isConnectionLost`) become the first ones the config names.
+pub fn spell(help: &str, vocabulary: &Vocabulary) -> String {
+    let first = |names: &[String], default: &'static str| names.first().cloned().unwrap_or_else(|| default.to_string());
+    let renames = [
+        ("Retry.contention", first(&vocabulary.contention_policies, "contention")),
+        (
+            "Retry.isContention",
+            first(&vocabulary.contention_predicates, "isContention"),
+        ),
+        ("Retry.transient", first(&vocabulary.transient_policies, "transient")),
+        (
+            "Retry.isConnectionLost",
+            first(&vocabulary.transient_predicates, "isConnectionLost"),
+        ),
+    ];
+    let mut out = String::with_capacity(help.len());
+    let mut rest = help;
+    'scan: while !rest.is_empty() {
+        for (default, name) in &renames {
+            if let Some(after) = rest.strip_prefix(default) {
+                if !after.starts_with(|c: char| c.is_alphanumeric() || c == '_') {
+                    out.push_str("Retry.");
+                    out.push_str(name);
+                    rest = after;
+                    continue 'scan;
+                }
+            }
+        }
+        let c = rest.chars().next().unwrap_or_default();
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    out
 }

@@ -481,6 +481,7 @@ pub fn table(rows: &[PolicyRow]) -> String {
     let header = [
         "policy",
         "defined at",
+        "retries",
         "attempts",
         "gap cap",
         "jitter",
@@ -491,13 +492,14 @@ pub fn table(rows: &[PolicyRow]) -> String {
     ];
     let mut cells: Vec<Vec<String>> = vec![header.iter().map(|h| h.to_string()).collect()];
     for row in rows {
-        let attempts = match (row.attempts.as_str(), row.retries) {
-            ("exact", Some(n)) => n.to_string(),
-            ("at-most", Some(n)) => format!("≤ {n}"),
-            ("time-limited", _) => "time-limited".into(),
-            ("unbounded", _) => "unbounded".into(),
-            ("off", _) => "off".into(),
-            _ => "?".into(),
+        // Retries after the first call, and attempts counting it: `recurs(3)` is 3 and 4.
+        let (retries, attempts) = match (row.attempts.as_str(), row.retries) {
+            ("exact", Some(n)) => (n.to_string(), (n + 1).to_string()),
+            ("at-most", Some(n)) => (format!("≤ {n}"), format!("≤ {}", n + 1)),
+            ("time-limited", _) => ("time-limited".into(), "time-limited".into()),
+            ("unbounded", _) => ("unbounded".into(), "unbounded".into()),
+            ("off", _) => ("off".into(), "1".into()),
+            _ => ("?".into(), "?".into()),
         };
         let gap = match (row.gap_cap_ms, row.gap_grows) {
             (Some(ms), _) => format_ms(ms),
@@ -528,6 +530,7 @@ pub fn table(rows: &[PolicyRow]) -> String {
         cells.push(vec![
             row.name.clone(),
             format!("{}:{}", row.path, row.line),
+            retries,
             attempts,
             gap,
             jitter.into(),

@@ -389,6 +389,10 @@ fn check_file(
         match outcome {
             Ok(()) => diagnostics.extend(found.into_iter().map(|mut d| {
                 d.severity = *severity;
+                // Remedies in the project's own policy and predicate names.
+                d.help = d
+                    .help
+                    .map(|help| crate::analysis::dialect::spell(&help, &index.config.vocabulary));
                 d
             })),
             Err(_) => notes.push(Note {
