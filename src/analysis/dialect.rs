@@ -185,15 +185,29 @@ pub fn contention_fix(file: FileId, site: &RetrySite, vocabulary: &Vocabulary) -
 
 /// Adds the contention predicate next to the contention schedule. Unsafe: failures that
 /// were retried before (anything but contention) are not retried after.
-pub fn predicate_fix(file: FileId, site: &RetrySite, vocabulary: &Vocabulary) -> Option<Fix> {
+/// In an options object written one property per line, the new option gets its own line,
+/// indented as the schedule's (`text` is the file's).
+pub fn predicate_fix(file: FileId, site: &RetrySite, vocabulary: &Vocabulary, text: Option<&[u8]>) -> Option<Fix> {
     let prefix = policy_prefix(site)?;
     let schedule = site.schedule()?;
     let predicate = vocabulary.contention_predicates.first()?;
+    let option = format!("while: {prefix}.{predicate}");
     let edit = match site.options() {
-        Some(_) => Edit {
-            file,
-            span: Span::at(schedule.span().end),
-            replacement: format!(", while: {prefix}.{predicate}"),
+        Some(_) => match text.and_then(|text| own_line(text, schedule.span().end as usize)) {
+            Some((at, indent, comma)) => Edit {
+                file,
+                span: Span::at(at as u32),
+                replacement: if comma {
+                    format!("{indent}{option},\n")
+                } else {
+                    format!(",\n{indent}{option}")
+                },
+            },
+            None => Edit {
+                file,
+                span: Span::at(schedule.span().end),
+                replacement: format!(", {option}"),
+            },
         },
         None => Edit {
             file,
@@ -206,6 +220,32 @@ pub fn predicate_fix(file: FileId, site: &RetrySite, vocabulary: &Vocabulary) ->
         title: format!("retry contention only: add `while: {prefix}.{predicate}`"),
         edits: vec![edit],
     })
+}
+
+/// Where a property after the one ending at `end` goes when the object has one property per
+/// line: the offset, the line's indentation, and whether the property ends with a comma (then
+/// the new one goes after that line; else it is appended with a comma of its own).
+fn own_line(text: &[u8], end: usize) -> Option<(usize, String, bool)> {
+    let line_start = text[..end.min(text.len())]
+        .iter()
+        .rposition(|b| *b == b'\n')
+        .map_or(0, |i| i + 1);
+    let indent: String = text[line_start..]
+        .iter()
+        .take_while(|b| **b == b' ' || **b == b'\t')
+        .map(|b| *b as char)
+        .collect();
+    let rest = text.get(end..)?;
+    let skip = |from: usize| from + rest[from..].iter().take_while(|b| **b == b' ' || **b == b'\t').count();
+    let at = skip(0);
+    match rest.get(at) {
+        Some(b',') => {
+            let after = skip(at + 1);
+            (rest.get(after) == Some(&b'\n')).then(|| (end + after + 1, indent, true))
+        }
+        Some(b'\n') => Some((end, indent, false)),
+        _ => None,
+    }
 }
 
 /// A help line in the project's names: the default policy and predicate names the remedies

@@ -80,12 +80,30 @@ pub(super) fn collect(analysis: &super::Analysis, index: &Index, file: FileId) -
     let effect = EffectVersion::from_code(version);
     // `.pipe(Schedule.jittered)`, with the file's own name for `Schedule`, when the file's
     // version has the combinator.
-    let jitter = |at: u32| {
+    // A schedule that already ends in `.pipe(…)` gets one more argument, never a second
+    // `.pipe(`.
+    let jitter = |value: &Expr| {
         api::jitter_snippet(effect)?;
-        facts.effect_module_local("Schedule").map(|module| Insertion {
-            at,
-            text: format!(".pipe({module}.jittered)"),
-            title: "pipe the schedule through `Schedule.jittered`".into(),
+        let module = facts.effect_module_local("Schedule")?;
+        let piped = match value {
+            Expr::Call { callee, args, .. } => match (callee.as_ref(), args.last()) {
+                (Expr::Member(_, method, _), Some(last)) if method == "pipe" => Some(last.span().end),
+                (Expr::Ident(name, _), Some(last)) if name == "pipe" => Some(last.span().end),
+                _ => None,
+            },
+            _ => None,
+        };
+        Some(match piped {
+            Some(at) => Insertion {
+                at,
+                text: format!(", {module}.jittered"),
+                title: "pipe the schedule through `Schedule.jittered`".into(),
+            },
+            None => Insertion {
+                at: value.span().end,
+                text: format!(".pipe({module}.jittered)"),
+                title: "pipe the schedule through `Schedule.jittered`".into(),
+            },
         })
     };
     let mut out = Vec::new();
@@ -118,7 +136,7 @@ pub(super) fn collect(analysis: &super::Analysis, index: &Index, file: FileId) -
                 problems,
                 library: Library::Effect,
                 effect,
-                jitter_fix: jitter(binding.value.span().end),
+                jitter_fix: jitter(&binding.value),
                 uses: Vec::new(),
             });
         }
@@ -140,10 +158,11 @@ pub(super) fn collect(analysis: &super::Analysis, index: &Index, file: FileId) -
         if matches!(sched, Sched::Unknown) && problems.is_empty() {
             continue;
         }
-        let value_span = match value {
-            Expr::Local { value, .. } => value.span(),
-            other => other.span(),
+        let inner = match value {
+            Expr::Local { value, .. } => value.as_ref(),
+            other => other,
         };
+        let value_span = inner.span();
         out.push(Policy {
             origin: Origin::Named {
                 name: named.name.clone(),
@@ -156,7 +175,7 @@ pub(super) fn collect(analysis: &super::Analysis, index: &Index, file: FileId) -
             problems,
             library: Library::Effect,
             effect,
-            jitter_fix: jitter(value_span.end),
+            jitter_fix: jitter(inner),
             uses: named.uses.iter().map(|(f, _, span)| (*f, *span)).collect(),
         });
     }
@@ -198,7 +217,7 @@ pub(super) fn collect(analysis: &super::Analysis, index: &Index, file: FileId) -
             problems,
             library: Library::Effect,
             effect,
-            jitter_fix: schedule.and_then(|s| jitter(s.span().end)),
+            jitter_fix: schedule.and_then(jitter),
             uses: Vec::new(),
         });
     }
