@@ -304,3 +304,30 @@ fn reading_a_config_or_stdin_is_bounded() {
         String::from_utf8_lossy(&output.stderr)
     );
 }
+
+#[test]
+fn a_retry_policy_nested_deeper_than_the_extractor_follows_gets_a_note() {
+    let policy = format!(
+        "Schedule.exponential(\"1 second\"){}",
+        ".pipe(Schedule.upTo({ times: 2 }))".repeat(40)
+    );
+    let text = format!(
+        "import {{ Effect, Schedule }} from \"effect\"\nexport const a = Effect.succeed(1).pipe(Effect.retry({{ schedule: {policy}, while: (e) => e === 1 }}))\n"
+    );
+    let dir = common::project(&[("src/deep.ts", &text)]);
+    let (code, stdout, stderr) = run(dir.path(), &[".", "--format", "json"], &[]);
+    assert!(matches!(code, Some(0 | 1)), "{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert!(
+        report["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n["path"] == "src/deep.ts"
+                && n["message"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("not analysed: the policy of the retry at 2:")),
+        "{report:#}"
+    );
+}
