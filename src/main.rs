@@ -43,7 +43,8 @@ enum Command {
         /// The rule's name, e.g. inline-schedule.
         name: String,
     },
-    /// List every retry policy: where it is defined, attempts, gap cap, jitter, delays, totals.
+    /// List every retry policy: where it is defined, retries and attempts, gap cap, jitter,
+    /// delays, totals.
     Policies(PoliciesArgs),
     /// Write a retrylint.toml with what retrylint infers: retry modules, lease tables, durable
     /// registrations.
