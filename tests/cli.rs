@@ -470,6 +470,21 @@ fn help_uses_the_configured_names_and_the_library_of_the_site() {
         help.contains("Retry::spawn(retry::transient(), action)"),
         "tokio-retry code: {help}"
     );
+    // A backon site is told backon code, not Effect's options object.
+    let (_, report) = common::check_json(&common::fixture("rust-service"), &["src/orders/payments.rs"]);
+    let help = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["rule"] == "transient-retry-on-append")
+        .unwrap()["help"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        help.contains(".when(retry::is_contention)") && !help.contains("schedule:"),
+        "{help}"
+    );
 }
 
 #[test]

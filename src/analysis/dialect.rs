@@ -140,19 +140,44 @@ pub fn after_commit_help(library: Library) -> &'static str {
     }
 }
 
+/// A retry of contention only, in the library's own code.
+fn contention_code(library: Library) -> &'static str {
+    match library {
+        Library::Effect | Library::Rs2 => "`{ schedule: Retry.contention, while: Retry.isContention }`",
+        Library::Backon => "`.retry(retry::contention()).when(retry::is_contention)`",
+        Library::TokioRetry => "`RetryIf::spawn(retry::contention(), action, retry::is_contention)`",
+        Library::Backoff => {
+            "`backoff::future::retry(retry::contention(), operation)` with every error but contention made `backoff::Error::permanent`"
+        }
+        Library::ReqwestRetry => "a retry policy that retries only contention (`retry::contention()`)",
+    }
+}
+
 /// The contention pair, as the policy names it.
-pub fn contention_help(_library: Library) -> &'static str {
-    "retry this unit on contention only, `{ schedule: Retry.contention, while: Retry.isContention }`; connection loss is retried only on idempotent units"
+pub fn contention_help(library: Library) -> String {
+    format!(
+        "retry this unit on contention only, {}; connection loss is retried only on idempotent units",
+        contention_code(library)
+    )
 }
 
 /// What to do about a broad retry of a unit that appends.
-pub fn unkeyed_append_help(_library: Library) -> &'static str {
-    "make the write recognisable on replay (an `Idempotency-Key` header, a client-generated id, `ON CONFLICT`) or retry it on contention only (`while: Retry.isContention`); a predicate such as `isRetryable` or a 5xx test says whether a later attempt could succeed, not whether a replay is safe"
+pub fn unkeyed_append_help(library: Library) -> String {
+    let contention = match library {
+        Library::Effect | Library::Rs2 => "`while: Retry.isContention`".to_string(),
+        other => contention_code(other).to_string(),
+    };
+    format!(
+        "make the write recognisable on replay (an `Idempotency-Key` header, a client-generated id, `ON CONFLICT`) or retry it on contention only ({contention}); a predicate such as `isRetryable` or a 5xx test says whether a later attempt could succeed, not whether a replay is safe"
+    )
 }
 
 /// What a durable retrier leaves to in-process retries.
-pub fn durable_help(_library: Library) -> &'static str {
-    "retry only contention here, `{ schedule: Retry.contention, while: Retry.isContention }`; the durable retrier owns every other failure"
+pub fn durable_help(library: Library) -> String {
+    format!(
+        "retry only contention here, {}; the durable retrier owns every other failure",
+        contention_code(library)
+    )
 }
 
 /// The module prefix of an Effect policy reference: `Retry.transient` → `Retry`.
