@@ -17,6 +17,14 @@ use retrylint::render::github::GithubEnv;
 use retrylint::render::{self, Format};
 use retrylint::rules::{self, Rule, Severity};
 
+/// `eprintln!` that never panics: stderr closed with stdout (`check 2>&1 | head`) ends the
+/// run quietly, as a closed stdout does.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 #[derive(Parser)]
 #[command(
     name = "retrylint",
@@ -197,7 +205,7 @@ fn main() -> ExitCode {
         Err(_) => return ExitCode::from(2),
         Ok(Ok(code)) => code,
         Ok(Err(report)) => {
-            eprintln!("{report:?}");
+            say!("{report:?}");
             ExitCode::from(2)
         }
     };
@@ -335,9 +343,10 @@ fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
                 .path
                 .as_ref()
                 .map_or_else(|| "the config".to_string(), |p| p.display().to_string());
-            eprintln!(
+            say!(
                 "note: --select {}: the rule is turned off in {place} (`{} = \"off\"`), so it does not run",
-                rule.name, rule.name
+                rule.name,
+                rule.name
             );
         }
     }
@@ -374,7 +383,7 @@ fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
         };
         let report = fix::fix_project(&|| load_config(&args), &options, applicability)?;
         for note in report.notes.iter().filter(|_| !args.quiet) {
-            eprintln!("note: {}: {}", note.path.display(), note.message);
+            say!("note: {}: {}", note.path.display(), note.message);
         }
         if args.diff {
             let mut out = std::io::stdout().lock();
@@ -382,7 +391,7 @@ fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
                 let _ = write!(out, "{}", fix::unified_diff(file));
             }
             if !args.quiet {
-                eprintln!(
+                say!(
                     "{} fix{} in {} file{} (not written)",
                     report.applied,
                     if report.applied == 1 { "" } else { "es" },
@@ -401,7 +410,7 @@ fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
             match retrylint::files::write_fix(&file.absolute, &file.original, &file.fixed) {
                 Ok(retrylint::files::Written::Written) => written.push(&file.path),
                 Ok(retrylint::files::Written::Skipped(reason)) => {
-                    eprintln!("note: {}: {reason}", file.path.display());
+                    say!("note: {}: {reason}", file.path.display());
                 }
                 Err(e) => {
                     let done: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
@@ -418,7 +427,7 @@ fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
             }
         }
         if !written.is_empty() && !args.quiet {
-            eprintln!(
+            say!(
                 "fixed {} finding{} in {} file{}",
                 report.applied,
                 if report.applied == 1 { "" } else { "s" },
@@ -439,7 +448,7 @@ fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
     }
     if let Some(path) = &args.write_baseline {
         let count = baseline::write(path, &outcome.index, &outcome.diagnostics)?;
-        eprintln!(
+        say!(
             "wrote {count} finding{} to {}",
             if count == 1 { "" } else { "s" },
             path.display()
@@ -447,9 +456,10 @@ fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
         return Ok(ExitCode::SUCCESS);
     }
     for entry in outcome.stale.iter().filter(|_| !args.quiet) {
-        eprintln!(
+        say!(
             "note: {}: baseline entry for {} no longer matches a finding; regenerate the baseline so it only shrinks",
-            entry.path, entry.rule
+            entry.path,
+            entry.rule
         );
     }
     let color = match args.color {
@@ -523,7 +533,7 @@ fn write_step_summary(outcome: &check::Outcome, env: &GithubEnv, changed_since: 
             "cannot write the job summary to {}: {e}",
             PathBuf::from(path).display()
         );
-        eprintln!("{report:?}");
+        say!("{report:?}");
     }
 }
 

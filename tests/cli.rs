@@ -516,3 +516,29 @@ fn policies_say_retries_and_attempts() {
         "{table}"
     );
 }
+
+#[test]
+fn closed_stdout_and_stderr_end_quietly() {
+    // `check --diff 2>&1 | head -0`: both streams are gone before the first write.
+    for args in [
+        &["check", "."][..],
+        &["check", ".", "--diff"],
+        &["check", ".", "--select", "stacked-retries"],
+    ] {
+        let mut child = common::bin()
+            .current_dir(common::fixture("effect-app"))
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        drop(child.stderr.take());
+        let status = child.wait().unwrap();
+        let expected: &[i32] = if args.len() == 4 { &[2] } else { &[0, 1] };
+        assert!(
+            status.code().is_some_and(|c| expected.contains(&c)),
+            "{args:?}: {status:?}"
+        );
+    }
+}
