@@ -305,6 +305,17 @@ fn a_fix_keeps_permissions_and_hard_links_and_never_writes_through_a_symlink() {
     assert_eq!(a.ino(), link.ino());
     assert_eq!(a.mode() & 0o777, 0o640);
 
+    // The owner is kept too (when this test may give the file away, as root can).
+    let dir = app();
+    let file = dir.path().join("src/features/a.ts");
+    if std::os::unix::fs::chown(&file, Some(4321), Some(4321)).is_ok() {
+        let output = check(dir.path(), &[".", "--fix"]);
+        assert!(String::from_utf8_lossy(&output.stderr).contains("fixed 1 finding"));
+        let metadata = std::fs::metadata(&file).unwrap();
+        assert_eq!((metadata.uid(), metadata.gid()), (4321, 4321), "the owner is kept");
+        assert!(read(&dir, "src/features/a.ts").contains("schedule: Retry.contention,"));
+    }
+
     // A symlink to a fixable file is skipped with a note, named or found.
     let dir = app();
     std::fs::rename(
