@@ -97,7 +97,7 @@ pub fn discover(paths: &[PathBuf], config: &Config) -> Result<Discovery, Report>
                 };
                 let entry_path = entry.path();
                 if entry.file_type().is_some_and(|t| t.is_symlink()) {
-                    if entry_path.is_file() && Language::from_path(entry_path).is_some() {
+                    if (entry_path.is_file() && Language::from_path(entry_path).is_some()) || entry_path.is_dir() {
                         let note = skipped_symlink(display_path(&cwd, entry_path));
                         found.lock().expect("no panics while locked").notes.push(note);
                     }

@@ -253,6 +253,7 @@ fn skipped_files_always_get_a_note() {
     let retry = "import { Effect, Schedule } from \"effect\"\nexport const a = Effect.retry({ schedule: Schedule.exponential(\"1 second\") })\n";
     let dir = common::project(&[("src/a.ts", retry), ("outside/b.ts", retry)]);
     std::os::unix::fs::symlink(dir.path().join("outside/b.ts"), dir.path().join("src/link.ts")).unwrap();
+    std::os::unix::fs::symlink(dir.path().join("outside"), dir.path().join("src/linked-dir")).unwrap();
     let odd = dir.path().join("src").join(std::ffi::OsStr::from_bytes(b"odd-\xff.ts"));
     std::fs::write(&odd, retry).unwrap();
     let (_, stdout, stderr) = run(dir.path(), &["src", "src/link.ts", "--format", "json"], &[]);
@@ -264,6 +265,7 @@ fn skipped_files_always_get_a_note() {
             .any(|n| n["path"].as_str().unwrap().starts_with(path) && n["message"].as_str().unwrap().contains(what))
     };
     assert!(noted("src/link.ts", "symbolic link"), "{notes:#?}");
+    assert!(noted("src/linked-dir", "symbolic link"), "{notes:#?}");
     assert!(noted("src/odd-", "not valid UTF-8"), "{notes:#?}");
     let files: Vec<String> = common::findings(&report).into_iter().map(|f| f.0).collect();
     assert!(files.iter().all(|f| f == "src/a.ts"), "{files:?}");
