@@ -238,6 +238,12 @@ fn a_panic_prints_a_report_and_exits_2() {
     );
     assert!(stderr.contains("file: src/a.ts"), "{stderr}");
     assert!(stderr.contains("rule: inline-schedule"), "{stderr}");
+    // A panic while a file is read is caught (the other files are still checked), reported
+    // and exits 2.
+    let (code, _, stderr) = run(dir.path(), &["."], &[("RETRYLINT_TEST_PANIC", "extract")]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("file: src/a.ts\n  rule: extract"), "{stderr}");
+    assert!(stderr.contains("src/a.ts: skipped: internal error"), "{stderr}");
     let (code, _, stderr) = run(dir.path(), &["."], &[("RETRYLINT_TEST_PANIC", "main")]);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(
