@@ -339,3 +339,45 @@ fn a_retry_policy_nested_deeper_than_the_extractor_follows_gets_a_note() {
         "{report:#}"
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn an_unreadable_directory_gets_a_note() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = common::project(&[
+        ("src/a.ts", "export const a = 1\n"),
+        ("src/locked/b.ts", "import { Effect, Schedule } from \"effect\"\n"),
+    ]);
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(dir.path().join("src/locked"), std::fs::Permissions::from_mode(0o000)).unwrap();
+    let root = std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
+    // Root reads any directory: run as nobody.
+    let mut command = if root {
+        let mut command = std::process::Command::new("setpriv");
+        command.args(["--reuid=65534", "--regid=65534", "--clear-groups"]);
+        command.arg(env!("CARGO_BIN_EXE_retrylint"));
+        command
+    } else {
+        std::process::Command::new(env!("CARGO_BIN_EXE_retrylint"))
+    };
+    let output = command
+        .current_dir(dir.path())
+        .env("RETRYLINT_NO_CACHE", "1")
+        .env("NO_COLOR", "1")
+        .args(["check", "."])
+        .output();
+    std::fs::set_permissions(dir.path().join("src/locked"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let output = match output {
+        Ok(output) if !root || output.status.code() != Some(127) => output,
+        _ => {
+            eprintln!("skipped: running as root without setpriv");
+            return;
+        }
+    };
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("note: src/locked: skipped: cannot read"), "{stderr}");
+}
