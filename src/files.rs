@@ -44,7 +44,15 @@ pub enum Written {
 /// `RETRYLINT_TEST_EDIT_BEFORE_WRITE=<file name>` edits that file just before it is read again,
 /// `RETRYLINT_TEST_FAIL_WRITE=<file name>` makes its write fail.
 pub fn write_fix(path: &Path, original: &[u8], fixed: &[u8]) -> std::io::Result<Written> {
-    let metadata = std::fs::symlink_metadata(path)?;
+    let metadata = match std::fs::symlink_metadata(path) {
+        Ok(metadata) => metadata,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(Written::Skipped(
+                "not fixed: the file was removed since it was read".into(),
+            ))
+        }
+        Err(e) => return Err(e),
+    };
     if !metadata.file_type().is_file() {
         return Ok(Written::Skipped(
             "not fixed: not a regular file (a symbolic link is never written through)".into(),
@@ -141,6 +149,20 @@ pub fn read_bounded(path: &Path, limit: u64) -> std::io::Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_fix_skips_a_removed_or_edited_file_and_keeps_hard_links() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.ts");
+        assert!(matches!(write_fix(&path, b"old", b"new"), Ok(Written::Skipped(_))));
+        std::fs::write(&path, "edited").unwrap();
+        assert!(matches!(write_fix(&path, b"old", b"new"), Ok(Written::Skipped(_))));
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "edited");
+        std::fs::write(&path, "old").unwrap();
+        std::fs::hard_link(&path, dir.path().join("b.ts")).unwrap();
+        assert_eq!(write_fix(&path, b"old", b"new").unwrap(), Written::Written);
+        assert_eq!(std::fs::read_to_string(dir.path().join("b.ts")).unwrap(), "new");
+    }
 
     #[test]
     fn writes_atomically() {
