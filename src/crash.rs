@@ -3,23 +3,32 @@
 //! were still checked (its answer is incomplete). `RETRYLINT_TEST_PANIC=<rule>` makes that
 //! rule panic (`main` panics outside any file), so tests can see the report.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 static PANICKED: AtomicBool = AtomicBool::new(false);
 
 thread_local! {
-    /// The file and the rule (or `extract`) this thread is working on.
-    static CURRENT: RefCell<Option<(String, String)>> = const { RefCell::new(None) };
+    /// The file this thread is working on, and the rule (or `extract`).
+    static FILE: RefCell<Option<String>> = const { RefCell::new(None) };
+    static RULE: Cell<&'static str> = const { Cell::new("-") };
 }
 
-/// Runs `work` with `file` and `rule` named in any panic report it causes.
-pub fn within<R>(file: &Path, rule: &str, work: impl FnOnce() -> R) -> R {
-    let previous = CURRENT.with(|c| c.replace(Some((file.display().to_string(), rule.to_string()))));
+/// Runs `work` with `file` and `rule` named in any panic report it causes; [`set_rule`] names
+/// each rule run inside it.
+pub fn within<R>(file: &Path, rule: &'static str, work: impl FnOnce() -> R) -> R {
+    let previous = FILE.with(|c| c.replace(Some(file.display().to_string())));
+    let previous_rule = RULE.with(|r| r.replace(rule));
     let result = work();
-    CURRENT.with(|c| *c.borrow_mut() = previous);
+    FILE.with(|c| *c.borrow_mut() = previous);
+    RULE.with(|r| r.set(previous_rule));
     result
+}
+
+/// Names the rule now running (inside [`within`]).
+pub fn set_rule(rule: &'static str) {
+    RULE.with(|r| r.set(rule));
 }
 
 /// Whether a panic happened in this process (caught or not).
@@ -29,16 +38,17 @@ pub fn panicked() -> bool {
 
 /// Panics when `RETRYLINT_TEST_PANIC` names `what` (a rule, or `main`): the test hook.
 pub fn test_hook(what: &str) {
-    if std::env::var_os("RETRYLINT_TEST_PANIC").is_some_and(|v| v == what) {
+    static HOOK: std::sync::OnceLock<Option<std::ffi::OsString>> = std::sync::OnceLock::new();
+    let hook = HOOK.get_or_init(|| std::env::var_os("RETRYLINT_TEST_PANIC"));
+    if hook.as_ref().is_some_and(|v| v == what) {
         panic!("RETRYLINT_TEST_PANIC={what}");
     }
 }
 
 /// The report of one panic.
 pub fn report(message: &str, location: Option<String>) -> String {
-    let (file, rule) = CURRENT
-        .with(|c| c.borrow().clone())
-        .unwrap_or_else(|| ("-".into(), "-".into()));
+    let file = FILE.with(|c| c.borrow().clone()).unwrap_or_else(|| "-".into());
+    let rule = RULE.with(Cell::get);
     format!(
         "error: retrylint {} crashed (internal error: {message}{})\n  file: {file}\n  rule: {rule}\n  please report it at https://github.com/retrylint/retrylint/issues with this message; the run exits 2 because its answer is incomplete",
         env!("CARGO_PKG_VERSION"),

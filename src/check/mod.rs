@@ -378,32 +378,33 @@ fn check_file(
     };
     let mut diagnostics = Vec::new();
     let mut notes = Vec::new();
-    for (rule, severity) in enabled {
-        let mut found = Vec::new();
-        let outcome = crate::crash::within(index.path(file), rule.name, || {
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+    crate::crash::within(index.path(file), "-", || {
+        for (rule, severity) in enabled {
+            let mut found = Vec::new();
+            crate::crash::set_rule(rule.name);
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 crate::crash::test_hook(rule.name);
                 (rule.check)(&ctx, &mut found)
-            }))
-        });
-        match outcome {
-            Ok(()) => diagnostics.extend(found.into_iter().map(|mut d| {
-                d.severity = *severity;
-                // Remedies in the project's own policy and predicate names.
-                d.help = d
-                    .help
-                    .map(|help| crate::analysis::dialect::spell(&help, &index.config.vocabulary));
-                d
-            })),
-            Err(_) => notes.push(Note {
-                path: index.path(file).to_path_buf(),
-                line: None,
-                message: format!(
-                    "rule {} failed on this file (internal error); please report it",
-                    rule.name
-                ),
-            }),
+            }));
+            match outcome {
+                Ok(()) => diagnostics.extend(found.into_iter().map(|mut d| {
+                    d.severity = *severity;
+                    // Remedies in the project's own policy and predicate names.
+                    d.help = d
+                        .help
+                        .map(|help| crate::analysis::dialect::spell(&help, &index.config.vocabulary));
+                    d
+                })),
+                Err(_) => notes.push(Note {
+                    path: index.path(file).to_path_buf(),
+                    line: None,
+                    message: format!(
+                        "rule {} failed on this file (internal error); please report it",
+                        rule.name
+                    ),
+                }),
+            }
         }
-    }
+    });
     (diagnostics, notes)
 }
