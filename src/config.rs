@@ -236,7 +236,8 @@ impl Config {
 
     /// Reads and validates a config file. `rules` are the names `[rules]` may set.
     pub fn load(path: &Path, rules: &[&str]) -> Result<Config, Report> {
-        let text = std::fs::read_to_string(path).map_err(|e| miette!("cannot read config {}: {e}", path.display()))?;
+        let text = crate::files::read_bounded(path, crate::files::MAX_CONFIG_SIZE)
+            .map_err(|e| miette!("cannot read config {}: {e}", path.display()))?;
         let root = std::fs::canonicalize(path)
             .ok()
             .and_then(|p| p.parent().map(Path::to_path_buf))
@@ -419,7 +420,11 @@ impl Config {
             let Some(rule) = rules.iter().find(|r| **r == name.get_ref()) else {
                 return Err(at(
                     name.span(),
-                    format!("unknown rule `{}`", name.get_ref()),
+                    format!(
+                        "unknown rule `{}`{}",
+                        name.get_ref(),
+                        crate::diagnostic::did_you_mean_suffix(name.get_ref(), rules)
+                    ),
                     &format!("known rules: {}", rules.join(", ")),
                 ));
             };

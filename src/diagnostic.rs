@@ -104,3 +104,45 @@ impl Diagnostic {
         self
     }
 }
+
+/// The candidate closest to `name` when it is a likely misspelling (an edit distance of at
+/// most a third of its length, and at least 1): "did you mean `…`?".
+pub fn did_you_mean<'c>(name: &str, candidates: &[&'c str]) -> Option<&'c str> {
+    let distance = |a: &str, b: &str| {
+        let b: Vec<char> = b.chars().collect();
+        let mut row: Vec<usize> = (0..=b.len()).collect();
+        for (i, ca) in a.chars().enumerate() {
+            let mut previous = row[0];
+            row[0] = i + 1;
+            for (j, cb) in b.iter().enumerate() {
+                let substitution = previous + usize::from(ca != *cb);
+                previous = row[j + 1];
+                row[j + 1] = substitution.min(row[j] + 1).min(row[j + 1] + 1);
+            }
+        }
+        row[b.len()]
+    };
+    let limit = (name.chars().count() / 3).max(1);
+    candidates
+        .iter()
+        .map(|c| (distance(&name.to_lowercase(), c), *c))
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+/// `; did you mean `x`?` when a candidate is close to `name`, else nothing.
+pub fn did_you_mean_suffix(name: &str, candidates: &[&str]) -> String {
+    did_you_mean(name, candidates).map_or_else(String::new, |c| format!("; did you mean `{c}`?"))
+}
+
+#[cfg(test)]
+mod did_you_mean_tests {
+    #[test]
+    fn suggests_a_close_name_only() {
+        let names = ["inline-schedule", "uncapped-schedule", "stacked-retry"];
+        assert_eq!(super::did_you_mean("inline-schedul", &names), Some("inline-schedule"));
+        assert_eq!(super::did_you_mean("stacked-retries", &names), Some("stacked-retry"));
+        assert_eq!(super::did_you_mean("no-such-thing", &names), None);
+    }
+}

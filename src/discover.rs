@@ -8,7 +8,7 @@ use std::sync::Mutex;
 
 use miette::{miette, Report};
 
-use crate::config::{Configs, CONFIG_FILE};
+use crate::config::{Config, Configs, CONFIG_FILE};
 use crate::source::{display_path, Language, Note, SourceFile};
 
 #[derive(Debug, Default)]
@@ -50,6 +50,8 @@ pub fn discover(paths: &[PathBuf], configs: &mut Configs) -> Result<Discovery, R
     let cwd = std::env::current_dir().map_err(|e| miette!("cannot read the current directory: {e}"))?;
     let candidates = Mutex::new(Vec::new());
     let config_files = Mutex::new(Vec::new());
+    // What the walk skipped and says so: unreadable directories, links, odd names.
+    let notes: Mutex<Vec<Note>> = Mutex::new(Vec::new());
     for path in paths {
         let absolute = std::fs::canonicalize(path).map_err(|e| {
             miette!(
@@ -58,7 +60,18 @@ pub fn discover(paths: &[PathBuf], configs: &mut Configs) -> Result<Discovery, R
                 path.display()
             )
         })?;
+        // A symbolic link is skipped with a note: `--fix` would write through it, and its
+        // target is checked where it lives.
+        if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) && absolute.is_file() {
+            let note = skipped_symlink(display_path(&cwd, &cwd.join(path)));
+            notes.lock().expect("no panics while locked").push(note);
+            continue;
+        }
         if absolute.is_file() {
+            if let Some(note) = odd_name(&cwd, &absolute) {
+                notes.lock().expect("no panics while locked").push(note);
+                continue;
+            }
             config_files
                 .lock()
                 .expect("no panics while locked")
@@ -89,13 +102,34 @@ pub fn discover(paths: &[PathBuf], configs: &mut Configs) -> Result<Discovery, R
             .build_parallel();
         walker.run(|| {
             Box::new(|entry| {
-                let Ok(entry) = entry else {
-                    return ignore::WalkState::Continue;
+                let entry = match entry {
+                    Ok(entry) => entry,
+                    // An unreadable directory (or file) is a skipped file: never silently.
+                    Err(error) => {
+                        let path = error_path(&error).map_or_else(|| cwd.clone(), |p| display_path(&cwd, p));
+                        notes.lock().expect("no panics while locked").push(Note {
+                            path,
+                            line: None,
+                            message: format!("skipped: cannot read: {}", error_message(&error)),
+                        });
+                        return ignore::WalkState::Continue;
+                    }
                 };
+                let entry_path = entry.path();
+                if entry.file_type().is_some_and(|t| t.is_symlink()) {
+                    if (entry_path.is_file() && Language::from_path(entry_path).is_some()) || entry_path.is_dir() {
+                        let note = skipped_symlink(display_path(&cwd, entry_path));
+                        notes.lock().expect("no panics while locked").push(note);
+                    }
+                    return ignore::WalkState::Continue;
+                }
                 if !entry.file_type().is_some_and(|t| t.is_file()) {
                     return ignore::WalkState::Continue;
                 }
-                let entry_path = entry.path();
+                if let Some(note) = odd_name(&cwd, entry_path) {
+                    notes.lock().expect("no panics while locked").push(note);
+                    return ignore::WalkState::Continue;
+                }
                 if entry.file_name() == CONFIG_FILE {
                     config_files
                         .lock()
@@ -126,7 +160,10 @@ pub fn discover(paths: &[PathBuf], configs: &mut Configs) -> Result<Discovery, R
     let mut candidates = candidates.into_inner().expect("no panics while locked");
     candidates.sort_by(|a, b| a.absolute.cmp(&b.absolute).then(b.explicit.cmp(&a.explicit)));
     candidates.dedup_by(|a, b| a.absolute == b.absolute);
-    let mut discovery = Discovery::default();
+    let mut discovery = Discovery {
+        notes: notes.into_inner().expect("no panics while locked"),
+        ..Discovery::default()
+    };
     for candidate in candidates {
         let Candidate {
             absolute,
@@ -145,6 +182,11 @@ pub fn discover(paths: &[PathBuf], configs: &mut Configs) -> Result<Discovery, R
             discovery.tests.push(shown);
             continue;
         }
+        // The size limit holds for a file named on the command line too.
+        if explicit && size > config.max_file_size {
+            discovery.notes.push(over_size(shown, size, config));
+            continue;
+        }
         if explicit {
             discovery.files.push(SourceFile {
                 path: shown,
@@ -159,14 +201,7 @@ pub fn discover(paths: &[PathBuf], configs: &mut Configs) -> Result<Discovery, R
             continue;
         }
         if size > config.max_file_size {
-            discovery.notes.push(Note {
-                path: shown,
-                line: None,
-                message: format!(
-                    "skipped: {size} bytes is over the size limit of {} bytes (max-file-size)",
-                    config.max_file_size
-                ),
-            });
+            discovery.notes.push(over_size(shown, size, config));
         } else {
             discovery.files.push(SourceFile {
                 path: shown,
@@ -178,4 +213,63 @@ pub fn discover(paths: &[PathBuf], configs: &mut Configs) -> Result<Discovery, R
     discovery.tests.sort();
     discovery.tests.dedup();
     Ok(discovery)
+}
+
+fn over_size(path: PathBuf, size: u64, config: &Config) -> Note {
+    Note {
+        path,
+        line: None,
+        message: format!(
+            "skipped: {size} bytes is over the size limit of {} bytes (max-file-size)",
+            config.max_file_size
+        ),
+    }
+}
+
+fn skipped_symlink(path: PathBuf) -> Note {
+    Note {
+        path,
+        line: None,
+        message:
+            "skipped: a symbolic link (its target is checked where it lives, and --fix never writes through a link)"
+                .into(),
+    }
+}
+
+/// A file whose name is not UTF-8 but ends like a source file: skipped, with a note.
+fn odd_name(cwd: &std::path::Path, path: &std::path::Path) -> Option<Note> {
+    let name = path.file_name()?;
+    if name.to_str().is_some() {
+        return None;
+    }
+    let lossy = name.to_string_lossy();
+    let extension = lossy.rsplit_once('.')?.1;
+    let known = [
+        "ts", "tsx", "mts", "cts", "js", "jsx", "mjs", "cjs", "svelte", "vue", "rs", "sql",
+    ];
+    known.contains(&extension).then(|| Note {
+        path: display_path(cwd, path),
+        line: None,
+        message: "skipped: the file name is not valid UTF-8".into(),
+    })
+}
+
+/// The path an error of the walker is about, when it names one.
+fn error_path(error: &ignore::Error) -> Option<&std::path::Path> {
+    match error {
+        ignore::Error::WithPath { path, .. } => Some(path),
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => error_path(err),
+        ignore::Error::Loop { child, .. } => Some(child),
+        _ => None,
+    }
+}
+
+/// The error without the path it names (the note names it).
+fn error_message(error: &ignore::Error) -> String {
+    match error {
+        ignore::Error::WithPath { err, .. }
+        | ignore::Error::WithDepth { err, .. }
+        | ignore::Error::WithLineNumber { err, .. } => error_message(err),
+        other => other.to_string(),
+    }
 }

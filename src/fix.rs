@@ -103,6 +103,12 @@ pub fn fix_project(
         round_options.overlay = overlay.clone();
         round_options.cache = options.cache.clone();
         round_options.only = options.only.clone();
+        // Only the fixes of reported findings: `--changed-since` and `--baseline` hold.
+        round_options.changed = options.changed.clone();
+        round_options.baseline = options.baseline.as_ref().map(|b| crate::baseline::Baseline {
+            version: b.version,
+            findings: b.findings.clone(),
+        });
         let outcome = crate::check::run(config()?, &round_options)?;
         let mut by_file: HashMap<crate::index::FileId, Vec<&Fix>> = HashMap::new();
         for d in &outcome.diagnostics {

@@ -18,6 +18,7 @@ pub mod cache;
 pub mod changed;
 pub mod check;
 pub mod config;
+pub mod crash;
 pub mod diagnostic;
 pub mod discover;
 pub mod effect_version;

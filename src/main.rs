@@ -17,6 +17,14 @@ use retrylint::render::github::GithubEnv;
 use retrylint::render::{self, Format};
 use retrylint::rules::{self, Rule, Severity};
 
+/// `eprintln!` that never panics: stderr closed with stdout (`check 2>&1 | head`) ends the
+/// run quietly, as a closed stdout does.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 #[derive(Parser)]
 #[command(
     name = "retrylint",
@@ -43,7 +51,8 @@ enum Command {
         /// The rule's name, e.g. inline-schedule.
         name: String,
     },
-    /// List every retry policy: where it is defined, attempts, gap cap, jitter, delays, totals.
+    /// List every retry policy: where it is defined, retries and attempts, gap cap, jitter,
+    /// delays, totals.
     Policies(PoliciesArgs),
     /// Write a retrylint.toml with what retrylint infers: retry modules, lease tables, durable
     /// registrations.
@@ -177,27 +186,44 @@ enum Color {
 }
 
 fn main() -> ExitCode {
-    // Panics inside a file's analysis are caught and reported as notes; keep the default
-    // hook's backtrace noise for debugging only.
-    if std::env::var_os("RETRYLINT_DEBUG").is_none() {
-        std::panic::set_hook(Box::new(|_| {}));
-    }
+    // A panic prints a report (file, rule, version) and the run exits 2: never silently.
+    retrylint::crash::install_hook();
     let cli = Cli::parse();
-    let result = match cli.command {
-        Command::Check(args) => run_check(*args),
-        Command::Rules { format } => list_rules(format),
-        Command::Rule { name } => show_rule(&name),
-        Command::ScheduleEval => schedule_eval(),
-        Command::Policies(args) => list_policies(args),
-        Command::Init(args) => cli::init(&args.dir, args.force),
-        Command::Lsp { .. } => retrylint::lsp::run_stdio(),
-    };
-    match result {
-        Ok(code) => code,
-        Err(report) => {
-            eprintln!("{report:?}");
+    let run = std::panic::catch_unwind(move || {
+        retrylint::crash::test_hook("main");
+        match cli.command {
+            Command::Check(args) => run_check(*args),
+            Command::Rules { format } => list_rules(format),
+            Command::Rule { name } => show_rule(&name),
+            Command::ScheduleEval => schedule_eval(),
+            Command::Policies(args) => list_policies(args),
+            Command::Init(args) => cli::init(&args.dir, args.force),
+            Command::Lsp { .. } => retrylint::lsp::run_stdio(),
+        }
+    });
+    let code = match run {
+        // The hook printed the report.
+        Err(_) => return ExitCode::from(2),
+        Ok(Ok(code)) => code,
+        Ok(Err(report)) => {
+            say!("{report:?}");
             ExitCode::from(2)
         }
+    };
+    // A panic caught while checking a file left the answer incomplete.
+    if retrylint::crash::panicked() {
+        return ExitCode::from(2);
+    }
+    code
+}
+
+/// Writes to stdout; a reader that stopped reading (`retrylint rules | head`) is not an error.
+fn stdout(text: &str) -> Result<(), Report> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(miette!("cannot write output: {e}")),
     }
 }
 
@@ -209,7 +235,8 @@ fn parse_rules(names: &[String], flag: &str) -> Result<Vec<&'static Rule>, Repor
             rules::by_name(name).ok_or_else(|| {
                 miette!(
                     help = format!("known rules: {}", rules::names().join(", ")),
-                    "unknown rule `{name}` in {flag}"
+                    "unknown rule `{name}` in {flag}{}",
+                    retrylint::diagnostic::did_you_mean_suffix(name, &rules::names())
                 )
             })
         })
@@ -277,6 +304,12 @@ fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
     if args.paths.is_empty() {
         args.paths.push(PathBuf::from("."));
     }
+    if args.unsafe_fixes && !(args.fix || args.diff) {
+        return Err(miette!(
+            help = "add --fix to apply them, or --diff to print them",
+            "--unsafe-fixes only applies with --fix or --diff"
+        ));
+    }
     let select = parse_rules(&args.select, "--select")?;
     let ignore = parse_rules(&args.ignore, "--ignore")?;
     if let Some(file) = &args.show_settings {
@@ -287,7 +320,7 @@ fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
         let absolute = std::fs::canonicalize(file).map_err(|e| miette!("cannot read {}: {e}", file.display()))?;
         let above = configs.configs_above(&absolute);
         configs.add_nested(above, &rules::names())?;
-        print!("{}", retrylint::settings::show(configs.for_path(&absolute), file)?);
+        stdout(&retrylint::settings::show(configs.for_path(&absolute), file)?)?;
         return Ok(ExitCode::SUCCESS);
     }
     let on_github = std::env::var_os("GITHUB_ACTIONS").is_some_and(|v| v == "true");
@@ -310,10 +343,6 @@ fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
     // stdin in place of the file's text.
     let stdin_file = match &args.stdin_filename {
         Some(name) => {
-            let mut text = Vec::new();
-            std::io::stdin()
-                .read_to_end(&mut text)
-                .map_err(|e| miette!("cannot read stdin: {e}"))?;
             if let Err(e) = std::fs::metadata(name) {
                 return Err(miette!(
                     help = "--stdin-filename names an existing file whose text stdin replaces",
@@ -322,6 +351,19 @@ fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
                 ));
             }
             let config = find_config(args.config.as_deref(), args.no_config, std::slice::from_ref(name))?;
+            // Bounded: stdin is a file's text, held to the file size limit.
+            let limit = config.max_file_size;
+            let mut text = Vec::new();
+            std::io::stdin()
+                .take(limit + 1)
+                .read_to_end(&mut text)
+                .map_err(|e| miette!("cannot read stdin: {e}"))?;
+            if text.len() as u64 > limit {
+                return Err(miette!(
+                    help = "raise max-file-size in retrylint.toml to check a larger file",
+                    "stdin is over the size limit of {limit} bytes (max-file-size)"
+                ));
+            }
             let (absolute, paths) = cli::stdin_paths(name, &args.paths, &config)?;
             args.paths = paths;
             report_only = Some(vec![absolute.clone()]);
@@ -349,6 +391,20 @@ fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
         }
         args.paths = paths;
     }
+    // `--select` of a rule the config turns off runs nothing for it: say so.
+    for rule in select.iter().filter(|_| !args.quiet) {
+        if config.severity(rule.name, rule.default_severity) == Severity::Off {
+            let place = config
+                .path
+                .as_ref()
+                .map_or_else(|| "the config".to_string(), |p| p.display().to_string());
+            say!(
+                "note: --select {}: the rule is turned off in {place} (`{} = \"off\"`), so it does not run",
+                rule.name,
+                rule.name
+            );
+        }
+    }
     let changed = match &args.changed_since {
         Some(rev) => {
             let first = args.paths.first().cloned().unwrap_or_else(|| PathBuf::from("."));
@@ -369,6 +425,11 @@ fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
     options.select = (!select.is_empty()).then_some(select);
     options.ignore = ignore;
     options.only = report_only;
+    // Fixes are those of the findings reported: the same changed lines and baseline.
+    options.changed = changed;
+    if let Some(path) = &args.baseline {
+        options.baseline = Some(baseline::read(path)?);
+    }
 
     if args.fix || args.diff {
         let applicability = if args.unsafe_fixes {
@@ -384,7 +445,7 @@ fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
                 .retain(|file| only.iter().any(|p| file.absolute.starts_with(p)));
         }
         for note in report.notes.iter().filter(|_| !args.quiet) {
-            eprintln!("note: {}: {}", note.path.display(), note.message);
+            say!("note: {}: {}", note.path.display(), note.message);
         }
         if args.diff {
             let mut out = std::io::stdout().lock();
@@ -392,7 +453,7 @@ fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
                 let _ = write!(out, "{}", fix::unified_diff(file));
             }
             if !args.quiet {
-                eprintln!(
+                say!(
                     "{} fix{} in {} file{} (not written)",
                     report.applied,
                     if report.applied == 1 { "" } else { "es" },
@@ -406,25 +467,38 @@ fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
                 ExitCode::from(1)
             });
         }
+        let mut written: Vec<&std::path::Path> = Vec::new();
         for file in &report.files {
-            retrylint::files::write_atomically(&file.absolute, &file.fixed)
-                .map_err(|e| miette!("cannot write {}: {e}", file.path.display()))?;
+            match retrylint::files::write_fix(&file.absolute, &file.original, &file.fixed) {
+                Ok(retrylint::files::Written::Written) => written.push(&file.path),
+                Ok(retrylint::files::Written::Skipped(reason)) => {
+                    say!("note: {}: {reason}", file.path.display());
+                }
+                Err(e) => {
+                    let done: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
+                    return Err(miette!(
+                        help = if done.is_empty() {
+                            "no file was written".to_string()
+                        } else {
+                            format!("already written (fixed): {}", done.join(", "))
+                        },
+                        "cannot write {}: {e}; it is left as it was",
+                        file.path.display()
+                    ));
+                }
+            }
         }
-        if !report.files.is_empty() && !args.quiet {
-            eprintln!(
+        if !written.is_empty() && !args.quiet {
+            say!(
                 "fixed {} finding{} in {} file{}",
                 report.applied,
                 if report.applied == 1 { "" } else { "s" },
-                report.files.len(),
-                if report.files.len() == 1 { "" } else { "s" }
+                written.len(),
+                if written.len() == 1 { "" } else { "s" }
             );
         }
     }
 
-    options.changed = changed;
-    if let Some(path) = &args.baseline {
-        options.baseline = Some(baseline::read(path)?);
-    }
     // After fixes, the config is read again: a fix never edits it, but the files it names changed.
     let outcome = check::run(if args.fix { load_config(&args)? } else { config }, &options)?;
     // A cache that cannot be written (a read-only checkout) only costs the next run time.
@@ -433,7 +507,7 @@ fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
     }
     if let Some(path) = &args.write_baseline {
         let count = baseline::write(path, &outcome.index, &outcome.diagnostics)?;
-        eprintln!(
+        say!(
             "wrote {count} finding{} to {}",
             if count == 1 { "" } else { "s" },
             path.display()
@@ -441,7 +515,7 @@ fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
         return Ok(ExitCode::SUCCESS);
     }
     for entry in outcome.stale.iter().filter(|_| !args.quiet) {
-        eprintln!(
+        say!(
             "note: {}: baseline entry for {} no longer matches a finding; regenerate the baseline so it only shrinks",
             baseline::printable(&entry.path),
             baseline::printable(&entry.rule)
@@ -518,7 +592,7 @@ fn write_step_summary(outcome: &check::Outcome, env: &GithubEnv, changed_since: 
             "cannot write the job summary to {}: {e}",
             PathBuf::from(path).display()
         );
-        eprintln!("{report:?}");
+        say!("{report:?}");
     }
 }
 
@@ -540,21 +614,23 @@ fn list_rules(format: PoliciesFormat) -> Result<ExitCode, Report> {
                 })
             })
             .collect();
-        println!(
-            "{}",
+        stdout(&format!(
+            "{}\n",
             serde_json::to_string_pretty(&listing).map_err(|e| miette!("cannot write JSON: {e}"))?
-        );
+        ))?;
         return Ok(ExitCode::SUCCESS);
     }
     let width = rules::RULES.iter().map(|r| r.name.len()).max().unwrap_or(0);
+    let mut listing = String::new();
     for rule in rules::RULES {
-        println!(
-            "{:width$}  {:7}  {}",
+        listing.push_str(&format!(
+            "{:width$}  {:7}  {}\n",
             rule.name,
             rule.default_severity.as_str(),
             rule.summary
-        );
+        ));
     }
+    stdout(&listing)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -562,10 +638,11 @@ fn show_rule(name: &str) -> Result<ExitCode, Report> {
     let rule = rules::by_name(name).ok_or_else(|| {
         miette!(
             help = format!("known rules: {}", rules::names().join(", ")),
-            "unknown rule `{name}`"
+            "unknown rule `{name}`{}",
+            retrylint::diagnostic::did_you_mean_suffix(name, &rules::names())
         )
     })?;
-    print!("{}", rule.doc);
+    stdout(rule.doc)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -625,11 +702,11 @@ fn list_policies(args: PoliciesArgs) -> Result<ExitCode, Report> {
     let (index, analysis) = check::load_paths(config, &args.paths, &triggers)?;
     let rows = retrylint::analysis::rows(&index, &analysis);
     match args.format {
-        PoliciesFormat::Table => print!("{}", retrylint::analysis::table(&rows)),
-        PoliciesFormat::Json => println!(
-            "{}",
+        PoliciesFormat::Table => stdout(&retrylint::analysis::table(&rows))?,
+        PoliciesFormat::Json => stdout(&format!(
+            "{}\n",
             serde_json::to_string_pretty(&rows).map_err(|e| miette!("cannot write JSON: {e}"))?
-        ),
+        ))?,
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -11,6 +11,7 @@ pub mod statistics;
 
 use std::collections::HashMap;
 use std::io::{self, Write};
+use std::ops::Range;
 use std::path::Path;
 
 use codespan_reporting::diagnostic::{Diagnostic as Report, Label as ReportLabel, Severity as ReportSeverity};
@@ -272,22 +273,35 @@ pub fn human(out: &mut dyn WriteColor, outcome: &Outcome) -> io::Result<()> {
 
 /// The findings of [`human`] alone (`--quiet`).
 pub fn human_findings(out: &mut dyn WriteColor, outcome: &Outcome) -> io::Result<()> {
-    let mut files = SimpleFiles::new();
-    let mut ids: HashMap<FileId, usize> = HashMap::new();
-    let mut file_id = |file: FileId, files: &mut SimpleFiles<String, String>| -> Option<usize> {
-        if let Some(id) = ids.get(&file) {
-            return Some(*id);
-        }
-        // The text as analysed (stdin's for `--stdin-filename`).
-        let text = text_of(outcome, file)?.to_string();
-        let id = files.add(outcome.index.path(file).display().to_string(), text);
-        ids.insert(file, id);
-        Some(id)
+    let mut files = ShownFiles {
+        files: SimpleFiles::new(),
+        shifts: HashMap::new(),
     };
+    let mut ids: HashMap<FileId, usize> = HashMap::new();
+    // A label's file id and range: the file's text, or, on a line too long to print whole
+    // (a minified bundle), a window of that line with the same line number and columns.
+    let mut file_id =
+        |file: FileId, span: crate::source::Span, files: &mut ShownFiles| -> Option<(usize, Range<usize>)> {
+            // The text as analysed (stdin's for `--stdin-filename`).
+            let text = text_of(outcome, file)?;
+            if let Some((window, range, line, shift)) = long_line_window(text, span.range()) {
+                let id = files.files.add(outcome.index.path(file).display().to_string(), window);
+                files.shifts.insert(id, (line, shift));
+                return Some((id, range));
+            }
+            if let Some(id) = ids.get(&file) {
+                return Some((*id, span.range()));
+            }
+            let id = files
+                .files
+                .add(outcome.index.path(file).display().to_string(), text.to_string());
+            ids.insert(file, id);
+            Some((id, span.range()))
+        };
     let config = TermConfig::default();
     let styles = Styles::default();
     for d in &outcome.diagnostics {
-        let Some(primary) = file_id(d.file, &mut files) else {
+        let Some((primary, primary_range)) = file_id(d.file, d.span, &mut files) else {
             // No text to show (not UTF-8): one line.
             let p = position(outcome, d);
             writeln!(
@@ -306,10 +320,10 @@ pub fn human_findings(out: &mut dyn WriteColor, outcome: &Outcome) -> io::Result
             Severity::Error => ReportSeverity::Error,
             _ => ReportSeverity::Warning,
         };
-        let mut labels = vec![ReportLabel::primary(primary, d.span.range())];
+        let mut labels = vec![ReportLabel::primary(primary, primary_range)];
         for label in &d.labels {
-            if let Some(id) = file_id(label.file, &mut files) {
-                labels.push(ReportLabel::secondary(id, label.span.range()).with_message(&label.message));
+            if let Some((id, range)) = file_id(label.file, label.span, &mut files) {
+                labels.push(ReportLabel::secondary(id, range).with_message(&label.message));
             }
         }
         let mut notes = Vec::new();
@@ -329,9 +343,96 @@ pub fn human_findings(out: &mut dyn WriteColor, outcome: &Outcome) -> io::Result
             .with_labels(labels)
             .with_notes(notes);
         let mut writer = StylesWriter::new(&mut *out, &styles);
-        term::emit_to_write_style(&mut writer, &config, &files, &report).map_err(io::Error::other)?;
+        term::emit_to_write_style(&mut writer, &config, &files, &report).map_err(|e| match e {
+            // A closed pipe (`check | head`) stays a broken pipe: it ends the run quietly.
+            codespan_reporting::files::Error::Io(e) => e,
+            other => io::Error::other(other),
+        })?;
     }
     Ok(())
+}
+
+/// Lines longer than this many bytes are shown as a window around the label.
+const LONG_LINE: usize = 400;
+/// Bytes shown before and after a label's start on a long line.
+const WINDOW_BEFORE: usize = 60;
+const WINDOW_AFTER: usize = 180;
+
+/// The files of a human report, with the windows of long lines: `shifts` maps a window's id
+/// to its line index and the chars cut before the window, so columns stay the file's own.
+struct ShownFiles {
+    files: SimpleFiles<String, String>,
+    shifts: HashMap<usize, (usize, usize)>,
+}
+
+impl<'a> codespan_reporting::files::Files<'a> for ShownFiles {
+    type FileId = usize;
+    type Name = String;
+    type Source = &'a str;
+
+    fn name(&'a self, id: usize) -> Result<String, codespan_reporting::files::Error> {
+        self.files.name(id)
+    }
+
+    fn source(&'a self, id: usize) -> Result<&'a str, codespan_reporting::files::Error> {
+        self.files.source(id)
+    }
+
+    fn line_index(&'a self, id: usize, byte_index: usize) -> Result<usize, codespan_reporting::files::Error> {
+        self.files.line_index(id, byte_index)
+    }
+
+    fn line_range(&'a self, id: usize, line_index: usize) -> Result<Range<usize>, codespan_reporting::files::Error> {
+        self.files.line_range(id, line_index)
+    }
+
+    fn column_number(
+        &'a self,
+        id: usize,
+        line_index: usize,
+        byte_index: usize,
+    ) -> Result<usize, codespan_reporting::files::Error> {
+        let source = self.files.source(id)?;
+        let range = self.files.line_range(id, line_index)?;
+        let column = codespan_reporting::files::column_index(source, range, byte_index) + 1;
+        Ok(match self.shifts.get(&id) {
+            Some((line, shift)) if *line == line_index => column + shift,
+            _ => column,
+        })
+    }
+}
+
+/// When `range` starts on a line longer than [`LONG_LINE`]: a text with as many lines before
+/// it and a window of that line (marked `…` where it is cut), the range within it, the line's
+/// index, and how many chars of the line the window leaves out before it.
+fn long_line_window(text: &str, range: Range<usize>) -> Option<(String, Range<usize>, usize, usize)> {
+    let start = range.start.min(text.len());
+    let line_start = memchr::memrchr(b'\n', &text.as_bytes()[..start]).map_or(0, |i| i + 1);
+    let line_end = memchr::memchr(b'\n', &text.as_bytes()[start..]).map_or(text.len(), |i| start + i);
+    if line_end - line_start <= LONG_LINE {
+        return None;
+    }
+    let floor = |mut at: usize| {
+        while !text.is_char_boundary(at) {
+            at -= 1;
+        }
+        at
+    };
+    let from = floor(start.saturating_sub(WINDOW_BEFORE).max(line_start));
+    let to = floor((start + WINDOW_AFTER).min(line_end)).max(start);
+    let line = memchr::memchr_iter(b'\n', &text.as_bytes()[..line_start]).count();
+    let mut window = "\n".repeat(line);
+    let cut = if from > line_start { "… " } else { "" };
+    window.push_str(cut);
+    let offset = window.len();
+    window.push_str(&text[from..to]);
+    if to < line_end {
+        window.push_str(" …");
+    }
+    let end = range.end.clamp(start, to);
+    // Columns count chars: those cut before the window, less the marker's.
+    let shift = text[line_start..from].chars().count() - cut.chars().count();
+    Some((window, offset + (start - from)..offset + (end - from), line, shift))
 }
 
 #[derive(Serialize)]
@@ -480,7 +581,7 @@ pub fn json(out: &mut dyn Write, outcome: &Outcome) -> io::Result<()> {
             elapsed_ms: outcome.elapsed.as_millis(),
         },
     };
-    serde_json::to_writer_pretty(&mut *out, &report).map_err(io::Error::other)?;
+    serde_json::to_writer_pretty(&mut *out, &report).map_err(io::Error::from)?;
     writeln!(out)
 }
 

@@ -328,3 +328,217 @@ fn tsconfig_path_aliases_resolve_policies() {
         .collect();
     assert_eq!(related, [("src/features/a.ts", 3)]);
 }
+
+const INLINE_ONE: &str = "import { Effect, Schedule } from \"effect\"\nexport const a = Effect.succeed(1).pipe(Effect.retry({ schedule: Schedule.recurs(1), while: (e) => e === 1 }))\n";
+
+#[test]
+fn a_suppression_naming_no_rule_is_reported_and_suppresses_nothing() {
+    let text = format!(
+        "// retrylint-ignore -- we know\n{}",
+        INLINE_ONE.replace("import { Effect, Schedule } from \"effect\"\n", "")
+    );
+    let dir = common::project(&[(
+        "src/a.ts",
+        &format!("import {{ Effect, Schedule }} from \"effect\"\n{text}"),
+    )]);
+    let (code, report) = common::check_json(dir.path(), &["."]);
+    assert_eq!(code, 1);
+    let found = common::findings(&report);
+    assert!(
+        found.contains(&("src/a.ts".into(), 3, "inline-schedule".into())),
+        "{found:?}"
+    );
+    assert!(
+        found.contains(&("src/a.ts".into(), 2, "unused-suppression".into())),
+        "{found:?}"
+    );
+    let message = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["rule"] == "unused-suppression")
+        .unwrap()["message"]
+        .clone();
+    assert!(message.as_str().unwrap().contains("names no rule"), "{message}");
+}
+
+#[test]
+fn output_into_a_closed_pipe_ends_quietly() {
+    for args in [
+        &["check", "."][..],
+        &["check", ".", "--format", "json"],
+        &["rules"],
+        &["policies", "."],
+    ] {
+        let mut child = common::bin()
+            .current_dir(common::fixture("effect-app"))
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // `| head -0`: the reader is gone before the first write.
+        drop(child.stdout.take());
+        let output = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            matches!(output.status.code(), Some(0 | 1)),
+            "{args:?}: {:?} {stderr}",
+            output.status
+        );
+        assert!(
+            !stderr.contains("Broken pipe") && !stderr.contains("crashed") && !stderr.contains("panicked"),
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
+#[test]
+fn usage_mistakes_are_named_with_a_suggestion() {
+    let dir = common::project(&[
+        ("src/a.ts", INLINE_ONE),
+        ("retrylint.toml", "[rules]\ninline-schedule = \"off\"\n"),
+    ]);
+    // --select of a rule the config turns off says so.
+    let output = common::check(dir.path(), &[".", "--select", "inline-schedule"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("note: --select inline-schedule: the rule is turned off in"),
+        "{stderr}"
+    );
+    // --unsafe-fixes needs --fix or --diff.
+    let output = common::check(dir.path(), &[".", "--unsafe-fixes"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("--unsafe-fixes only applies with --fix or --diff"));
+    // Did you mean, on the command line, in `rule` and in the config.
+    let output = common::check(dir.path(), &[".", "--select", "inline-schedul"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("did you mean `inline-schedule`?"),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let output = common::bin().args(["rule", "stacked-retries"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&output.stderr).contains("did you mean `stacked-retry`?"));
+    std::fs::write(
+        dir.path().join("retrylint.toml"),
+        "[rules]\nunjitered-schedule = \"off\"\n",
+    )
+    .unwrap();
+    let output = common::check(dir.path(), &["."]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("did you mean `unjittered-schedule`?"),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+#[test]
+fn help_uses_the_configured_names_and_the_library_of_the_site() {
+    let (_, report) = common::check_json(&common::fixture("configured-app"), &["."]);
+    let helps: Vec<&str> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|d| d["help"].as_str())
+        .collect();
+    assert!(
+        helps
+            .iter()
+            .any(|h| h.contains("(src/shared/policies.ts)") && h.contains("`Retry.networkRetry`")),
+        "{helps:#?}"
+    );
+    assert!(
+        !helps
+            .iter()
+            .any(|h| h.contains("Retry.isContention") || h.contains("Retry.transient`")),
+        "the defaults' names are not the project's: {helps:#?}"
+    );
+    let (_, report) = common::check_json(&common::fixture("rust-service"), &["src/sync/mod.rs"]);
+    let help = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["rule"] == "inline-schedule" && d["line"] == 20)
+        .unwrap()["help"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        help.contains("Retry::spawn(retry::transient(), action)"),
+        "tokio-retry code: {help}"
+    );
+    // A backon site is told backon code, not Effect's options object.
+    let (_, report) = common::check_json(&common::fixture("rust-service"), &["src/orders/payments.rs"]);
+    let help = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["rule"] == "transient-retry-on-append")
+        .unwrap()["help"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        help.contains(".when(retry::is_contention)") && !help.contains("schedule:"),
+        "{help}"
+    );
+}
+
+#[test]
+fn policies_say_retries_and_attempts() {
+    let output = common::bin()
+        .current_dir(common::fixture("effect-app"))
+        .args(["policies", "."])
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&output.stdout);
+    let header: Vec<&str> = table
+        .lines()
+        .next()
+        .unwrap()
+        .split("  ")
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .collect();
+    assert_eq!(&header[..4], ["policy", "defined at", "retries", "attempts"], "{table}");
+    let contention: Vec<&str> = table
+        .lines()
+        .find(|l| l.starts_with("contention "))
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        &contention[..4],
+        ["contention", "src/infra/retry.ts:12", "3", "4"],
+        "{table}"
+    );
+}
+
+#[test]
+fn closed_stdout_and_stderr_end_quietly() {
+    // `check --diff 2>&1 | head -0`: both streams are gone before the first write.
+    for args in [
+        &["check", "."][..],
+        &["check", ".", "--diff"],
+        &["check", ".", "--select", "stacked-retries"],
+    ] {
+        let mut child = common::bin()
+            .current_dir(common::fixture("effect-app"))
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        drop(child.stderr.take());
+        let status = child.wait().unwrap();
+        let expected: &[i32] = if args.len() == 4 { &[2] } else { &[0, 1] };
+        assert!(
+            status.code().is_some_and(|c| expected.contains(&c)),
+            "{args:?}: {status:?}"
+        );
+    }
+}

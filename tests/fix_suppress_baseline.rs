@@ -54,7 +54,7 @@ fn fix_applies_safe_fixes_only_and_is_idempotent() {
     );
     assert!(!fixed.contains("Schedule.max"), "the inline copy is gone: {fixed}");
     assert!(
-        !fixed.contains(".pipe(Schedule.jittered), while"),
+        !fixed.contains("Schedule.jittered"),
         "unsafe fixes need --unsafe-fixes: {fixed}"
     );
     // The report after fixing shows what is left, and a second run changes nothing.
@@ -89,8 +89,8 @@ fn unsafe_fixes_apply_with_the_flag_and_converge() {
     );
     let fixed = read(&dir, "src/a.ts");
     assert!(
-        fixed.contains("S.spaced(\"100 millis\").pipe(S.upTo({ times: 2 })).pipe(S.jittered)"),
-        "{fixed}"
+        fixed.contains("S.spaced(\"100 millis\").pipe(S.upTo({ times: 2 }), S.jittered)"),
+        "one more argument of the schedule's pipe, never `.pipe(…).pipe(`: {fixed}"
     );
     let again = check(
         dir.path(),
@@ -201,4 +201,159 @@ fn a_baseline_hides_known_findings_survives_moves_and_reports_stale_entries() {
     let output = check(dir.path(), &[".", "--baseline", "retrylint-baseline.json"]);
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("is not a retrylint baseline"));
+}
+
+/// `retrylint check ARGS` in `dir` with extra environment.
+fn check_env(dir: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+    let mut command = common::bin();
+    command.current_dir(dir).arg("check").args(args);
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    command.output().expect("the binary runs")
+}
+
+#[test]
+fn fix_applies_only_the_fixes_of_reported_findings_baseline_and_changed_since() {
+    let dir = app();
+    let before = read(&dir, "src/features/a.ts");
+    let output = check(dir.path(), &[".", "--write-baseline", "baseline.json"]);
+    assert_eq!(output.status.code(), Some(0));
+    // The baseline hides the finding, so its fix is not applied either.
+    for flag in ["--fix", "--diff"] {
+        let output = check(dir.path(), &[".", flag, "--baseline", "baseline.json"]);
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(output.stdout.is_empty() || flag == "--fix", "{flag}: nothing to diff");
+        assert_eq!(read(&dir, "src/features/a.ts"), before, "{flag} --baseline");
+    }
+
+    // --changed-since: only the new file's finding is the change's, and only it is fixed.
+    let git = |args: &[&str]| {
+        let status = std::process::Command::new("git")
+            .current_dir(dir.path())
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            status.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&status.stderr)
+        );
+    };
+    git(&["init", "-q"]);
+    git(&["add", "-A"]);
+    git(&["commit", "-q", "-m", "base"]);
+    std::fs::write(dir.path().join("src/features/c.ts"), FEATURE).unwrap();
+    let output = check(dir.path(), &[".", "--fix", "--changed-since", "HEAD"]);
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("fixed 1 finding in 1 file"),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(
+        read(&dir, "src/features/a.ts"),
+        before,
+        "an unchanged file is not fixed"
+    );
+    assert!(read(&dir, "src/features/c.ts").contains("schedule: Retry.contention,"));
+}
+
+#[test]
+fn a_file_edited_while_retrylint_ran_is_left_alone_with_a_note() {
+    let dir = app();
+    let output = check_env(
+        dir.path(),
+        &[".", "--fix"],
+        &[("RETRYLINT_TEST_EDIT_BEFORE_WRITE", "a.ts")],
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("note: src/features/a.ts: not fixed: the file changed since it was read"),
+        "{stderr}"
+    );
+    let text = read(&dir, "src/features/a.ts");
+    assert!(
+        text.ends_with("// edited while retrylint ran\n"),
+        "the edit is kept: {text}"
+    );
+    assert!(text.contains("Schedule.max"), "and no fix is written over it: {text}");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_fix_keeps_permissions_and_hard_links_and_never_writes_through_a_symlink() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let dir = app();
+    let file = dir.path().join("src/features/a.ts");
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o640)).unwrap();
+    std::fs::hard_link(&file, dir.path().join("a-link.txt")).unwrap();
+    let output = check(dir.path(), &[".", "--fix"]);
+    assert!(String::from_utf8_lossy(&output.stderr).contains("fixed 1 finding"));
+    let fixed = read(&dir, "src/features/a.ts");
+    assert!(fixed.contains("schedule: Retry.contention,"), "{fixed}");
+    assert_eq!(read(&dir, "a-link.txt"), fixed, "the hard link still shares the file");
+    let (a, link) = (
+        std::fs::metadata(&file).unwrap(),
+        std::fs::metadata(dir.path().join("a-link.txt")).unwrap(),
+    );
+    assert_eq!(a.ino(), link.ino());
+    assert_eq!(a.mode() & 0o777, 0o640);
+
+    // The owner is kept too (when this test may give the file away, as root can).
+    let dir = app();
+    let file = dir.path().join("src/features/a.ts");
+    if std::os::unix::fs::chown(&file, Some(4321), Some(4321)).is_ok() {
+        let output = check(dir.path(), &[".", "--fix"]);
+        assert!(String::from_utf8_lossy(&output.stderr).contains("fixed 1 finding"));
+        let metadata = std::fs::metadata(&file).unwrap();
+        assert_eq!((metadata.uid(), metadata.gid()), (4321, 4321), "the owner is kept");
+        assert!(read(&dir, "src/features/a.ts").contains("schedule: Retry.contention,"));
+    }
+
+    // A symlink to a fixable file is skipped with a note, named or found.
+    let dir = app();
+    std::fs::rename(
+        dir.path().join("src/features/a.ts"),
+        dir.path().join("src/infra/target.ts.txt"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("../infra/target.ts.txt", dir.path().join("src/features/a.ts")).unwrap();
+    let before = read(&dir, "src/infra/target.ts.txt");
+    for paths in [&["."][..], &["src/features/a.ts"]] {
+        let mut args = paths.to_vec();
+        args.push("--fix");
+        let output = check(dir.path(), &args);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains("src/features/a.ts: skipped: a symbolic link"),
+            "{stderr}"
+        );
+        assert_eq!(read(&dir, "src/infra/target.ts.txt"), before, "{paths:?}");
+        assert!(std::fs::symlink_metadata(dir.path().join("src/features/a.ts"))
+            .unwrap()
+            .file_type()
+            .is_symlink());
+    }
+}
+
+#[test]
+fn a_failed_write_says_which_files_were_already_written() {
+    let dir = app();
+    std::fs::write(dir.path().join("src/features/z.ts"), FEATURE).unwrap();
+    let output = check_env(dir.path(), &[".", "--fix"], &[("RETRYLINT_TEST_FAIL_WRITE", "z.ts")]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("cannot write src/features/z.ts"), "{stderr}");
+    assert!(
+        stderr.contains("already written (fixed): src/features/a.ts"),
+        "{stderr}"
+    );
+    assert!(read(&dir, "src/features/a.ts").contains("schedule: Retry.contention,"));
+    assert_eq!(read(&dir, "src/features/z.ts"), FEATURE);
 }

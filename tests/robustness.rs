@@ -122,3 +122,262 @@ fn a_retry_inside_a_parse_error_is_a_note_not_a_silent_miss() {
         "{notes:?}"
     );
 }
+
+/// `(exit code, stdout, stderr)` of `retrylint check ARGS` in `dir`, with extra environment.
+fn run(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String, String) {
+    let mut command = common::bin();
+    command.current_dir(dir).arg("check").args(args);
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let output = command.output().expect("the binary runs");
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn flat_sql_expressions_of_thousands_of_terms_are_skipped_with_a_note_not_a_stack_overflow() {
+    let terms: Vec<String> = (0..2300).map(|i| format!("id = {i}")).collect();
+    let or = format!(
+        "UPDATE job_leases SET holder = 'a', lease_until = now() WHERE {};\n",
+        terms.join(" OR ")
+    );
+    let selects: Vec<String> = (0..30000).map(|i| format!("SELECT {i}")).collect();
+    let union = format!("INSERT INTO job_leases (name) {};\n", selects.join(" UNION ALL "));
+    let ok = "UPDATE job_leases SET holder = $1 WHERE name = $2;\n";
+    let dir = common::project(&[("db/or.sql", &or), ("db/union.sql", &union), ("db/ok.sql", ok)]);
+    let (code, stdout, stderr) = run(dir.path(), &[".", "--no-prefilter", "--format", "json"], &[]);
+    assert!(matches!(code, Some(0 | 1)), "{code:?}\n{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let notes = report["notes"].as_array().unwrap();
+    for file in ["db/or.sql", "db/union.sql"] {
+        assert!(
+            notes.iter().any(|n| n["path"] == file
+                && n["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("statement too large to analyse")),
+            "{file}: {notes:#?}"
+        );
+    }
+    assert!(!notes.iter().any(|n| n["path"] == "db/ok.sql"), "{notes:#?}");
+}
+
+#[test]
+fn a_minified_sql_file_is_analysed_in_linear_time() {
+    // One line of 3,000 statements: locating each statement once scanned the whole line.
+    let statements: Vec<String> = (0..3000)
+        .map(|i| format!("UPDATE job_leases SET holder = 'x{i}' WHERE name = 'n' AND x = 1;"))
+        .collect();
+    let dir = common::project(&[("db/min.sql", &statements.join(" "))]);
+    let started = std::time::Instant::now();
+    let (code, _, stderr) = run(dir.path(), &[".", "--format", "json"], &[]);
+    assert!(matches!(code, Some(0 | 1)), "{stderr}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(30),
+        "took {:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn max_file_size_applies_to_a_file_named_on_the_command_line() {
+    let big = format!(
+        "import {{ Effect, Schedule }} from \"effect\"\nexport const a = Effect.retry({{ schedule: Schedule.exponential(\"1 second\") }})\n{}",
+        "// padding\n".repeat(50)
+    );
+    let dir = common::project(&[("retrylint.toml", "max-file-size = 200\n"), ("src/a.ts", &big)]);
+    let (code, stdout, stderr) = run(dir.path(), &["src/a.ts", "--format", "json"], &[]);
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert!(common::findings(&report).is_empty(), "{report:#}");
+    assert!(
+        report["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n["path"] == "src/a.ts" && n["message"].as_str().unwrap().contains("max-file-size")),
+        "{report:#}"
+    );
+}
+
+#[test]
+fn human_output_shows_a_window_of_a_long_line_with_its_real_column() {
+    let line = format!(
+        "export const a = Effect.retry({{ schedule: Schedule.exponential(\"1 second\") }}){}",
+        "; const x = 1".repeat(16_000)
+    );
+    let text = format!("import {{ Effect, Schedule }} from \"effect\"\n{line}\n");
+    let dir = common::project(&[("src/min.ts", &text)]);
+    let (code, stdout, _) = run(dir.path(), &["."], &[]);
+    assert_eq!(code, Some(1));
+    assert!(
+        stdout.len() < 20_000,
+        "printed {} bytes for a 200 KB line",
+        stdout.len()
+    );
+    assert!(stdout.contains("┌─ src/min.ts:2:18"), "{stdout}");
+    assert!(stdout.contains("┌─ src/min.ts:2:43"), "{stdout}");
+    assert!(stdout.contains(" …\n"), "the cut is marked: {stdout}");
+}
+
+#[test]
+fn a_panic_prints_a_report_and_exits_2() {
+    let dir = common::project(&[(
+        "src/a.ts",
+        "import { Effect, Schedule } from \"effect\"\nexport const a = Effect.retry({ schedule: Schedule.exponential(\"1 second\") })\n",
+    )]);
+    let (code, _, stderr) = run(dir.path(), &["."], &[("RETRYLINT_TEST_PANIC", "inline-schedule")]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!("retrylint {} crashed", env!("CARGO_PKG_VERSION"))),
+        "{stderr}"
+    );
+    assert!(stderr.contains("file: src/a.ts"), "{stderr}");
+    assert!(stderr.contains("rule: inline-schedule"), "{stderr}");
+    // A panic while a file is read is caught (the other files are still checked), reported
+    // and exits 2.
+    let (code, _, stderr) = run(dir.path(), &["."], &[("RETRYLINT_TEST_PANIC", "extract")]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("file: src/a.ts\n  rule: extract"), "{stderr}");
+    assert!(stderr.contains("src/a.ts: skipped: internal error"), "{stderr}");
+    let (code, _, stderr) = run(dir.path(), &["."], &[("RETRYLINT_TEST_PANIC", "main")]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("crashed (internal error: RETRYLINT_TEST_PANIC=main"),
+        "{stderr}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn skipped_files_always_get_a_note() {
+    use std::os::unix::ffi::OsStrExt;
+    let retry = "import { Effect, Schedule } from \"effect\"\nexport const a = Effect.retry({ schedule: Schedule.exponential(\"1 second\") })\n";
+    let dir = common::project(&[("src/a.ts", retry), ("outside/b.ts", retry)]);
+    std::os::unix::fs::symlink(dir.path().join("outside/b.ts"), dir.path().join("src/link.ts")).unwrap();
+    std::os::unix::fs::symlink(dir.path().join("outside"), dir.path().join("src/linked-dir")).unwrap();
+    let odd = dir.path().join("src").join(std::ffi::OsStr::from_bytes(b"odd-\xff.ts"));
+    std::fs::write(&odd, retry).unwrap();
+    let (_, stdout, stderr) = run(dir.path(), &["src", "src/link.ts", "--format", "json"], &[]);
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    let notes = report["notes"].as_array().unwrap();
+    let noted = |path: &str, what: &str| {
+        notes
+            .iter()
+            .any(|n| n["path"].as_str().unwrap().starts_with(path) && n["message"].as_str().unwrap().contains(what))
+    };
+    assert!(noted("src/link.ts", "symbolic link"), "{notes:#?}");
+    assert!(noted("src/linked-dir", "symbolic link"), "{notes:#?}");
+    assert!(noted("src/odd-", "not valid UTF-8"), "{notes:#?}");
+    let files: Vec<String> = common::findings(&report).into_iter().map(|f| f.0).collect();
+    assert!(files.iter().all(|f| f == "src/a.ts"), "{files:?}");
+}
+
+#[cfg(unix)]
+#[test]
+fn reading_a_config_or_stdin_is_bounded() {
+    let dir = common::project(&[
+        ("retrylint.toml", "max-file-size = 100\n"),
+        ("src/a.ts", "export const a = 1\n"),
+    ]);
+    // An endless config (a device) is an error, not a hang or an exhausted memory.
+    let (code, _, stderr) = run(dir.path(), &[".", "--config", "/dev/zero"], &[]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("over the size limit"), "{stderr}");
+    let mut child = common::bin()
+        .current_dir(dir.path())
+        .args(["check", "--stdin-filename", "src/a.ts"])
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    // The writer stops when retrylint stops reading.
+    let writer = std::thread::spawn(move || {
+        use std::io::Write;
+        let chunk = vec![b' '; 4096];
+        while stdin.write_all(&chunk).is_ok() {}
+    });
+    let output = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("stdin is over the size limit of 100 bytes"),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+#[test]
+fn a_retry_policy_nested_deeper_than_the_extractor_follows_gets_a_note() {
+    let policy = format!(
+        "Schedule.exponential(\"1 second\"){}",
+        ".pipe(Schedule.upTo({ times: 2 }))".repeat(40)
+    );
+    let text = format!(
+        "import {{ Effect, Schedule }} from \"effect\"\nexport const a = Effect.succeed(1).pipe(Effect.retry({{ schedule: {policy}, while: (e) => e === 1 }}))\n"
+    );
+    let dir = common::project(&[("src/deep.ts", &text)]);
+    let (code, stdout, stderr) = run(dir.path(), &[".", "--format", "json"], &[]);
+    assert!(matches!(code, Some(0 | 1)), "{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert!(
+        report["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n["path"] == "src/deep.ts"
+                && n["message"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("not analysed: the policy of the retry at 2:")),
+        "{report:#}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn an_unreadable_directory_gets_a_note() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = common::project(&[
+        ("src/a.ts", "export const a = 1\n"),
+        ("src/locked/b.ts", "import { Effect, Schedule } from \"effect\"\n"),
+    ]);
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(dir.path().join("src/locked"), std::fs::Permissions::from_mode(0o000)).unwrap();
+    let root = std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
+    // Root reads any directory: run as nobody.
+    let mut command = if root {
+        let mut command = std::process::Command::new("setpriv");
+        command.args(["--reuid=65534", "--regid=65534", "--clear-groups"]);
+        command.arg(env!("CARGO_BIN_EXE_retrylint"));
+        command
+    } else {
+        std::process::Command::new(env!("CARGO_BIN_EXE_retrylint"))
+    };
+    let output = command
+        .current_dir(dir.path())
+        .env("RETRYLINT_NO_CACHE", "1")
+        .env("NO_COLOR", "1")
+        .args(["check", "."])
+        .output();
+    std::fs::set_permissions(dir.path().join("src/locked"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let output = match output {
+        Ok(output) if !root || output.status.code() != Some(127) => output,
+        _ => {
+            eprintln!("skipped: running as root without setpriv");
+            return;
+        }
+    };
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("note: src/locked: skipped: cannot read"), "{stderr}");
+}

@@ -11,6 +11,9 @@ struct Block {
     section: String,
     path: String,
     context: bool,
+    /// A block under "## Fix" marked `after=N`: the text the doc's Nth example becomes with
+    /// `--fix --unsafe-fixes`.
+    after: Option<usize>,
     /// The `effect` version of the example's package.
     effect: Option<String>,
     code: String,
@@ -34,6 +37,7 @@ fn blocks(doc: &str) -> Vec<Block> {
         };
         let mut path = format!("src/example.{extension}");
         let mut context = false;
+        let mut after = None;
         let mut effect = None;
         for word in words {
             if let Some(p) = word.strip_prefix("path=") {
@@ -42,6 +46,8 @@ fn blocks(doc: &str) -> Vec<Block> {
                 effect = Some(v.to_string());
             } else if word == "context" {
                 context = true;
+            } else if let Some(n) = word.strip_prefix("after=") {
+                after = n.parse().ok();
             }
         }
         let code: Vec<&str> = lines.by_ref().take_while(|l| !l.starts_with("```")).collect();
@@ -53,6 +59,7 @@ fn blocks(doc: &str) -> Vec<Block> {
                 section: section.clone(),
                 path,
                 context,
+                after,
                 effect,
                 code: code.join("\n") + "\n",
             });
@@ -92,10 +99,13 @@ fn every_rule_doc_example_is_executed() {
         }
         let all = blocks(&doc);
         let context: Vec<&Block> = all.iter().filter(|b| b.context).collect();
-        let incorrect: Vec<&Block> = all.iter().filter(|b| !b.context && b.section == "Example").collect();
+        let incorrect: Vec<&Block> = all
+            .iter()
+            .filter(|b| !b.context && b.after.is_none() && b.section == "Example")
+            .collect();
         let correct: Vec<&Block> = all
             .iter()
-            .filter(|b| !b.context && b.section == "Use instead")
+            .filter(|b| !b.context && b.after.is_none() && b.section == "Use instead")
             .collect();
         assert!(!incorrect.is_empty(), "{name}: no incorrect example");
         assert!(!correct.is_empty(), "{name}: no correct example");
@@ -137,4 +147,127 @@ fn rule_command_prints_the_doc() {
     let output = common::bin().args(["rule", "no-such-rule"]).output().unwrap();
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("unknown rule `no-such-rule`"));
+}
+
+/// Every fix a rule doc shows is executed: each incorrect example is fixed with
+/// `--fix --unsafe-fixes`; a fixed file must equal the doc's `after` block for it, parse
+/// without a new error, no longer have the rule's finding, and not change on a second run. A
+/// rule that has a fix shows at least one, before and after.
+#[test]
+fn every_rule_doc_fix_is_executed_idempotent_and_reparses() {
+    let output = common::bin().args(["rules", "--format", "json"]).output().unwrap();
+    let listing: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let mut fixed_examples = 0;
+    for rule in listing.as_array().unwrap() {
+        let name = rule["name"].as_str().unwrap();
+        let has_fix = rule["fix"] != "none";
+        let doc = std::fs::read_to_string(common::repo_root().join("rules").join(format!("{name}.md"))).unwrap();
+        let all = blocks(&doc);
+        let context: Vec<&Block> = all.iter().filter(|b| b.context).collect();
+        let incorrect: Vec<&Block> = all
+            .iter()
+            .filter(|b| !b.context && b.after.is_none() && b.section == "Example")
+            .collect();
+        let afters: Vec<&Block> = all.iter().filter(|b| b.after.is_some()).collect();
+        assert!(
+            afters.iter().all(|b| b.section == "Fix"),
+            "{name}: `after` blocks belong under ## Fix"
+        );
+        assert!(
+            !has_fix || !afters.is_empty(),
+            "{name} has a fix: its doc shows it under ## Fix with an `after` block"
+        );
+        assert!(
+            afters
+                .iter()
+                .all(|b| b.after.is_some_and(|n| (1..=incorrect.len()).contains(&n))),
+            "{name}: an `after=N` block names no example"
+        );
+        for (at, block) in incorrect.iter().enumerate() {
+            let mut files: Vec<(&str, &str)> = context.iter().map(|c| (c.path.as_str(), c.code.as_str())).collect();
+            files.push((&block.path, &block.code));
+            let manifest = block
+                .effect
+                .as_ref()
+                .map(|version| format!("{{\"dependencies\": {{\"effect\": \"{version}\"}}}}\n"));
+            if let Some(manifest) = &manifest {
+                files.push(("package.json", manifest));
+            }
+            let dir = common::project(&files);
+            let fix = [".", "--no-config", "--select", name, "--fix", "--unsafe-fixes"];
+            let output = common::check(dir.path(), &fix);
+            assert_ne!(
+                output.status.code(),
+                Some(2),
+                "{name}: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+            let read = || std::fs::read_to_string(dir.path().join(&block.path)).unwrap();
+            let fixed = read();
+            let after = afters.iter().find(|b| b.after == Some(at + 1));
+            if let Some(after) = after {
+                assert_eq!(fixed, after.code, "{name}: example {} fixed", at + 1);
+            }
+            if fixed == block.code {
+                continue;
+            }
+            assert!(
+                after.is_some(),
+                "{name}: example {} has a fix: show it with an `after={}` block",
+                at + 1,
+                at + 1
+            );
+            fixed_examples += 1;
+            // It re-parses: no note of a parse error, and the rule's finding is gone.
+            let (code, report) = common::check_json(dir.path(), &[".", "--no-config", "--select", name]);
+            assert_ne!(code, 2);
+            let notes = report["notes"].as_array().unwrap();
+            assert!(
+                !notes
+                    .iter()
+                    .any(|n| n["message"].as_str().unwrap().contains("parse error")),
+                "{name}: the fixed example does not parse: {notes:#?}\n{fixed}"
+            );
+            let left: Vec<_> = common::findings(&report)
+                .into_iter()
+                .filter(|(path, _, rule)| *path == block.path && rule == name)
+                .collect();
+            assert!(left.is_empty(), "{name}: the fix leaves {left:?}\n{fixed}");
+            assert!(
+                !double_pipe(&fixed) || double_pipe(&block.code),
+                "{name}: `.pipe(…).pipe(` is not idiomatic\n{fixed}"
+            );
+            // Idempotent: a second run changes nothing.
+            common::check(dir.path(), &fix);
+            assert_eq!(read(), fixed, "{name}: a second --fix changed the example");
+        }
+    }
+    assert!(fixed_examples >= 4, "only {fixed_examples} examples were fixed");
+}
+
+/// Whether `code` pipes a `.pipe(…)` call again: `.pipe(a).pipe(b)` for `.pipe(a, b)`.
+fn double_pipe(code: &str) -> bool {
+    code.match_indices(".pipe(").any(|(at, open)| {
+        let mut depth = 0;
+        for (i, c) in code[at + open.len() - 1..].char_indices() {
+            match c {
+                '(' => depth += 1,
+                ')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return code[at + open.len() - 1 + i + 1..].starts_with(".pipe(");
+                    }
+                }
+                _ => {}
+            }
+        }
+        false
+    })
+}
+
+#[test]
+fn double_pipes_are_told_apart() {
+    assert!(double_pipe("S.spaced(1).pipe(S.upTo({ times: 2 })).pipe(S.jittered)"));
+    assert!(!double_pipe("S.spaced(1).pipe(S.upTo({ times: 2 }), S.jittered)"));
+    assert!(!double_pipe("S.max([a(1)]).pipe(S.jittered)"));
 }

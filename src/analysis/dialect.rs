@@ -58,14 +58,35 @@ pub fn invalid_value_help(library: Library) -> &'static str {
     }
 }
 
-/// How to name a policy in the retry module.
-pub fn name_policy_help(library: Library) -> &'static str {
-    match library {
-        Library::Effect => {
-            "name the policy in the retry module (infra/retry.ts) and reference it here, e.g. `Retry.transient`"
-        }
-        _ => "name the policy in the retry module (src/retry.rs) and reference it here, e.g. `.retry(retry::transient())`",
-    }
+/// How to name a policy in the retry module: the project's retry module (`module`, when it
+/// has one) and its transient policy's configured name, in the library's own code.
+pub fn name_policy_help(library: Library, vocabulary: &Vocabulary, module: Option<&std::path::Path>) -> String {
+    let transient = vocabulary
+        .transient_policies
+        .first()
+        .map_or("transient", String::as_str);
+    let module = module.map(|m| m.display().to_string().replace('\\', "/"));
+    let module = module.as_deref();
+    let (default_module, example) = match library {
+        Library::Effect | Library::Rs2 => ("infra/retry.ts", format!("`Retry.{transient}`")),
+        Library::Backon => ("src/retry.rs", format!("`.retry(retry::{transient}())`")),
+        Library::TokioRetry => (
+            "src/retry.rs",
+            format!("`Retry::spawn(retry::{transient}(), action)` (a tokio-retry strategy)"),
+        ),
+        Library::Backoff => (
+            "src/retry.rs",
+            format!("`backoff::future::retry(retry::{transient}(), operation)`"),
+        ),
+        Library::ReqwestRetry => (
+            "src/retry.rs",
+            format!("`RetryTransientMiddleware::new_with_policy(retry::{transient}())`"),
+        ),
+    };
+    format!(
+        "name the policy in the retry module ({}) and reference it here, e.g. {example}",
+        module.unwrap_or(default_module)
+    )
 }
 
 /// Where a retry belongs instead of a repository.
@@ -119,23 +140,44 @@ pub fn after_commit_help(library: Library) -> &'static str {
     }
 }
 
+/// A retry of contention only, in the library's own code.
+fn contention_code(library: Library) -> &'static str {
+    match library {
+        Library::Effect | Library::Rs2 => "`{ schedule: Retry.contention, while: Retry.isContention }`",
+        Library::Backon => "`.retry(retry::contention()).when(retry::is_contention)`",
+        Library::TokioRetry => "`RetryIf::spawn(retry::contention(), action, retry::is_contention)`",
+        Library::Backoff => {
+            "`backoff::future::retry(retry::contention(), operation)` with every error but contention made `backoff::Error::permanent`"
+        }
+        Library::ReqwestRetry => "a retry policy that retries only contention (`retry::contention()`)",
+    }
+}
+
 /// The contention pair, as the policy names it.
-pub fn contention_help(_library: Library) -> &'static str {
-    "retry this unit on contention only, `{ schedule: Retry.contention, while: Retry.isContention }`; connection loss is retried only on idempotent units"
+pub fn contention_help(library: Library) -> String {
+    format!(
+        "retry this unit on contention only, {}; connection loss is retried only on idempotent units",
+        contention_code(library)
+    )
 }
 
 /// What to do about a broad retry of a unit that appends.
-pub fn unkeyed_append_help(_library: Library) -> &'static str {
-    "make the write recognisable on replay (an `Idempotency-Key` header, a client-generated id, `ON CONFLICT`) or retry it on contention only (`while: Retry.isContention`); a predicate such as `isRetryable` or a 5xx test says whether a later attempt could succeed, not whether a replay is safe"
+pub fn unkeyed_append_help(library: Library) -> String {
+    let contention = match library {
+        Library::Effect | Library::Rs2 => "`while: Retry.isContention`".to_string(),
+        other => contention_code(other).to_string(),
+    };
+    format!(
+        "make the write recognisable on replay (an `Idempotency-Key` header, a client-generated id, `ON CONFLICT`) or retry it on contention only ({contention}); a predicate such as `isRetryable` or a 5xx test says whether a later attempt could succeed, not whether a replay is safe"
+    )
 }
 
 /// What a durable retrier leaves to in-process retries.
-pub fn durable_help(library: Library) -> &'static str {
-    match library {
-        Library::Backon => "retry only contention here, `.retry(retry::contention()).when(retry::is_contention)`; the queue or job runner owns every other failure",
-        Library::TokioRetry | Library::Backoff | Library::ReqwestRetry => "retry only contention here, with the retry module's contention policy and predicate; the queue or job runner owns every other failure",
-        _ => "retry only contention here, `{ schedule: Retry.contention, while: Retry.isContention }`; the durable retrier owns every other failure",
-    }
+pub fn durable_help(library: Library) -> String {
+    format!(
+        "retry only contention here, {}; the durable retrier owns every other failure",
+        contention_code(library)
+    )
 }
 
 /// The module prefix of an Effect policy reference: `Retry.transient` → `Retry`.
@@ -168,15 +210,29 @@ pub fn contention_fix(file: FileId, site: &RetrySite, vocabulary: &Vocabulary) -
 
 /// Adds the contention predicate next to the contention schedule. Unsafe: failures that
 /// were retried before (anything but contention) are not retried after.
-pub fn predicate_fix(file: FileId, site: &RetrySite, vocabulary: &Vocabulary) -> Option<Fix> {
+/// In an options object written one property per line, the new option gets its own line,
+/// indented as the schedule's (`text` is the file's).
+pub fn predicate_fix(file: FileId, site: &RetrySite, vocabulary: &Vocabulary, text: Option<&[u8]>) -> Option<Fix> {
     let prefix = policy_prefix(site)?;
     let schedule = site.schedule()?;
     let predicate = vocabulary.contention_predicates.first()?;
+    let option = format!("while: {prefix}.{predicate}");
     let edit = match site.options() {
-        Some(_) => Edit {
-            file,
-            span: Span::at(schedule.span().end),
-            replacement: format!(", while: {prefix}.{predicate}"),
+        Some(_) => match text.and_then(|text| own_line(text, schedule.span().end as usize)) {
+            Some((at, indent, comma)) => Edit {
+                file,
+                span: Span::at(at as u32),
+                replacement: if comma {
+                    format!("{indent}{option},\n")
+                } else {
+                    format!(",\n{indent}{option}")
+                },
+            },
+            None => Edit {
+                file,
+                span: Span::at(schedule.span().end),
+                replacement: format!(", {option}"),
+            },
         },
         None => Edit {
             file,
@@ -204,4 +260,67 @@ pub fn retrying_client(language: crate::source::Language) -> (&'static str, &'st
             "send it through the base client, or set an idempotency key: `HttpClientRequest.setHeader(\"Idempotency-Key\", key)`",
         ),
     }
+}
+
+/// Where a property after the one ending at `end` goes when the object has one property per
+/// line: the offset, the line's indentation, and whether the property ends with a comma (then
+/// the new one goes after that line; else it is appended with a comma of its own).
+fn own_line(text: &[u8], end: usize) -> Option<(usize, String, bool)> {
+    let line_start = text[..end.min(text.len())]
+        .iter()
+        .rposition(|b| *b == b'\n')
+        .map_or(0, |i| i + 1);
+    let indent: String = text[line_start..]
+        .iter()
+        .take_while(|b| **b == b' ' || **b == b'\t')
+        .map(|b| *b as char)
+        .collect();
+    let rest = text.get(end..)?;
+    let skip = |from: usize| from + rest[from..].iter().take_while(|b| **b == b' ' || **b == b'\t').count();
+    let at = skip(0);
+    match rest.get(at) {
+        Some(b',') => {
+            let after = skip(at + 1);
+            (rest.get(after) == Some(&b'\n')).then(|| (end + after + 1, indent, true))
+        }
+        Some(b'\n') => Some((end, indent, false)),
+        _ => None,
+    }
+}
+
+/// A help line in the project's names: the default policy and predicate names the remedies
+/// are written with (`Retry.contention`, `Retry.isContention`, `Retry.transient`,
+/// `Retry.isConnectionLost`) become the first ones the config names.
+pub fn spell(help: &str, vocabulary: &Vocabulary) -> String {
+    let first = |names: &[String], default: &'static str| names.first().cloned().unwrap_or_else(|| default.to_string());
+    let renames = [
+        ("Retry.contention", first(&vocabulary.contention_policies, "contention")),
+        (
+            "Retry.isContention",
+            first(&vocabulary.contention_predicates, "isContention"),
+        ),
+        ("Retry.transient", first(&vocabulary.transient_policies, "transient")),
+        (
+            "Retry.isConnectionLost",
+            first(&vocabulary.transient_predicates, "isConnectionLost"),
+        ),
+    ];
+    let mut out = String::with_capacity(help.len());
+    let mut rest = help;
+    'scan: while !rest.is_empty() {
+        for (default, name) in &renames {
+            if let Some(after) = rest.strip_prefix(default) {
+                if !after.starts_with(|c: char| c.is_alphanumeric() || c == '_') {
+                    out.push_str("Retry.");
+                    out.push_str(name);
+                    rest = after;
+                    continue 'scan;
+                }
+            }
+        }
+        let c = rest.chars().next().unwrap_or_default();
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    out
 }

@@ -220,6 +220,7 @@ fn named_policy_fix(analysis: &Analysis, index: &Index, file: FileId, schedule: 
                 replacement: format!("{prefix}.{name}"),
             }];
             edits.extend(import);
+            edits.extend(unused_imports(index, file, schedule.span()));
             return Some(Fix {
                 safety: FixSafety::Safe,
                 title: format!("use the retry module's `{name}`, which is the same schedule"),
@@ -228,4 +229,85 @@ fn named_policy_fix(analysis: &Analysis, index: &Index, file: FileId, schedule: 
         }
     }
     None
+}
+
+/// The edits that remove the Effect imports (`Schedule`) that only the replaced `span` used,
+/// so a fix leaves no import unused: the specifier, or the whole import line when it was the
+/// only one.
+fn unused_imports(index: &Index, file: FileId, span: crate::source::Span) -> Vec<Edit> {
+    let (Some(facts), Some(text)) = (index.loaded(file), index.text(file)) else {
+        return Vec::new();
+    };
+    let mut edits = Vec::new();
+    for import in facts
+        .imports
+        .iter()
+        .filter(|i| i.written_source() == "effect" || i.source == "effect")
+    {
+        let local = import.local.as_bytes();
+        let inside = |at: usize| {
+            (span.start as usize..span.end as usize).contains(&at)
+                || (import.span.start as usize..import.span.end as usize).contains(&at)
+        };
+        let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'$';
+        let used_in_span = memchr::memmem::find_iter(&text[span.start as usize..span.end as usize], local)
+            .next()
+            .is_some();
+        let used_elsewhere = memchr::memmem::find_iter(text, local).any(|at| {
+            let before = at.checked_sub(1).map(|i| text[i]);
+            let after = text.get(at + local.len()).copied();
+            !inside(at) && !before.is_some_and(|b| ident(b) || b == b'.') && !after.is_some_and(ident)
+        });
+        if !used_in_span || used_elsewhere {
+            continue;
+        }
+        if let Some(span) = specifier_removal(text, import.span) {
+            edits.push(Edit {
+                file,
+                span,
+                replacement: String::new(),
+            });
+        }
+    }
+    edits
+}
+
+/// What to delete to drop the import specifier at `spec`: it with its comma, or the whole
+/// `import { … } from "…"` line when it is the only specifier.
+fn specifier_removal(text: &[u8], spec: crate::source::Span) -> Option<crate::source::Span> {
+    let (start, end) = (spec.start as usize, spec.end as usize);
+    let blank = |b: &u8| *b == b' ' || *b == b'\t' || *b == b'\n' || *b == b'\r';
+    let mut before = start;
+    while before > 0 && blank(&text[before - 1]) {
+        before -= 1;
+    }
+    let mut after = end;
+    while after < text.len() && blank(&text[after]) {
+        after += 1;
+    }
+    let (previous, next) = (text.get(before.wrapping_sub(1)).copied(), text.get(after).copied());
+    match (previous, next) {
+        // `{ A, Schedule }` → `{ A }`.
+        (Some(b','), _) => Some(crate::source::Span::new(before - 1, end)),
+        // `{ Schedule, B }` → `{ B }`.
+        (_, Some(b',')) => {
+            let mut to = after + 1;
+            while to < text.len() && (text[to] == b' ' || text[to] == b'\t') {
+                to += 1;
+            }
+            Some(crate::source::Span::new(start, to))
+        }
+        // `import { Schedule } from "effect"`: the whole line.
+        (Some(b'{'), Some(b'}')) => {
+            let line_start = text[..start].iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+            let line_end = text[end..]
+                .iter()
+                .position(|b| *b == b'\n')
+                .map_or(text.len(), |i| end + i + 1);
+            let line = std::str::from_utf8(&text[line_start..line_end]).ok()?;
+            (line.trim_start().starts_with("import ") && line.contains(" from "))
+                .then(|| crate::source::Span::new(line_start, line_end))
+        }
+        _ => None,
+    }
 }

@@ -80,12 +80,30 @@ pub(super) fn collect(analysis: &super::Analysis, index: &Index, file: FileId) -
     let effect = EffectVersion::from_code(version);
     // `.pipe(Schedule.jittered)`, with the file's own name for `Schedule`, when the file's
     // version has the combinator.
-    let jitter = |at: u32| {
+    // A schedule that already ends in `.pipe(…)` gets one more argument, never a second
+    // `.pipe(`.
+    let jitter = |value: &Expr| {
         api::jitter_snippet(effect)?;
-        facts.effect_module_local("Schedule").map(|module| Insertion {
-            at,
-            text: format!(".pipe({module}.jittered)"),
-            title: "pipe the schedule through `Schedule.jittered`".into(),
+        let module = facts.effect_module_local("Schedule")?;
+        let piped = match value {
+            Expr::Call { callee, args, .. } => match (callee.as_ref(), args.last()) {
+                (Expr::Member(_, method, _), Some(last)) if method == "pipe" => Some(last.span().end),
+                (Expr::Ident(name, _), Some(last)) if name == "pipe" => Some(last.span().end),
+                _ => None,
+            },
+            _ => None,
+        };
+        Some(match piped {
+            Some(at) => Insertion {
+                at,
+                text: format!(", {module}.jittered"),
+                title: "pipe the schedule through `Schedule.jittered`".into(),
+            },
+            None => Insertion {
+                at: value.span().end,
+                text: format!(".pipe({module}.jittered)"),
+                title: "pipe the schedule through `Schedule.jittered`".into(),
+            },
         })
     };
     let mut out = Vec::new();
@@ -118,7 +136,7 @@ pub(super) fn collect(analysis: &super::Analysis, index: &Index, file: FileId) -
                 problems,
                 library: Library::Effect,
                 effect,
-                jitter_fix: jitter(binding.value.span().end),
+                jitter_fix: jitter(&binding.value),
                 uses: Vec::new(),
             });
         }
@@ -140,10 +158,11 @@ pub(super) fn collect(analysis: &super::Analysis, index: &Index, file: FileId) -
         if matches!(sched, Sched::Unknown) && problems.is_empty() {
             continue;
         }
-        let value_span = match value {
-            Expr::Local { value, .. } => value.span(),
-            other => other.span(),
+        let inner = match value {
+            Expr::Local { value, .. } => value.as_ref(),
+            other => other,
         };
+        let value_span = inner.span();
         out.push(Policy {
             origin: Origin::Named {
                 name: named.name.clone(),
@@ -156,7 +175,7 @@ pub(super) fn collect(analysis: &super::Analysis, index: &Index, file: FileId) -
             problems,
             library: Library::Effect,
             effect,
-            jitter_fix: jitter(value_span.end),
+            jitter_fix: jitter(inner),
             uses: named.uses.iter().map(|(f, _, span)| (*f, *span)).collect(),
         });
     }
@@ -198,7 +217,7 @@ pub(super) fn collect(analysis: &super::Analysis, index: &Index, file: FileId) -
             problems,
             library: Library::Effect,
             effect,
-            jitter_fix: schedule.and_then(|s| jitter(s.span().end)),
+            jitter_fix: schedule.and_then(jitter),
             uses: Vec::new(),
         });
     }
@@ -481,6 +500,7 @@ pub fn table(rows: &[PolicyRow]) -> String {
     let header = [
         "policy",
         "defined at",
+        "retries",
         "attempts",
         "gap cap",
         "jitter",
@@ -491,13 +511,14 @@ pub fn table(rows: &[PolicyRow]) -> String {
     ];
     let mut cells: Vec<Vec<String>> = vec![header.iter().map(|h| h.to_string()).collect()];
     for row in rows {
-        let attempts = match (row.attempts.as_str(), row.retries) {
-            ("exact", Some(n)) => n.to_string(),
-            ("at-most", Some(n)) => format!("≤ {n}"),
-            ("time-limited", _) => "time-limited".into(),
-            ("unbounded", _) => "unbounded".into(),
-            ("off", _) => "off".into(),
-            _ => "?".into(),
+        // Retries after the first call, and attempts counting it: `recurs(3)` is 3 and 4.
+        let (retries, attempts) = match (row.attempts.as_str(), row.retries) {
+            ("exact", Some(n)) => (n.to_string(), (n + 1).to_string()),
+            ("at-most", Some(n)) => (format!("≤ {n}"), format!("≤ {}", n + 1)),
+            ("time-limited", _) => ("time-limited".into(), "time-limited".into()),
+            ("unbounded", _) => ("unbounded".into(), "unbounded".into()),
+            ("off", _) => ("off".into(), "1".into()),
+            _ => ("?".into(), "?".into()),
         };
         let gap = match (row.gap_cap_ms, row.gap_grows) {
             (Some(ms), _) => format_ms(ms),
@@ -528,6 +549,7 @@ pub fn table(rows: &[PolicyRow]) -> String {
         cells.push(vec![
             row.name.clone(),
             format!("{}:{}", row.path, row.line),
+            retries,
             attempts,
             gap,
             jitter.into(),

@@ -36,7 +36,7 @@ pub(super) fn collect(index: &Index, file: FileId) -> Vec<Policy> {
                 problems: found.1,
                 library: found.2,
                 effect: Default::default(),
-                jitter_fix: found.3,
+                jitter_fix: found.3.map(|fix| own_line(index.text(file), &policy.value, fix)),
                 uses: Vec::new(),
             });
         }
@@ -67,11 +67,32 @@ pub(super) fn collect(index: &Index, file: FileId) -> Vec<Policy> {
             problems: found.1,
             library: found.2,
             effect: Default::default(),
-            jitter_fix: found.3,
+            jitter_fix: found.3.map(|fix| own_line(index.text(file), chain, fix)),
             uses: Vec::new(),
         });
     }
     out
+}
+
+/// A builder written one method per line gets the new method on a line of its own, indented
+/// as its last one.
+fn own_line(text: Option<&[u8]>, chain: &crate::facts::RustChain, mut fix: Insertion) -> Insertion {
+    let Some(text) = text.filter(|_| !chain.ops.is_empty()) else {
+        return fix;
+    };
+    // The chain's last line: `        .with_max_times(3)`.
+    let end = (chain.span.end as usize).min(text.len());
+    let line_start = text[..end].iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+    if line_start <= chain.span.start as usize {
+        return fix;
+    }
+    let line = &text[line_start..];
+    let indent = line.iter().take_while(|b| **b == b' ' || **b == b'\t').count();
+    if line_start > 0 && line.get(indent) == Some(&b'.') && fix.text.starts_with('.') {
+        let indent = String::from_utf8_lossy(&line[..indent]).into_owned();
+        fix.text = format!("\n{indent}{}", fix.text);
+    }
+    fix
 }
 
 /// The summary, problems, library and jitter fix of an evaluated builder; `None` when unknown.

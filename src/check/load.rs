@@ -65,7 +65,9 @@ impl Loader<'_> {
             return previous.clone();
         };
         let stat = std::fs::metadata(&file.absolute).ok().and_then(|m| Stat::of(&m));
-        let facts = Arc::new(extract::extract_file_with(file.language, &text, aliases));
+        let facts = Arc::new(crate::crash::within(&file.path, "extract", || {
+            extract::extract_file_with(file.language, &text, aliases)
+        }));
         if let Some(cache) = self.cache {
             let hash = content_hash(&text);
             let verdict = Verdict::Extracted {
@@ -192,7 +194,9 @@ impl Loader<'_> {
                 ..Loaded::default()
             };
         }
-        let facts = Arc::new(extract::extract_file(file.language, &text));
+        let facts = Arc::new(crate::crash::within(&file.path, "extract", || {
+            extract::extract_file(file.language, &text)
+        }));
         if let (Some(cache), Some(hash)) = (self.cache, hash) {
             let verdict = Verdict::Extracted {
                 facts: facts.clone(),

@@ -272,6 +272,23 @@ fn in_scope(path: &std::path::Path, only: Option<&[PathBuf]>) -> bool {
     only.is_none_or(|only| std::fs::canonicalize(path).is_ok_and(|p| only.iter().any(|o| p.starts_with(o))))
 }
 
+/// A path made absolute without following it when it is itself a symbolic link: a note about
+/// a link is about the link, not about what it points to.
+fn link_absolute(path: &std::path::Path) -> Option<PathBuf> {
+    let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    match (is_link, path.parent(), path.file_name()) {
+        (true, Some(parent), Some(name)) => {
+            let parent = if parent.as_os_str().is_empty() {
+                std::path::Path::new(".")
+            } else {
+                parent
+            };
+            std::fs::canonicalize(parent).ok().map(|p| p.join(name))
+        }
+        _ => std::fs::canonicalize(path).ok(),
+    }
+}
+
 /// Keeps the findings and notes of the files in `only` (files, or directories holding them):
 /// the rest was analysed as their context. Baseline entries of files outside are not stale.
 pub fn keep_within(outcome: &mut Outcome, only: &[PathBuf]) {
@@ -290,7 +307,7 @@ pub fn keep_within(outcome: &mut Outcome, only: &[PathBuf]) {
     let scope = scope_path(&index.config.root, Some(only));
     outcome
         .notes
-        .retain(|n| n.path == scope || std::fs::canonicalize(&n.path).is_ok_and(|p| inside(&p)));
+        .retain(|n| n.path == scope || link_absolute(&n.path).is_some_and(|p| inside(&p)));
     let root = &index.config.root;
     outcome.stale.retain(|entry| inside(&root.join(&entry.path)));
     outcome.parsed = kept
@@ -482,28 +499,38 @@ fn check_file(
     let mut diagnostics = Vec::new();
     let mut notes = Vec::new();
     let config = index.config_of(file);
-    for (rule, _) in enabled {
-        // The file's own config decides (a package may turn a rule off, or on).
-        let severity = &config.severity(rule.name, rule.default_severity);
-        if *severity == Severity::Off {
-            continue;
+    crate::crash::within(index.path(file), "-", || {
+        for (rule, _) in enabled {
+            // The file's own config decides (a package may turn a rule off, or on).
+            let severity = config.severity(rule.name, rule.default_severity);
+            if severity == Severity::Off {
+                continue;
+            }
+            let mut found = Vec::new();
+            crate::crash::set_rule(rule.name);
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                crate::crash::test_hook(rule.name);
+                (rule.check)(&ctx, &mut found)
+            }));
+            match outcome {
+                Ok(()) => diagnostics.extend(found.into_iter().map(|mut d| {
+                    d.severity = severity;
+                    // Remedies in the file's project's own policy and predicate names.
+                    d.help = d
+                        .help
+                        .map(|help| crate::analysis::dialect::spell(&help, &config.vocabulary));
+                    d
+                })),
+                Err(_) => notes.push(Note {
+                    path: index.path(file).to_path_buf(),
+                    line: None,
+                    message: format!(
+                        "rule {} failed on this file (internal error); please report it",
+                        rule.name
+                    ),
+                }),
+            }
         }
-        let mut found = Vec::new();
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (rule.check)(&ctx, &mut found)));
-        match outcome {
-            Ok(()) => diagnostics.extend(found.into_iter().map(|mut d| {
-                d.severity = *severity;
-                d
-            })),
-            Err(_) => notes.push(Note {
-                path: index.path(file).to_path_buf(),
-                line: None,
-                message: format!(
-                    "rule {} failed on this file (internal error); please report it",
-                    rule.name
-                ),
-            }),
-        }
-    }
+    });
     (diagnostics, notes)
 }

@@ -62,9 +62,20 @@ pub(super) fn apply(index: &Index, diagnostics: Vec<Diagnostic>, enabled: &[(&Ru
             if severity_of(file, "unused-suppression").is_none() {
                 continue;
             }
+            // `// retrylint-ignore -- reason` names no rule, so it suppresses nothing.
+            if suppression.rules.is_empty() {
+                kept.push(meta(
+                    "unused-suppression",
+                    "this suppression names no rule, so it suppresses nothing".into(),
+                    "name the rule it is for: `retrylint-ignore <rule> -- <reason>`",
+                ));
+            }
             for name in &suppression.rules {
                 let message = match rules::by_name(name) {
-                    None => format!("`{name}` is not a retrylint rule: this suppression suppresses nothing"),
+                    None => format!(
+                        "`{name}` is not a retrylint rule: this suppression suppresses nothing{}",
+                        crate::diagnostic::did_you_mean_suffix(name, &rules::names())
+                    ),
                     // Whether it is used cannot be known when the rule did not run.
                     Some(rule) if severity_of(file, rule.name).is_none() => continue,
                     Some(rule) if used.contains(&(file, position, rule.name.to_string())) => continue,

@@ -128,6 +128,19 @@ pub fn project_paths(dir: &Path, given: &[PathBuf]) -> Result<(Vec<PathBuf>, Vec
                 path.display()
             )
         })?;
+        // A symbolic link is reported on as the link (discovery skips it with a note there),
+        // not as its target.
+        let absolute = match (std::fs::symlink_metadata(path), path.parent(), path.file_name()) {
+            (Ok(m), Some(parent), Some(name)) if m.file_type().is_symlink() => {
+                let parent = if parent.as_os_str().is_empty() {
+                    Path::new(".")
+                } else {
+                    parent
+                };
+                std::fs::canonicalize(parent).map_or(absolute, |p| p.join(name))
+            }
+            _ => absolute,
+        };
         if !absolute.starts_with(&root) {
             paths.push(path.clone());
         }

@@ -170,6 +170,7 @@ pub fn extract_file(language: Language, text: &[u8]) -> FileFacts {
 /// project module re-exports Effect); the index finds them.
 pub fn extract_file_with(language: Language, text: &[u8], aliases: &[crate::facts::EffectAlias]) -> FileFacts {
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        crate::crash::test_hook("extract");
         extract_unguarded(language, text, aliases)
     }));
     result.unwrap_or_else(|panic| {

@@ -14,7 +14,10 @@ use crate::source::Span;
 /// note, so a lease nobody checked is never a silent miss.
 pub(super) fn push(facts: &mut FileFacts, sql: SqlText) {
     if let SqlParse::Failed(message) = &sql.parse {
-        if looks_like_lease_write(&sql.text) {
+        if message.starts_with(crate::extract::sql::TOO_LARGE) {
+            let (line, column) = facts.position(sql.span.start);
+            facts.note(Some(line), format!("not analysed: SQL at {line}:{column}: {message}"));
+        } else if looks_like_lease_write(&sql.text) {
             let (line, column) = facts.position(sql.span.start);
             facts.note(
                 Some(line),

@@ -89,6 +89,6 @@ pub fn gitlab(out: &mut dyn Write, outcome: &Outcome, project_dir: Option<&Path>
             }
         })
         .collect();
-    serde_json::to_writer_pretty(&mut *out, &issues).map_err(io::Error::other)?;
+    serde_json::to_writer_pretty(&mut *out, &issues).map_err(io::Error::from)?;
     writeln!(out)
 }

@@ -433,7 +433,7 @@ pub fn sarif(out: &mut dyn Write, outcome: &Outcome) -> io::Result<()> {
             results,
         }],
     };
-    serde_json::to_writer_pretty(&mut *out, &log).map_err(io::Error::other)?;
+    serde_json::to_writer_pretty(&mut *out, &log).map_err(io::Error::from)?;
     writeln!(out)
 }
 

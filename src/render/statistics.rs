@@ -77,6 +77,6 @@ pub fn text(out: &mut dyn Write, outcome: &Outcome) -> io::Result<()> {
 }
 
 pub fn json(out: &mut dyn Write, outcome: &Outcome) -> io::Result<()> {
-    serde_json::to_writer_pretty(&mut *out, &counts(outcome)).map_err(io::Error::other)?;
+    serde_json::to_writer_pretty(&mut *out, &counts(outcome)).map_err(io::Error::from)?;
     writeln!(out)
 }

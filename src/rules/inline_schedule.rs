@@ -26,7 +26,7 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
                     named.name
                 ),
             )
-            .with_help(dialect::name_policy_help(crate::schedule::Library::Effect));
+            .with_help(name_policy_help(ctx, crate::schedule::Library::Effect));
         out.push(
             named
                 .uses
@@ -93,8 +93,34 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
         };
         out.push(
             diagnostic
-                .with_help(dialect::name_policy_help(site.library))
+                .with_help(name_policy_help(ctx, site.library))
                 .with_fix(inline.fix.clone()),
         );
     }
+}
+
+/// The help naming the retry module of the file's language (the one sharing most of its path)
+/// and the configured transient policy.
+fn name_policy_help(ctx: &Context, library: crate::schedule::Library) -> String {
+    let index = ctx.index;
+    let rust = library != crate::schedule::Library::Effect;
+    let here = &index.files[ctx.file].absolute;
+    let module = index
+        .retry_modules()
+        .iter()
+        .filter(|&&m| (index.files[m].language == crate::source::Language::Rust) == rust)
+        .max_by_key(|&&m| {
+            here.components()
+                .zip(index.files[m].absolute.components())
+                .take_while(|(a, b)| a == b)
+                .count()
+        })
+        .map(|&m| {
+            let absolute = &index.files[m].absolute;
+            absolute
+                .strip_prefix(&index.config.root)
+                .unwrap_or(absolute)
+                .to_path_buf()
+        });
+    dialect::name_policy_help(library, &index.config.vocabulary, module.as_deref())
 }

@@ -30,7 +30,7 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
             continue;
         };
         let fix = (analysis.role == Role::Contention)
-            .then(|| dialect::predicate_fix(ctx.file, site, &ctx.config().vocabulary))
+            .then(|| dialect::predicate_fix(ctx.file, site, &ctx.config().vocabulary, ctx.index.text(ctx.file)))
             .flatten();
         out.push(
             RULE.report(ctx, site.callee_span, message)

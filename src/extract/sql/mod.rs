@@ -62,12 +62,23 @@ impl SqlSource {
 
     /// Parses the collected text into an [`SqlText`] covering `span` of the file.
     pub fn finish(self, span: Span, origin: SqlOrigin) -> SqlText {
-        let parse = match parse(&self.text) {
-            Ok(statements) => {
-                let converter = Converter::new(&self);
-                SqlParse::Parsed(statements.iter().map(|s| converter.statement(s)).collect())
-            }
-            Err(message) => SqlParse::Failed(message),
+        let parse = if let Some(operators) = oversized(&self.text) {
+            SqlParse::Failed(format!(
+                "{TOO_LARGE}: {operators} AND/OR/UNION operators in one statement, over the limit of {MAX_OPERATORS}"
+            ))
+        } else if self.text.len() > BIG_TEXT {
+            // The parser and the tree it builds recurse; a big text gets a big stack.
+            std::thread::scope(|scope| {
+                std::thread::Builder::new()
+                    .name("sql".into())
+                    .stack_size(BIG_STACK)
+                    .spawn_scoped(scope, || parse_and_convert(&self))
+                    .ok()
+                    .and_then(|worker| worker.join().ok())
+                    .unwrap_or_else(|| SqlParse::Failed(format!("{TOO_LARGE}: the parser failed on it")))
+            })
+        } else {
+            parse_and_convert(&self)
         };
         SqlText {
             span,
@@ -77,6 +88,61 @@ impl SqlSource {
             parse,
         }
     }
+}
+
+/// How a statement too large to analyse is described (its note starts so).
+pub const TOO_LARGE: &str = "statement too large to analyse";
+
+/// AND/OR/UNION/INTERSECT/EXCEPT operators one statement may hold: the parser's tree and the
+/// model built from it nest one level per operator.
+const MAX_OPERATORS: usize = 500;
+
+/// Texts longer than this are parsed on a thread with a [`BIG_STACK`].
+const BIG_TEXT: usize = 16 * 1024;
+const BIG_STACK: usize = 256 * 1024 * 1024;
+
+fn parse_and_convert(source: &SqlSource) -> SqlParse {
+    match parse(&source.text) {
+        Ok(statements) => {
+            let converter = Converter::new(source);
+            SqlParse::Parsed(statements.iter().map(|s| converter.statement(s)).collect())
+        }
+        Err(message) => SqlParse::Failed(message),
+    }
+}
+
+/// The operator count of the largest statement of `text`, when it is over [`MAX_OPERATORS`]
+/// (a word scan, linear in the text; a count inside a string literal only errs towards
+/// skipping).
+fn oversized(text: &str) -> Option<usize> {
+    let mut largest = 0;
+    let mut count = 0;
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    while at < bytes.len() {
+        let b = bytes[at];
+        if b == b';' {
+            largest = largest.max(count);
+            count = 0;
+            at += 1;
+        } else if b.is_ascii_alphabetic() {
+            let start = at;
+            while at < bytes.len() && (bytes[at].is_ascii_alphanumeric() || bytes[at] == b'_') {
+                at += 1;
+            }
+            let word = &text[start..at];
+            if ["and", "or", "union", "intersect", "except"]
+                .iter()
+                .any(|k| word.eq_ignore_ascii_case(k))
+            {
+                count += 1;
+            }
+        } else {
+            at += 1;
+        }
+    }
+    largest = largest.max(count);
+    (largest > MAX_OPERATORS).then_some(largest)
 }
 
 /// Parses with the Postgres dialect, then SQLite (`?` placeholders, `INSERT OR REPLACE`).
@@ -96,26 +162,49 @@ fn parse(text: &str) -> Result<Vec<ast::Statement>, String> {
 struct Converter<'s> {
     source: &'s SqlSource,
     line_starts: Vec<usize>,
+    /// Byte offset of each char of a non-ASCII text (and of its end), and the char index of
+    /// each line start: a location maps to a byte in constant time, so a long line (a
+    /// minified `.sql` file) costs no more than short ones.
+    chars: Option<(Vec<u32>, Vec<usize>)>,
 }
 
 impl<'s> Converter<'s> {
     fn new(source: &'s SqlSource) -> Converter<'s> {
         let mut line_starts = vec![0];
         line_starts.extend(source.text.match_indices('\n').map(|(i, _)| i + 1));
-        Converter { source, line_starts }
+        let chars = (!source.text.is_ascii()).then(|| {
+            let mut offsets: Vec<u32> = Vec::with_capacity(source.text.len() + 1);
+            let mut line_chars = vec![0];
+            for (i, c) in source.text.char_indices() {
+                offsets.push(i as u32);
+                if c == '\n' {
+                    line_chars.push(offsets.len());
+                }
+            }
+            offsets.push(source.text.len() as u32);
+            (offsets, line_chars)
+        });
+        Converter {
+            source,
+            line_starts,
+            chars,
+        }
     }
 
     /// Byte offset in the SQL text of a parser location (1-based line, 1-based column in chars).
     fn offset(&self, location: sqlparser::tokenizer::Location) -> Option<usize> {
-        let line_start = *self.line_starts.get((location.line as usize).checked_sub(1)?)?;
-        let line = &self.source.text[line_start..];
+        let line = (location.line as usize).checked_sub(1)?;
+        let line_start = *self.line_starts.get(line)?;
+        let line_end = self
+            .line_starts
+            .get(line + 1)
+            .map_or(self.source.text.len(), |next| next - 1);
         let column = (location.column as usize).checked_sub(1)?;
-        let within = line
-            .char_indices()
-            .map(|(i, _)| i)
-            .chain(std::iter::once(line.len()))
-            .nth(column)?;
-        Some(line_start + within)
+        let at = match &self.chars {
+            None => line_start + column,
+            Some((offsets, line_chars)) => *offsets.get(line_chars.get(line)? + column)? as usize,
+        };
+        (at <= line_end).then_some(at)
     }
 
     /// The file span of a parser span; `None` for the parser's empty spans.

@@ -49,6 +49,9 @@ impl<'t> Extractor<'t, '_> {
         let span = Self::span(node);
         let budget = self.budget.get();
         if depth > MAX_EXPR_DEPTH || budget == 0 || node.is_error() || node.is_missing() {
+            if depth > MAX_EXPR_DEPTH || budget == 0 {
+                self.truncated.set(true);
+            }
             return Expr::Opaque(span);
         }
         self.budget.set(budget - 1);

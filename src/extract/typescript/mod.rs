@@ -49,6 +49,7 @@ pub(super) fn extract(
         text,
         src,
         budget: std::cell::Cell::new(0),
+        truncated: std::cell::Cell::new(false),
         ancestors: Vec::new(),
         marks: Vec::new(),
         facts,
@@ -210,6 +211,9 @@ struct Extractor<'t, 'f> {
     shadowed: std::cell::RefCell<Vec<Vec<String>>>,
     /// Nodes an expression conversion may still visit (see `expr`).
     budget: std::cell::Cell<usize>,
+    /// Whether a conversion stopped at the depth or node limit (a retry policy cut short
+    /// gets a note).
+    truncated: std::cell::Cell<bool>,
     /// The nodes the walk is inside, innermost last: a node's parent without `Node::parent`,
     /// which tree-sitter answers by descending from the root.
     ancestors: Vec<Node<'t>>,

@@ -157,7 +157,18 @@ impl<'t> Extractor<'t, '_> {
             (_, 2) => Some(1),
             _ => None,
         };
+        self.truncated.set(false);
         let policy = policy_index.map(|i| self.expr(args[i], 0));
+        if self.truncated.get() {
+            // A policy nested deeper than the conversion follows is unknown: never silently.
+            let (line, column) = self.facts.position(Self::span(node).start);
+            self.facts.note(
+                Some(line),
+                format!(
+                    "not analysed: the policy of the retry at {line}:{column} nests deeper than retrylint follows ({MAX_EXPR_DEPTH} levels)"
+                ),
+            );
+        }
         let target = units::retried_target(self.text, node, &args, policy_index);
         if kind == RetryKind::EffectRetry {
             self.supervisor(node, callee, target.as_ref().map_or(&[][..], |(roots, _)| roots));
