@@ -27,6 +27,13 @@ fn span(node: Node) -> Span {
 /// The unit `roots` stand for: every operation in their subtrees, in source order. `bindings`
 /// are the file's top-level bindings (a GraphQL mutation's text is often a constant).
 pub fn unit(source: &[u8], roots: &[Node], name: Option<String>, bindings: &[Binding]) -> Unit {
+    unit_with(source, roots, name, bindings, true)
+}
+
+/// [`unit`], reading the services bound around the unit only when `enclosing` (a retried
+/// unit, a service's method): a tree-sitter parent step walks down from the root, so the
+/// scan is kept off the file-wide collection of named units.
+fn unit_with(source: &[u8], roots: &[Node], name: Option<String>, bindings: &[Binding], enclosing: bool) -> Unit {
     let fresh = fresh_locals(source, roots);
     let reader = Reader {
         source,
@@ -78,7 +85,7 @@ pub fn unit(source: &[u8], roots: &[Node], name: Option<String>, bindings: &[Bin
     }
     // Services bound in an enclosing block (`const orders = yield* Orders` in a layer's
     // `Effect.gen`, then a retried `Effect.fn` that uses `orders`) are the unit's too.
-    if let Some(&first) = roots.first() {
+    if let Some(&first) = roots.first().filter(|_| enclosing) {
         let mut ancestor = first.parent();
         while let Some(node) = ancestor {
             if node.kind_str() == "statement_block" {
@@ -219,7 +226,7 @@ pub fn service_defs(source: &[u8], root: Node, bindings: &[Binding]) -> Vec<Serv
         }
         roots
             .into_iter()
-            .flat_map(|root| named_units(source, root, bindings, false))
+            .flat_map(|root| named_units_with(source, root, bindings, false, true))
             .filter(|unit| !matches!(unit.name.as_deref(), Some("effect" | "scoped" | "succeed" | "sync")))
             .collect()
     };
@@ -794,6 +801,10 @@ fn contains_ignoring_case(haystack: &[u8], needle: &[u8]) -> bool {
 /// With `top_level`, only the module's own declarations (a file that retries nothing is read
 /// for the helpers other files import).
 pub fn named_units(source: &[u8], root: Node, bindings: &[Binding], top_level: bool) -> Vec<Unit> {
+    named_units_with(source, root, bindings, top_level, false)
+}
+
+fn named_units_with(source: &[u8], root: Node, bindings: &[Binding], top_level: bool, enclosing: bool) -> Vec<Unit> {
     let mut units: Vec<Unit> = Vec::new();
     let mut cursor = root.walk();
     'walk: loop {
@@ -814,7 +825,7 @@ pub fn named_units(source: &[u8], root: Node, bindings: &[Binding], top_level: b
         if let Some((name, body)) = named {
             let name = text(source, name).to_string();
             if !units.iter().any(|u| u.name.as_deref() == Some(name.as_str())) {
-                units.push(unit(source, &[body], Some(name), bindings));
+                units.push(unit_with(source, &[body], Some(name), bindings, enclosing));
                 if units.len() >= MAX_UNITS {
                     break 'walk;
                 }
