@@ -48,10 +48,47 @@ pub(super) fn collect(index: &Index, file: FileId) -> Vec<Policy> {
         if named_policy(index, file, chain).is_some() {
             continue;
         }
+        // A builder defined elsewhere in the file (a struct field set by the constructor) is
+        // one policy, reported where it is built, with every site using it as a related
+        // location — as a named policy outside the retry module is.
+        let defined_apart =
+            rust.local.is_none() && !(rust.arg.start <= chain.span.start && chain.span.end <= rust.arg.end);
+        if defined_apart {
+            if let Some(policy) = out
+                .iter_mut()
+                .find(|p| matches!(p.origin, Origin::Named { binding, .. } if binding == chain.span))
+            {
+                policy.uses.push((file, rust.arg));
+                continue;
+            }
+        }
         let (state, problems) = state(index, file, chain, 0);
         let Some(found) = evaluated(chain, state, problems) else {
             continue;
         };
+        if defined_apart {
+            let name = index
+                .text(file)
+                .and_then(|text| text.get(rust.arg.start as usize..rust.arg.end as usize))
+                .map(|t| crate::source::snippet(&String::from_utf8_lossy(t), 48))
+                .unwrap_or_else(|| chain.text.clone());
+            out.push(Policy {
+                origin: Origin::Named {
+                    name,
+                    binding: chain.span,
+                },
+                span: chain.span,
+                schedule: Some(chain.span),
+                text: chain.text.clone(),
+                summary: found.0,
+                problems: found.1,
+                library: found.2,
+                effect: Default::default(),
+                jitter_fix: found.3.map(|fix| own_line(index.text(file), chain, fix)),
+                uses: vec![(file, rust.arg)],
+            });
+            continue;
+        }
         out.push(Policy {
             origin: Origin::Site {
                 callee: site.callee.clone(),

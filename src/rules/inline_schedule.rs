@@ -34,8 +34,38 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
                 .fold(diagnostic, |d, (file, _, span)| d.with_label(*file, *span, "used here")),
         );
     }
+    // A Rust builder defined apart from its sites (a struct field the constructor sets): one
+    // finding where it is built, its sites as related locations.
+    let mut apart: Vec<(crate::source::Span, usize)> = Vec::new();
     for (site, analysis) in ctx.retry_sites() {
         let Some(inline) = &analysis.inline else { continue };
+        if let Some(definition) = defined_apart(site) {
+            if let Some((_, at)) = apart.iter().find(|(span, _)| *span == definition) {
+                out[*at].labels.push(crate::diagnostic::Label {
+                    file: ctx.file,
+                    span: inline.span,
+                    message: "used here".into(),
+                });
+                continue;
+            }
+            if let How::Built { builder, changed, .. } = &inline.how {
+                let how = match changed {
+                    Some(methods) => format!("`{builder}` changed with `{methods}`"),
+                    None => format!("`{builder}`"),
+                };
+                apart.push((definition, out.len()));
+                out.push(
+                    RULE.report(
+                        ctx,
+                        definition,
+                        format!("retry policy built with {how} here, outside the retry module: copies of a policy drift from the team's budget"),
+                    )
+                    .with_label(ctx.file, inline.span, "used here")
+                    .with_help(name_policy_help(ctx, site.library)),
+                );
+                continue;
+            }
+        }
         let (builder, changed, via) = match &inline.how {
             How::BareTimes { text } => {
                 out.push(
@@ -123,4 +153,15 @@ fn name_policy_help(ctx: &Context, library: crate::schedule::Library) -> String 
                 .to_path_buf()
         });
     dialect::name_policy_help(library, &index.config.vocabulary, module.as_deref())
+}
+
+/// Where a Rust site's builder is built when that is apart from the site and not a local of
+/// its function: a struct field set by the constructor.
+fn defined_apart(site: &crate::facts::RetrySite) -> Option<crate::source::Span> {
+    let crate::facts::PolicyArg::Rust(arg) = &site.policy else {
+        return None;
+    };
+    let chain = arg.chain.as_ref()?;
+    let inside = arg.arg.start <= chain.span.start && chain.span.end <= arg.arg.end;
+    (arg.local.is_none() && !inside).then_some(chain.span)
 }
