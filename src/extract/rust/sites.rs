@@ -218,6 +218,20 @@ impl<'t> Walk<'_, 't, '_> {
             _ => None,
         };
         let unit = operation.and_then(|op| rx.unit_of(op, &self.module));
+        // A retry that is the backoff of a long-running loop (`loop { let next = (|| poll())
+        // .retry(backoff).await?; sleep(next).await }`) restarts work rather than serving a
+        // caller: judged as a loop (decision 6), as an Effect supervisor is.
+        if self.in_polling_loop(node) {
+            self.facts.polls.push(crate::facts::PollLoop {
+                span: callee_span,
+                call: callee.clone(),
+                kind: crate::facts::PollKind::Retry,
+                caught: true,
+                retries: false,
+                forked: false,
+                endless: true,
+            });
+        }
         self.facts.retry_sites.push(RetrySite {
             span: span(node),
             callee_span,
@@ -233,6 +247,25 @@ impl<'t> Walk<'_, 't, '_> {
             containers: self.containers.clone(),
             unit,
         });
+    }
+
+    /// Whether `node` runs in a `loop { … }` of its function that also sleeps: a polling loop.
+    fn in_polling_loop(&self, node: Node<'t>) -> bool {
+        let mut current = node;
+        for _ in 0..32 {
+            let Some(parent) = current.parent() else { return false };
+            match parent.kind_str() {
+                "function_item" | "closure_expression" => return false,
+                "loop_expression" => {
+                    let body = self.rx.text_of(parent);
+                    return body.contains("sleep(")
+                        || body.contains("interval.tick()")
+                        || body.contains(".tick().await");
+                }
+                _ => current = parent,
+            }
+        }
+        false
     }
 
     /// Whether a `backoff` operation classifies its errors. `?` and `From` make every error
