@@ -287,7 +287,7 @@ fn policies_lists_named_policies_with_their_summaries() {
     assert_eq!(contention["retries"], 3);
     assert_eq!(contention["total_ms"], 350.0);
     assert_eq!(
-        contention["sites"], 11,
+        contention["sites"], 12,
         "retry sites naming `Retry.contention` in the fixture"
     );
 }

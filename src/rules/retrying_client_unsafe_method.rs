@@ -2,6 +2,8 @@
 
 use super::{Context, Diagnostic, FixSafety, Rule, Severity, Trigger};
 use crate::analysis::dialect;
+use crate::analysis::Replays;
+use crate::facts::Retried;
 
 pub const RULE: Rule = Rule {
     name: "retrying-client-unsafe-method",
@@ -26,6 +28,21 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
         };
         let Some(method) = request.method.as_deref().filter(|m| matches!(*m, "post" | "patch")) else {
             continue;
+        };
+        // A retry written in `transformResponse` is judged by what it retries: one that
+        // replays only what was never processed (contention) leaves a POST safe.
+        let retry = ctx
+            .retry_sites()
+            .filter(|(site, _)| site.retried == Retried::Client && site.span.start >= client_span.start)
+            .min_by_key(|(site, _)| site.span.start);
+        let in_transform = retry.is_some_and(|(site, _)| site.callee == "Effect.retry");
+        if in_transform && !retry.is_some_and(|(_, analysis)| matches!(analysis.replays, Replays::ConnectionLoss(_))) {
+            continue;
+        }
+        let label = if in_transform {
+            "retried in `HttpClient.transformResponse` here"
+        } else {
+            label
         };
         if request.idempotency_key {
             continue;

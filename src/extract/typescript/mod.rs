@@ -84,6 +84,11 @@ pub(super) fn extract(
 /// reads as SQL. A subtree with none of them holds no fact, whatever else it holds.
 const MARKS: &[&str] = &[
     "retry",
+    // Requests through a named client (`api.execute(HttpClientRequest.post(…))`, `api.post(…)`):
+    // the client may be a retrying one.
+    "httpclientrequest",
+    ".post(",
+    ".patch(",
     "clock",
     "repeat",
     "forever",

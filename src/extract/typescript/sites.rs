@@ -174,8 +174,13 @@ impl<'t> Extractor<'t, '_> {
             self.supervisor(node, callee, target.as_ref().map_or(&[][..], |(roots, _)| roots));
         }
         let target = target.map(|(roots, name)| units::unit(self.text, &roots, name, &self.facts.bindings));
-        if kind == RetryKind::HttpRetryTransient {
-            if let Some(client) = units::bound_client_name(self.text, node) {
+        // `HttpClient.transformResponse(Effect.retry(…))` makes every request of the client
+        // it builds retry, as `HttpClient.retryTransient` does.
+        let transform = (kind == RetryKind::EffectRetry)
+            .then(|| self.enclosing_transform_response(node))
+            .flatten();
+        if kind == RetryKind::HttpRetryTransient || transform.is_some() {
+            if let Some(client) = units::bound_client_name(self.text, transform.unwrap_or(node)) {
                 self.facts.retrying_clients.push(client);
             }
         }
@@ -194,6 +199,7 @@ impl<'t> Extractor<'t, '_> {
         let retried = match kind {
             RetryKind::StreamRetry => Retried::Stream,
             RetryKind::HttpRetryTransient | RetryKind::HttpRetry => Retried::Client,
+            RetryKind::EffectRetry if transform.is_some() => Retried::Client,
             RetryKind::EffectRetry | RetryKind::EffectRetryOrElse => Retried::Operation,
         };
         self.facts.retry_sites.push(RetrySite {
@@ -381,5 +387,24 @@ impl<'t> Extractor<'t, '_> {
             Some(line),
             format!("not analysed: parse error at {line}:{column} in {what}"),
         );
+    }
+}
+
+impl<'t> Extractor<'t, '_> {
+    /// The `HttpClient.transformResponse(…)` call a retry is written in (directly, or in the
+    /// callback it is given), when there is one.
+    fn enclosing_transform_response(&self, retry: Node<'t>) -> Option<Node<'t>> {
+        let mut current = retry;
+        for _ in 0..12 {
+            let parent = current.parent()?;
+            if parent.kind_str() == "call_expression" {
+                let callee = parent.field("function").map(|c| self.text_of(c)).unwrap_or("");
+                if callee.ends_with("transformResponse") {
+                    return Some(parent);
+                }
+            }
+            current = parent;
+        }
+        None
     }
 }
