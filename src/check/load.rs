@@ -35,7 +35,9 @@ impl Loader<'_> {
         let holds_findings = loaded.facts.as_ref().is_some_and(|f| f.holds_findings());
         if !keep_text && !holds_findings && !self.overlay.contains_key(&file.absolute) {
             if let Some(text) = loaded.text.take() {
-                loaded.hash = Some(crate::source::fnv1a64(&text));
+                // A cached file's hash is known: hashing every kept text on every check was
+                // most of the language server's time after an edit.
+                loaded.hash = Some(loaded.hash.unwrap_or_else(|| crate::source::fnv1a64(&text)));
             }
         }
         loaded
@@ -89,7 +91,7 @@ impl Loader<'_> {
         let stat = std::fs::metadata(&file.absolute).ok().and_then(|m| Stat::of(&m));
         if let (Some(cache), Some(stat)) = (self.cache, stat) {
             match cache.by_stat(&file.absolute, stat) {
-                Some(Verdict::Skipped { prefilter, generated }) if filtered && prefilter == self.prefilter_key => {
+                Some((Verdict::Skipped { prefilter, generated }, _)) if filtered && prefilter == self.prefilter_key => {
                     return Loaded {
                         prefiltered: true,
                         cached: true,
@@ -97,7 +99,7 @@ impl Loader<'_> {
                         ..Loaded::default()
                     }
                 }
-                Some(Verdict::Extracted { generated: true, .. }) if filtered && self.skip_generated => {
+                Some((Verdict::Extracted { generated: true, .. }, _)) if filtered && self.skip_generated => {
                     return Loaded {
                         prefiltered: true,
                         cached: true,
@@ -105,14 +107,18 @@ impl Loader<'_> {
                         ..Loaded::default()
                     }
                 }
-                Some(Verdict::Extracted {
-                    facts,
-                    text: Some(text),
-                    ..
-                }) => {
+                Some((
+                    Verdict::Extracted {
+                        facts,
+                        text: Some(text),
+                        ..
+                    },
+                    hash,
+                )) => {
                     return Loaded {
                         facts: Some(facts),
                         text: Some(text),
+                        hash: Some(hash),
                         cached: true,
                         ..Loaded::default()
                     }
@@ -158,6 +164,7 @@ impl Loader<'_> {
                 return Loaded {
                     facts: Some(facts),
                     text: Some(text),
+                    hash: Some(hash),
                     cached: true,
                     ..Loaded::default()
                 };
@@ -194,6 +201,7 @@ impl Loader<'_> {
         Loaded {
             facts: Some(facts),
             text: Some(text),
+            hash,
             ..Loaded::default()
         }
     }

@@ -57,7 +57,9 @@ pub struct Index {
     /// The configured retry modules, then the inferred ones.
     retry_modules: Vec<FileId>,
     inferred_retry_modules: Vec<InferredModule>,
-    project: ProjectFiles,
+    /// Shared with later runs by the language server: reading them is a large share of a
+    /// check (Effect's own `pnpm-lock.yaml` is parsed for its version).
+    project: Arc<ProjectFiles>,
     workspace: std::sync::OnceLock<WorkspacePackages>,
     misses: Mutex<Vec<FileId>>,
     /// JSON and YAML files by directory (RS2 tenants), built on first use.
@@ -82,11 +84,17 @@ impl Index {
             by_absolute,
             retry_modules,
             inferred_retry_modules: Vec::new(),
-            project: ProjectFiles::default(),
+            project: Arc::default(),
             workspace: std::sync::OnceLock::new(),
             misses: Mutex::new(Vec::new()),
             config_dirs: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Answers from `package.json`, `tsconfig.json` and `wrangler` files kept from an earlier
+    /// run (the language server's), to be used while those files are unchanged.
+    pub fn share_project_files(&mut self, project: Arc<ProjectFiles>) {
+        self.project = project;
     }
 
     /// The workspace's packages, found on first use.

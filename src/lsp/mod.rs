@@ -24,6 +24,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use lsp_server::{ErrorCode, Message, Notification, Request, RequestId, Response};
@@ -43,6 +44,7 @@ use serde_json::Value;
 use crate::check::{self, CheckOptions, Outcome};
 use crate::config::{Config, CONFIG_FILE};
 use crate::diagnostic::Severity;
+use crate::facts::FileFacts;
 use crate::index::FileId;
 use crate::source::Language;
 
@@ -76,35 +78,70 @@ enum Phase {
 /// An open buffer.
 struct Document {
     text: String,
+    /// The client's version of `text`.
+    version: i32,
     /// Canonical path (the key of the analysis); the plain path when the file is not on disk.
     path: Option<PathBuf>,
     language: Option<Language>,
-    errors: usize,
+    /// `text` changed since it was last weighed against the last good version. Weighing
+    /// takes a parse, so it waits for the end of a burst of changes ([`Document::settle`]),
+    /// not each keystroke.
+    pending: bool,
     /// The last version whose parse had no more errors than the one before: what is analysed.
     good_text: String,
-    good_errors: usize,
+    /// Its parse errors; `None` until the first version is weighed (it is good whatever it has).
+    good_errors: Option<usize>,
+    good_version: i32,
 }
 
 impl Document {
-    fn new(text: String, path: Option<PathBuf>, language: Option<Language>) -> Document {
-        let errors = language.map_or(0, |l| text::parse_errors(l, &text));
+    fn new(text: String, version: i32, path: Option<PathBuf>, language: Option<Language>) -> Document {
         Document {
             good_text: text.clone(),
-            good_errors: errors,
+            good_errors: None,
+            good_version: version,
+            pending: language.is_some(),
             text,
+            version,
             path,
             language,
-            errors,
         }
     }
 
-    fn update(&mut self, text: String) {
-        self.errors = self.language.map_or(0, |l| text::parse_errors(l, &text));
+    fn update(&mut self, text: String, version: i32) {
         self.text = text;
-        if self.errors <= self.good_errors {
+        self.version = version;
+        if self.language.is_some() {
+            self.pending = true;
+        } else {
+            // Nothing is parsed: what the editor has is what there is.
             self.good_text.clone_from(&self.text);
-            self.good_errors = self.errors;
+            self.good_version = version;
         }
+    }
+
+    /// Weighs the text against the last good version: with no more parse errors, it becomes
+    /// the version analysed. TypeScript and Rust are extracted here (the facts carry the
+    /// error count), and the facts are returned so the check reuses them instead of parsing
+    /// the buffer again.
+    fn settle(&mut self) -> Option<Arc<FileFacts>> {
+        if !std::mem::take(&mut self.pending) {
+            return None;
+        }
+        let language = self.language?;
+        let (errors, facts) = if language.is_script() || language == Language::Rust {
+            let facts = Arc::new(crate::extract::extract_file(language, self.text.as_bytes()));
+            (facts.syntax_errors, Some(facts))
+        } else {
+            (text::parse_errors(language, &self.text), None)
+        };
+        if self.good_errors.is_some_and(|good| errors > good) {
+            return None;
+        }
+        self.good_text.clone_from(&self.text);
+        self.good_errors = Some(errors);
+        self.good_version = self.version;
+        facts
     }
 
     /// Whether the analysis sees this buffer as it is now.
@@ -182,9 +219,12 @@ struct Workspace {
     /// What the last check found, per document.
     diagnostics: HashMap<Url, Vec<lsp_types::Diagnostic>>,
     /// Facts of every file, kept between checks: an edit re-extracts the edited buffer only.
-    cache: std::sync::Arc<crate::cache::FactsCache>,
+    cache: Arc<crate::cache::FactsCache>,
     /// The discovered files, kept until a file is created or removed, or the config changes.
     files: Option<crate::discover::Discovery>,
+    /// What was read beside the sources (`package.json`, lock files, `tsconfig.json`), kept
+    /// until one of them may have changed: reading them took most of a check.
+    project: Arc<crate::index::ProjectFiles>,
 }
 
 impl Workspace {
@@ -391,7 +431,8 @@ impl<W: Write> Server<W> {
             }
             notification::DidOpenTextDocument::METHOD => {
                 let params: lsp_types::DidOpenTextDocumentParams = params(notification)?;
-                self.did_open(params.text_document.uri, params.text_document.text);
+                let document = params.text_document;
+                self.did_open(document.uri, document.text, document.version);
             }
             notification::DidChangeTextDocument::METHOD => {
                 let params: lsp_types::DidChangeTextDocumentParams = params(notification)?;
@@ -401,7 +442,7 @@ impl<W: Write> Server<W> {
                 };
                 let mut text = std::mem::take(&mut doc.text);
                 text::apply_changes(&mut text, params.content_changes);
-                doc.update(text);
+                doc.update(text, params.text_document.version);
                 let path = doc.path.clone();
                 self.touch(path.as_deref());
             }
@@ -409,6 +450,14 @@ impl<W: Write> Server<W> {
                 let params: lsp_types::DidSaveTextDocumentParams = params(notification)?;
                 if is_config(&params.text_document.uri) {
                     self.reload_configs();
+                } else if let Ok(path) = params.text_document.uri.to_file_path() {
+                    let path = canonical(&path);
+                    if is_project_file(&path) {
+                        for workspace in self.workspaces.iter_mut().filter(|w| w.contains(&path)) {
+                            workspace.project = Arc::default();
+                        }
+                        self.touch(Some(&path));
+                    }
                 }
             }
             notification::DidCloseTextDocument::METHOD => {
@@ -423,11 +472,19 @@ impl<W: Write> Server<W> {
                         config = true;
                     } else if let Ok(path) = change.uri.to_file_path() {
                         let path = canonical(&path);
-                        if change.typ != lsp_types::FileChangeType::CHANGED {
-                            // A file came or went: discover again.
-                            for workspace in self.workspaces.iter_mut().filter(|w| w.contains(&path)) {
+                        let came_or_went = change.typ != lsp_types::FileChangeType::CHANGED;
+                        let project_file = is_project_file(&path);
+                        for workspace in self.workspaces.iter_mut().filter(|w| w.contains(&path)) {
+                            if came_or_went {
+                                // Discover again.
                                 workspace.files = None;
                             }
+                            if came_or_went || project_file {
+                                // A package.json, lock file or tsconfig.json may be another.
+                                workspace.project = Arc::default();
+                            }
+                            // The watcher's word is taken over the file's size and time.
+                            workspace.cache.forget(&path);
                         }
                         self.touch(Some(&path));
                     }
@@ -520,8 +577,10 @@ impl<W: Write> Server<W> {
         if !self.watch_files {
             return;
         }
-        let watchers = [format!("**/{CONFIG_FILE}"), "**/*.{ts,tsx,mts,cts,rs,sql}".to_string()]
-            .into_iter()
+        let watchers = WATCHED
+            .iter()
+            .map(|glob| glob.to_string())
+            .chain([format!("**/{CONFIG_FILE}")])
             .map(|glob| lsp_types::FileSystemWatcher {
                 glob_pattern: lsp_types::GlobPattern::String(glob),
                 kind: None,
@@ -573,8 +632,9 @@ impl<W: Write> Server<W> {
             dirty: true,
             analysis: None,
             diagnostics: HashMap::new(),
-            cache: std::sync::Arc::new(crate::cache::FactsCache::in_memory()),
+            cache: Arc::new(crate::cache::FactsCache::in_memory()),
             files: None,
+            project: Arc::default(),
         }
     }
 
@@ -639,6 +699,7 @@ impl<W: Write> Server<W> {
             self.workspaces[index].dirty = true;
             // Include and exclude globs may have changed.
             self.workspaces[index].files = None;
+            self.workspaces[index].project = Arc::default();
         }
         self.dirty_since.get_or_insert_with(Instant::now);
         if self.workspaces.is_empty() {
@@ -646,11 +707,11 @@ impl<W: Write> Server<W> {
         }
     }
 
-    fn did_open(&mut self, uri: Url, text: String) {
+    fn did_open(&mut self, uri: Url, text: String, version: i32) {
         let path = uri.to_file_path().ok().map(|p| canonical(&p));
         let language = path.as_deref().and_then(Language::from_path);
         self.docs
-            .insert(uri.clone(), Document::new(text, path.clone(), language));
+            .insert(uri.clone(), Document::new(text, version, path.clone(), language));
         self.force_publish.insert(uri.clone());
         let Some(path) = path else { return };
         if language.is_none() {
@@ -707,12 +768,33 @@ impl<W: Write> Server<W> {
         if !pending && self.workspaces.iter().all(|w| !w.dirty) {
             return;
         }
+        self.settle_documents();
         for index in 0..self.workspaces.len() {
             if self.workspaces[index].dirty {
                 self.check(index);
             }
         }
         self.publish();
+    }
+
+    /// Weighs every buffer changed since the last check (see [`Document::settle`]); the facts
+    /// of a buffer taken as good go into the caches of the workspaces holding it, where the
+    /// check finds them by the text's hash: an edit is parsed once, not twice.
+    fn settle_documents(&mut self) {
+        for doc in self.docs.values_mut().filter(|d| d.pending) {
+            let Some(facts) = doc.settle() else { continue };
+            let Some(path) = &doc.path else { continue };
+            let text: Arc<[u8]> = doc.good_text.as_bytes().into();
+            let hash = crate::cache::content_hash(&text);
+            for workspace in self.workspaces.iter().filter(|w| w.contains(path)) {
+                let verdict = crate::cache::Verdict::Extracted {
+                    facts: facts.clone(),
+                    text: Some(text.clone()),
+                    generated: false,
+                };
+                workspace.cache.store(path, None, hash, verdict);
+            }
+        }
     }
 
     fn check(&mut self, index: usize) {
@@ -729,6 +811,7 @@ impl<W: Write> Server<W> {
         });
         let mut options = CheckOptions::new(workspace.paths.clone());
         options.cache = Some(workspace.cache.clone());
+        options.project = Some(workspace.project.clone());
         let discovery = match workspace.files.take() {
             Some(files) => files,
             None => match crate::discover::discover(&workspace.paths, &config) {
@@ -825,10 +908,13 @@ impl<W: Write> Server<W> {
             } else {
                 self.published.insert(uri.clone(), found.clone());
             }
+            // Versioned: the findings are of the text last analysed, which a client can tell
+            // from what it has now.
+            let version = self.docs.get(&uri).map(|d| d.good_version);
             self.notify::<notification::PublishDiagnostics>(PublishDiagnosticsParams {
                 uri,
                 diagnostics: found,
-                version: None,
+                version,
             });
         }
         self.force_publish.clear();
@@ -878,6 +964,23 @@ impl<W: Write> Server<W> {
 
 fn canonical(path: &Path) -> PathBuf {
     std::fs::canonicalize(path).unwrap_or_else(|_| crate::source::normalize(path))
+}
+
+/// What the client is asked to watch besides the config: every file retrylint reads (the
+/// sources of every language, Rust's included), and the files read beside them
+/// ([`is_project_file`]).
+const WATCHED: &[&str] = &[
+    "**/*.{ts,tsx,mts,cts,js,jsx,mjs,cjs,svelte,vue,rs,sql,json,yaml,yml}",
+    "**/{bun.lock,yarn.lock,wrangler.toml}",
+];
+
+/// Whether `path` may be a file the index reads beside the sources (`package.json`, a lock
+/// file, `tsconfig.json`, `wrangler.toml`, `pnpm-workspace.yaml`): anything but code.
+fn is_project_file(path: &Path) -> bool {
+    matches!(
+        Language::from_path(path),
+        None | Some(Language::Json) | Some(Language::Yaml)
+    )
 }
 
 fn is_config(uri: &Url) -> bool {
