@@ -552,7 +552,7 @@ impl<W: Write> Server<W> {
                 })),
                 hover_provider: Some(HoverProviderCapability::Simple(true)),
                 code_action_provider: Some(CodeActionProviderCapability::Options(CodeActionOptions {
-                    code_action_kinds: Some(vec![CodeActionKind::QUICKFIX]),
+                    code_action_kinds: Some(vec![CodeActionKind::QUICKFIX, CodeActionKind::new(features::FIX_ALL)]),
                     resolve_provider: Some(false),
                     ..Default::default()
                 })),
@@ -814,6 +814,8 @@ impl<W: Write> Server<W> {
         options.project = Some(workspace.project.clone());
         let discovery = match workspace.files.take() {
             Some(files) => files,
+            // A buffer not saved yet has nothing on disk to discover (it is added below).
+            None if workspace.paths.iter().all(|p| !p.exists()) => crate::discover::Discovery::default(),
             None => match crate::discover::discover(&workspace.paths, &config) {
                 Ok(files) => files,
                 Err(report) => {
@@ -938,16 +940,15 @@ impl<W: Write> Server<W> {
     }
 
     fn code_actions(&self, params: lsp_types::CodeActionParams) -> Vec<lsp_types::CodeActionOrCommand> {
-        if let Some(only) = &params.context.only {
-            let quickfix = CodeActionKind::QUICKFIX;
-            let quickfix = quickfix.as_str();
-            let wanted = only
+        // A kind is wanted when it is asked for, or under a kind asked for (`source` covers
+        // `source.fixAll.retrylint`). Without `only`, quick fixes: the fix-all is a source
+        // action, which clients ask for by kind (on save, or from a menu).
+        let wanted = |kind: &str| match &params.context.only {
+            None => kind == CodeActionKind::QUICKFIX.as_str(),
+            Some(only) => only
                 .iter()
-                .any(|k| quickfix == k.as_str() || quickfix.starts_with(&format!("{}.", k.as_str())));
-            if !wanted {
-                return Vec::new();
-            }
-        }
+                .any(|k| kind == k.as_str() || kind.starts_with(&format!("{}.", k.as_str()))),
+        };
         let Some((_, analysis, file)) = self.analysis_of(&params.text_document.uri) else {
             return Vec::new();
         };
@@ -958,7 +959,18 @@ impl<W: Write> Server<W> {
                 .filter(|d| d.path.as_deref() == Some(path))
                 .all(Document::is_current)
         };
-        analysis.code_actions(file, params.range, &current)
+        let mut actions = Vec::new();
+        if wanted(CodeActionKind::QUICKFIX.as_str()) {
+            actions = analysis.code_actions(file, params.range, &current);
+        }
+        if wanted(features::FIX_ALL) {
+            actions.extend(
+                analysis
+                    .fix_all(file, &current)
+                    .map(lsp_types::CodeActionOrCommand::CodeAction),
+            );
+        }
+        actions
     }
 }
 
@@ -992,5 +1004,54 @@ fn severity(severity: Severity) -> DiagnosticSeverity {
         Severity::Error => DiagnosticSeverity::ERROR,
         Severity::Warning => DiagnosticSeverity::WARNING,
         Severity::Off => DiagnosticSeverity::HINT,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_buffer_is_weighed_once_per_burst_and_its_facts_handed_on() {
+        let good = "import { Effect } from \"effect\"\nexport const a = Effect.succeed(1)\n";
+        let mut doc = Document::new(
+            good.into(),
+            1,
+            Some(PathBuf::from("/p/a.ts")),
+            Some(Language::TypeScript),
+        );
+        let facts = doc.settle().expect("the first version is extracted");
+        assert_eq!(facts.syntax_errors, 0);
+        assert!(facts.imports.iter().any(|i| i.written_source() == "effect"));
+        assert!(doc.settle().is_none(), "nothing changed since");
+
+        // A burst of keystrokes parses nothing until it is settled, once.
+        let broken = good.replace("succeed(1)", "succeed((1");
+        doc.update(broken.clone(), 2);
+        doc.update(format!("{broken} +"), 3);
+        assert!(doc.pending && doc.good_version == 1);
+        assert!(doc.settle().is_none(), "more errors: the last good version stays");
+        assert_eq!((doc.good_text.as_str(), doc.good_version), (good, 1));
+        assert!(!doc.is_current());
+
+        doc.update(good.replace("1)", "2)"), 4);
+        let facts = doc.settle().expect("parses again");
+        assert_eq!(facts.syntax_errors, 0);
+        assert_eq!(doc.good_version, 4);
+        assert!(doc.is_current());
+    }
+
+    #[test]
+    fn project_files_are_those_the_index_reads_beside_code() {
+        for (path, project) in [
+            ("/p/package.json", true),
+            ("/p/pnpm-lock.yaml", true),
+            ("/p/yarn.lock", true),
+            ("/p/tsconfig.json", true),
+            ("/p/src/a.ts", false),
+            ("/p/src/lib.rs", false),
+        ] {
+            assert_eq!(is_project_file(Path::new(path)), project, "{path}");
+        }
     }
 }
