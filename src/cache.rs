@@ -128,6 +128,14 @@ impl FactsCache {
         (entry.stat == Some(stat)).then(|| (entry.verdict.clone(), entry.hash))
     }
 
+    /// The verdict on `path` as last read from disk (not an editor buffer's), with the hash of
+    /// its text, for a caller that hears of every change ([`FactsCache::forget`]).
+    pub fn on_disk(&self, path: &Path) -> Option<(Verdict, u64)> {
+        let entries = self.entries();
+        let entry = entries.get(path)?;
+        entry.stat.is_some().then(|| (entry.verdict.clone(), entry.hash))
+    }
+
     /// The facts of `path` if its text hashes as cached.
     pub fn by_hash(&self, path: &Path, hash: u64) -> Option<(Arc<FileFacts>, bool)> {
         let entries = self.entries();

@@ -23,6 +23,10 @@ pub struct Loader<'o> {
     pub root: &'o std::path::Path,
     /// Skip generated files, as the prefilter skips files without a trigger.
     pub skip_generated: bool,
+    /// The cache hears of every change on disk (the language server's file watcher, which
+    /// forgets changed files): what it knows of a file is used without asking the file
+    /// system for its size and time — thousands of `stat`s per check otherwise.
+    pub trust_cache: bool,
 }
 
 impl Loader<'_> {
@@ -84,46 +88,51 @@ impl Loader<'_> {
         }
     }
 
+    /// What the cache's verdict on an unchanged file answers, if it answers this load.
+    fn answer_from_cache(&self, verdict: Verdict, hash: u64, filtered: bool) -> Option<Loaded> {
+        match verdict {
+            Verdict::Skipped { prefilter, generated } if filtered && prefilter == self.prefilter_key => Some(Loaded {
+                prefiltered: true,
+                cached: true,
+                generated,
+                ..Loaded::default()
+            }),
+            Verdict::Extracted { generated: true, .. } if filtered && self.skip_generated => Some(Loaded {
+                prefiltered: true,
+                cached: true,
+                generated: true,
+                ..Loaded::default()
+            }),
+            Verdict::Extracted {
+                facts,
+                text: Some(text),
+                ..
+            } => Some(Loaded {
+                facts: Some(facts),
+                text: Some(text),
+                hash: Some(hash),
+                cached: true,
+                ..Loaded::default()
+            }),
+            _ => None,
+        }
+    }
+
     fn load_kept(&self, file: &SourceFile, filtered: bool) -> Loaded {
         if let Some(text) = self.overlay.get(&file.absolute) {
             return self.load_text(file, text.clone(), None, filtered);
         }
+        if let (Some(cache), true) = (self.cache, self.trust_cache) {
+            let cached = cache.on_disk(&file.absolute);
+            if let Some(loaded) = cached.and_then(|(verdict, hash)| self.answer_from_cache(verdict, hash, filtered)) {
+                return loaded;
+            }
+        }
         let stat = std::fs::metadata(&file.absolute).ok().and_then(|m| Stat::of(&m));
         if let (Some(cache), Some(stat)) = (self.cache, stat) {
-            match cache.by_stat(&file.absolute, stat) {
-                Some((Verdict::Skipped { prefilter, generated }, _)) if filtered && prefilter == self.prefilter_key => {
-                    return Loaded {
-                        prefiltered: true,
-                        cached: true,
-                        generated,
-                        ..Loaded::default()
-                    }
-                }
-                Some((Verdict::Extracted { generated: true, .. }, _)) if filtered && self.skip_generated => {
-                    return Loaded {
-                        prefiltered: true,
-                        cached: true,
-                        generated: true,
-                        ..Loaded::default()
-                    }
-                }
-                Some((
-                    Verdict::Extracted {
-                        facts,
-                        text: Some(text),
-                        ..
-                    },
-                    hash,
-                )) => {
-                    return Loaded {
-                        facts: Some(facts),
-                        text: Some(text),
-                        hash: Some(hash),
-                        cached: true,
-                        ..Loaded::default()
-                    }
-                }
-                _ => {}
+            let cached = cache.by_stat(&file.absolute, stat);
+            if let Some(loaded) = cached.and_then(|(verdict, hash)| self.answer_from_cache(verdict, hash, filtered)) {
+                return loaded;
             }
         }
         match std::fs::read(&file.absolute) {
@@ -204,5 +213,53 @@ impl Loader<'_> {
             hash,
             ..Loaded::default()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_trusted_cache_answers_without_the_file_system() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let path = root.join("a.ts");
+        std::fs::write(&path, "export const a = f.retry(1)\n").unwrap();
+        let file = SourceFile {
+            path: PathBuf::from("a.ts"),
+            absolute: path.clone(),
+            language: crate::source::Language::TypeScript,
+        };
+        let overlay = HashMap::new();
+        let cache = FactsCache::in_memory();
+        let loader = |trust_cache| Loader {
+            prefilter: None,
+            prefilter_key: 0,
+            overlay: &overlay,
+            cache: Some(&cache),
+            root: &root,
+            skip_generated: true,
+            trust_cache,
+        };
+        let first = loader(false).load(&file, true, true);
+        assert!(!first.cached);
+        // Changed on disk, and no watcher said so: a trusted cache still answers with what it
+        // read; an untrusted one sees the new size and reads the file again.
+        std::fs::write(&path, "export const a = f.retry(1, 2, 3)\n").unwrap();
+        let trusted = loader(true).load(&file, true, true);
+        assert!(trusted.cached);
+        assert_eq!(trusted.text.as_deref(), Some(&b"export const a = f.retry(1)\n"[..]));
+        let checked = loader(false).load(&file, true, true);
+        assert!(!checked.cached);
+        assert_eq!(
+            checked.text.as_deref(),
+            Some(&b"export const a = f.retry(1, 2, 3)\n"[..])
+        );
+        // Told of the change, the trusted cache reads it too.
+        cache.forget(&path);
+        std::fs::write(&path, "export const a = f.retry(4)\n").unwrap();
+        let told = loader(true).load(&file, true, true);
+        assert_eq!(told.text.as_deref(), Some(&b"export const a = f.retry(4)\n"[..]));
     }
 }

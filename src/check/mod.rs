@@ -44,6 +44,8 @@ pub struct CheckOptions {
     /// What was read beside the sources (`package.json`, `tsconfig.json`, `wrangler`), kept
     /// between runs by the language server until one of those files changes.
     pub project: Option<Arc<crate::index::ProjectFiles>>,
+    /// `cache` hears of every change on disk (see [`Loader::trust_cache`]).
+    pub trust_cache: bool,
 }
 
 impl CheckOptions {
@@ -58,6 +60,7 @@ impl CheckOptions {
             overlay: HashMap::new(),
             cache: None,
             project: None,
+            trust_cache: false,
         }
     }
 }
@@ -211,6 +214,7 @@ pub fn load_paths(config: Config, paths: &[PathBuf], triggers: &[Trigger]) -> Re
         cache: None,
         root: &root,
         skip_generated: !config.check_generated,
+        trust_cache: false,
     };
     Ok(load_index(config, discovery.files, &loader))
 }
@@ -240,6 +244,7 @@ pub fn run_files(config: Config, files: Vec<crate::source::SourceFile>, options:
         cache: options.cache.as_deref(),
         root: &root,
         skip_generated,
+        trust_cache: options.trust_cache && options.cache.is_some(),
     };
     let mut index = Index::new(config, files);
     if let Some(project) = &options.project {

@@ -414,11 +414,11 @@ impl Analysis {
         let project = &self.outcome.index;
         let analysis = &self.outcome.analysis;
         let on = |span: Span| span.start <= offset && offset <= span.end;
-        let export = |target: FileId, item: Option<Span>, name_span: Option<Span>| {
-            analysis.policies(project, target).iter().find(|p| match &p.origin {
-                Origin::Export { binding, .. } => Some(*binding) == item || Some(p.span) == name_span,
-                _ => false,
-            })
+        let export = |target: FileId, item: Span| {
+            analysis
+                .policies(project, target)
+                .iter()
+                .find(|p| matches!(&p.origin, Origin::Export { binding, .. } if *binding == item))
         };
         let facts = project.loaded(file)?;
         for site in &facts.retry_sites {
@@ -428,7 +428,7 @@ impl Analysis {
             }
             let chain = rust.chain.as_ref()?;
             let (target, item) = crate::analysis::rust::named_policy(project, file, chain)?;
-            let policy = export(target, Some(item), None)?;
+            let policy = export(target, item)?;
             let Origin::Export { name, .. } = &policy.origin else {
                 return None;
             };

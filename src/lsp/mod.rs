@@ -247,6 +247,11 @@ struct Server<W: Write> {
     /// When the oldest unchecked change came in.
     dirty_since: Option<Instant>,
     watch_files: bool,
+    /// The request that asked the client to watch files, until it answers.
+    watch_request: Option<RequestId>,
+    /// The client watches files for the server (it accepted the registration): the facts
+    /// cache is told of every change, so it is trusted without a `stat` per file per check.
+    watching: bool,
     next_request: i32,
 }
 
@@ -262,6 +267,8 @@ impl<W: Write> Server<W> {
             config_diagnostics: HashMap::new(),
             dirty_since: None,
             watch_files: false,
+            watch_request: None,
+            watching: false,
             next_request: 0,
         }
     }
@@ -292,7 +299,12 @@ impl<W: Write> Server<W> {
                 }
                 Incoming::Ignored(message) => self.log(&format!("ignored message: {message}")),
                 Incoming::Message(Message::Request(request)) => self.on_request(request),
-                Incoming::Message(Message::Response(_)) => {}
+                Incoming::Message(Message::Response(response)) => {
+                    if self.watch_request.as_ref() == Some(&response.id) {
+                        self.watch_request = None;
+                        self.watching = response.error.is_none();
+                    }
+                }
                 Incoming::Message(Message::Notification(notification)) => {
                     if notification.method == notification::Exit::METHOD {
                         return self.phase == Phase::ShuttingDown;
@@ -596,6 +608,7 @@ impl<W: Write> Server<W> {
         };
         self.next_request += 1;
         let id = RequestId::from(format!("retrylint-{}", self.next_request));
+        self.watch_request = Some(id.clone());
         self.send(Request::new(id, request::RegisterCapability::METHOD.into(), params));
     }
 
@@ -812,6 +825,7 @@ impl<W: Write> Server<W> {
         let mut options = CheckOptions::new(workspace.paths.clone());
         options.cache = Some(workspace.cache.clone());
         options.project = Some(workspace.project.clone());
+        options.trust_cache = self.watching;
         let discovery = match workspace.files.take() {
             Some(files) => files,
             // A buffer not saved yet has nothing on disk to discover (it is added below).
