@@ -1140,3 +1140,34 @@ fn fix_all_applies_every_safe_fix_of_the_document() {
     assert_eq!(request(&mut server, json!(["source.fixAll"])), Vec::<Value>::new());
     assert_eq!(server.shutdown(), Some(0));
 }
+
+#[test]
+fn a_watched_package_json_change_resolves_workspace_packages_again() {
+    let (_dir, root) = fixture_named("effect-workspace");
+    let orders_uri = uri(&root.join("packages/api/src/features/Orders.ts"));
+    let mut server = Server::start(&root);
+    // `@acme/prelude` re-exports Effect: `placeAgain` is Effect code with findings.
+    let on_place_again = |d: &[Value]| codes_on_line(d, 9).contains(&"inline-schedule".to_string());
+    server.diagnostics_until(&orders_uri, "findings through @acme/prelude", on_place_again);
+
+    // The package is renamed: `@acme/prelude` names nothing in the workspace any more.
+    let manifest = root.join("packages/prelude/package.json");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(&manifest, text.replace("@acme/prelude", "@acme/renamed")).unwrap();
+    server.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({ "changes": [{ "uri": uri(&manifest), "type": 2 }] }),
+    );
+    server.diagnostics_until(&orders_uri, "no Effect code without the package", |d| {
+        !on_place_again(d)
+    });
+
+    // And back.
+    std::fs::write(&manifest, &text).unwrap();
+    server.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({ "changes": [{ "uri": uri(&manifest), "type": 2 }] }),
+    );
+    server.diagnostics_until(&orders_uri, "findings through @acme/prelude again", on_place_again);
+    assert_eq!(server.shutdown(), Some(0));
+}

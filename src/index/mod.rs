@@ -60,7 +60,6 @@ pub struct Index {
     /// Shared with later runs by the language server: reading them is a large share of a
     /// check (Effect's own `pnpm-lock.yaml` is parsed for its version).
     project: Arc<ProjectFiles>,
-    workspace: std::sync::OnceLock<WorkspacePackages>,
     misses: Mutex<Vec<FileId>>,
     /// JSON and YAML files by directory (RS2 tenants), built on first use.
     config_dirs: std::sync::OnceLock<HashMap<PathBuf, Vec<FileId>>>,
@@ -85,7 +84,6 @@ impl Index {
             retry_modules,
             inferred_retry_modules: Vec::new(),
             project: Arc::default(),
-            workspace: std::sync::OnceLock::new(),
             misses: Mutex::new(Vec::new()),
             config_dirs: std::sync::OnceLock::new(),
         }
@@ -97,10 +95,12 @@ impl Index {
         self.project = project;
     }
 
-    /// The workspace's packages, found on first use.
+    /// The workspace's packages, found on first use (and kept with the project files: the
+    /// language server keeps them until a file comes or goes, or a package.json changes).
     pub fn workspace_packages(&self) -> &WorkspacePackages {
-        self.workspace
-            .get_or_init(|| WorkspacePackages::find(self.files.iter().map(|f| f.absolute.as_path()), &self.config.root))
+        self.project.workspace_packages(|| {
+            WorkspacePackages::find(self.files.iter().map(|f| f.absolute.as_path()), &self.config.root)
+        })
     }
 
     /// Records what was loaded for `file`.

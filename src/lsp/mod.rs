@@ -740,6 +740,13 @@ impl<W: Write> Server<W> {
             let workspace = self.new_workspace(root, paths, Some(uri));
             self.workspaces.push(workspace);
         }
+        if !path.exists() {
+            // A buffer not on disk joins the file list: its directory may be a package (or
+            // hold a tsconfig.json) that no file showed before.
+            for workspace in self.workspaces.iter_mut().filter(|w| w.contains(&path)) {
+                workspace.project = Arc::default();
+            }
+        }
         self.touch(Some(&path));
     }
 
