@@ -120,11 +120,20 @@ impl FactsCache {
         self.entries.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The verdict on `path` if the file is as it was (same size and modification time).
-    pub fn by_stat(&self, path: &Path, stat: Stat) -> Option<Verdict> {
+    /// The verdict on `path` if the file is as it was (same size and modification time),
+    /// with the hash of its text.
+    pub fn by_stat(&self, path: &Path, stat: Stat) -> Option<(Verdict, u64)> {
         let entries = self.entries();
         let entry = entries.get(path)?;
-        (entry.stat == Some(stat)).then(|| entry.verdict.clone())
+        (entry.stat == Some(stat)).then(|| (entry.verdict.clone(), entry.hash))
+    }
+
+    /// The verdict on `path` as last read from disk (not an editor buffer's), with the hash of
+    /// its text, for a caller that hears of every change ([`FactsCache::forget`]).
+    pub fn on_disk(&self, path: &Path) -> Option<(Verdict, u64)> {
+        let entries = self.entries();
+        let entry = entries.get(path)?;
+        entry.stat.is_some().then(|| (entry.verdict.clone(), entry.hash))
     }
 
     /// The facts of `path` if its text hashes as cached.
@@ -176,6 +185,14 @@ impl FactsCache {
         }
         let bytes = postcard::to_allocvec(&*self.entries()).map_err(std::io::Error::other)?;
         crate::files::write_atomically(file, &bytes)
+    }
+
+    /// Forgets what the cache knows of `path`: a watcher said it changed, and its size and
+    /// modification time may not show it (a copy that keeps the time, a clock too coarse).
+    pub fn forget(&self, path: &Path) {
+        if self.entries().remove(path).is_some() {
+            self.changed.store(true, Ordering::Relaxed);
+        }
     }
 
     /// How many files the cache knows.
@@ -237,7 +254,10 @@ mod tests {
         cache.save().unwrap();
         let again = FactsCache::open(dir.path(), None);
         assert_eq!(again.len(), 2);
-        assert!(matches!(again.by_stat(&path, stat), Some(Verdict::Extracted { .. })));
+        assert!(matches!(
+            again.by_stat(&path, stat),
+            Some((Verdict::Extracted { .. }, 42))
+        ));
         assert!(
             again.by_stat(&path, Stat { size: 19, modified: 8 }).is_none(),
             "a newer file is not trusted"

@@ -914,6 +914,99 @@ fn a_package_config_applies_to_its_files_in_the_editor() {
     assert_eq!(server.shutdown(), Some(0));
 }
 
+/// A temporary copy of `fixtures/<name>`.
+fn fixture_named(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap().join(name);
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures").join(name),
+        &root,
+    );
+    (dir, root)
+}
+
+/// The `version` of the latest `publishDiagnostics` of `uri`.
+fn published_version(server: &Server, uri: &str) -> Value {
+    server
+        .messages
+        .iter()
+        .rev()
+        .find(|m| m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == uri)
+        .map(|m| m["params"]["version"].clone())
+        .unwrap_or_else(|| panic!("no diagnostics for {uri}"))
+}
+
+#[test]
+fn diagnostics_carry_the_version_of_the_text_analysed() {
+    let (_dir, root) = fixture();
+    let file = root.join("src/features/editor/Editor.ts");
+    let file_uri = uri(&file);
+    let mut server = Server::start(&root);
+    server.open(&file, EDITOR_TS);
+    // Before it was opened, the file was published from disk, without a version.
+    server.sync();
+    assert_eq!(published_version(&server, &file_uri), 1);
+
+    // Version 7 adds the jitter: its findings are published as version 7's.
+    let jittered = EDITOR_TS.replace(
+        "Schedule.exponential(\"1 second\"))",
+        "Schedule.exponential(\"1 second\").pipe(Schedule.jittered))",
+    );
+    server.change(&file, 7, json!([{ "text": jittered }]));
+    server.diagnostics_until(&file_uri, "the jitter finding gone", |d| {
+        !codes_on_line(d, EVENTS_LINE).contains(&"unjittered-schedule".to_string())
+    });
+    assert_eq!(published_version(&server, &file_uri), 7);
+
+    // Version 8 does not parse: what is published stays version 7's (the text analysed).
+    let broken = jittered.replace(
+        "export const save = (id: string) =>",
+        "export const save = (id: string) => ((",
+    );
+    server.change(&file, 8, json!([{ "text": broken }]));
+    server.change(&file, 9, json!([{ "text": EDITOR_TS }]));
+    server.diagnostics_until(&file_uri, "the jitter finding back", |d| {
+        codes_on_line(d, EVENTS_LINE).contains(&"unjittered-schedule".to_string())
+    });
+    assert_eq!(published_version(&server, &file_uri), 9);
+    assert_eq!(server.shutdown(), Some(0));
+}
+
+#[test]
+fn an_unsaved_new_buffer_is_analysed() {
+    let (_dir, root) = fixture();
+    let mut server = Server::start(&root);
+    // In a folder that does not exist yet either.
+    let file = root.join("src/features/drafts/Draft.ts");
+    assert!(!file.exists());
+    server.open(&file, EDITOR_TS);
+    let found = server.diagnostics_until(&uri(&file), "findings of the unsaved buffer", |d| !d.is_empty());
+    assert!(
+        codes_on_line(&found, EVENTS_LINE).contains(&"unjittered-schedule".to_string()),
+        "{found:#?}"
+    );
+    assert_eq!(server.shutdown(), Some(0));
+
+    // Outside every workspace folder, with no project around it: checked alone.
+    let dir = tempfile::tempdir().unwrap();
+    let lone = dir.path().canonicalize().unwrap().join("Scratch.ts");
+    let mut server = Server::spawn();
+    server.request(
+        "initialize",
+        json!({ "processId": null, "rootUri": null, "capabilities": {} }),
+    );
+    server.notify("initialized", json!({}));
+    let text = "import { Effect, Schedule } from \"effect\"\n\
+                export const a = Effect.succeed(1).pipe(Effect.retry({ schedule: Schedule.recurs(2), while: (e) => e === \"busy\" }))\n";
+    server.open(&lone, text);
+    let found = server.diagnostics_until(&uri(&lone), "findings of the lone unsaved buffer", |d| !d.is_empty());
+    assert!(
+        codes_on_line(&found, 1).contains(&"inline-schedule".to_string()),
+        "{found:#?}"
+    );
+    assert_eq!(server.shutdown(), Some(0));
+}
+
 #[test]
 fn a_broken_package_config_is_shown_and_its_files_are_still_checked() {
     let dir = tempfile::tempdir().unwrap();
@@ -944,5 +1037,205 @@ fn a_broken_package_config_is_shown_and_its_files_are_still_checked() {
     server.diagnostics_until(&uri(&a), "inline-schedule", |d| {
         d.iter().any(|d| d["code"] == "inline-schedule")
     });
+    assert_eq!(server.shutdown(), Some(0));
+}
+
+#[test]
+fn watched_rust_sources_are_registered_and_rechecked() {
+    let (_dir, root) = fixture_named("rust-service");
+    let file = root.join("src/http.rs");
+    let file_uri = uri(&file);
+    let mut server = Server::spawn();
+    server.request(
+        "initialize",
+        json!({
+            "processId": null,
+            "rootUri": uri(&root),
+            "capabilities": { "workspace": { "didChangeWatchedFiles": { "dynamicRegistration": true } } },
+        }),
+    );
+    server.notify("initialized", json!({}));
+    // The server asks the client to watch Rust sources too.
+    let deadline = Instant::now() + TIMEOUT;
+    let registration = loop {
+        let message = server.next(deadline, "client/registerCapability");
+        if message["method"] == "client/registerCapability" {
+            break message;
+        }
+    };
+    let globs: Vec<&str> = registration["params"]["registrations"][0]["registerOptions"]["watchers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|w| w["globPattern"].as_str())
+        .collect();
+    assert!(
+        globs.iter().any(|g| g.starts_with("**/*.{") && g.contains(",rs,")),
+        "{globs:?}"
+    );
+    server.send(json!({ "jsonrpc": "2.0", "id": registration["id"], "result": null }));
+
+    let over_budget = |d: &[Value]| codes_on_line(d, 19).contains(&"policy-over-budget".to_string());
+    server.diagnostics_until(&file_uri, "policy-over-budget", over_budget);
+
+    // Changed on disk outside the editor, same size and modification time (a copy that keeps
+    // the time): the watcher's event is what tells.
+    let before = std::fs::metadata(&file).unwrap();
+    let text = std::fs::read_to_string(&file).unwrap();
+    let changed = text.replace("build_with_max_retries(3)", "build_with_max_retries(1)");
+    assert_ne!(changed, text);
+    std::fs::write(&file, &changed).unwrap();
+    let handle = std::fs::File::options().write(true).open(&file).unwrap();
+    handle.set_modified(before.modified().unwrap()).unwrap();
+    drop(handle);
+    server.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({ "changes": [{ "uri": file_uri, "type": 2 }] }),
+    );
+    server.diagnostics_until(&file_uri, "policy-over-budget gone", |d| !over_budget(d));
+    assert_eq!(server.shutdown(), Some(0));
+}
+
+#[test]
+fn hover_shows_a_rust_policy() {
+    let (_dir, root) = fixture_named("rust-service");
+    let file = root.join("src/orders/place_order.rs");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let mut server = Server::start(&root);
+    server.open(&file, &text);
+    server.diagnostics_until(&uri(&file), "findings", |d| !d.is_empty());
+
+    // A site naming the retry module's policy.
+    let (line, column) = find(&text, "retry::transient())");
+    let hover = server.hover(&file, line, column + "retry::tr".len());
+    let value = hover["contents"]["value"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a hover: {hover}"));
+    assert!(value.contains("100 ms, 200 ms, 400 ms"), "{value}");
+    assert!(
+        value.contains("jitter: yes") && value.contains("src/retry.rs:"),
+        "{value}"
+    );
+    let end = column + "retry::transient()".len();
+    assert_eq!(
+        hover["range"],
+        json!({ "start": { "line": line, "character": column }, "end": { "line": line, "character": end } })
+    );
+
+    // The policy's own name in the retry module.
+    let module = root.join("src/retry.rs");
+    let module_text = std::fs::read_to_string(&module).unwrap();
+    server.open(&module, &module_text);
+    let (line, column) = find(&module_text, "pub const CONTENTION");
+    let hover = server.hover(&module, line, column + "pub const CON".len());
+    let value = hover["contents"]["value"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a hover: {hover}"));
+    assert!(value.contains("50 ms, 100 ms, 200 ms"), "{value}");
+    assert_eq!(server.shutdown(), Some(0));
+}
+
+/// Two inline copies of the retry module's policies (safe fixes: name them) and an
+/// unjittered schedule (an unsafe fix, left alone).
+const FIX_ALL_TS: &str = r#"import { Effect, Schedule, Stream } from "effect"
+import { Retry } from "../../infra/index.js"
+
+export const save = (id: string) =>
+  Effect.succeed(id).pipe(Effect.retry({ schedule: Schedule.max([Schedule.min([Schedule.exponential("50 millis"), Schedule.spaced("200 millis")]), Schedule.recurs(3)]).pipe(Schedule.jittered), while: Retry.isContention }))
+
+export const load = (id: string) =>
+  Effect.succeed(id).pipe(Effect.retry({ schedule: Schedule.max([Schedule.min([Schedule.exponential("200 millis"), Schedule.spaced("2 seconds")]), Schedule.recurs(3)]).pipe(Schedule.jittered), while: Retry.isConnectionLost }))
+
+export const events = Stream.make(1, 2, 3).pipe(Stream.retry(Schedule.exponential("1 second")))
+"#;
+
+#[test]
+fn fix_all_applies_every_safe_fix_of_the_document() {
+    let (_dir, root) = fixture();
+    let file = root.join("src/features/editor/FixAll.ts");
+    std::fs::write(&file, FIX_ALL_TS).unwrap();
+    let file_uri = uri(&file);
+    let mut server = Server::start(&root);
+    let kinds = server.messages[0]["result"]["capabilities"]["codeActionProvider"]["codeActionKinds"].clone();
+    assert!(
+        kinds.as_array().unwrap().contains(&json!("source.fixAll.retrylint")),
+        "{kinds}"
+    );
+    server.open(&file, FIX_ALL_TS);
+    server.diagnostics_until(&file_uri, "inline-schedule on both", |d| {
+        codes_on_line(d, 4).contains(&"inline-schedule".to_string())
+            && codes_on_line(d, 7).contains(&"inline-schedule".to_string())
+    });
+
+    let everything = json!({ "start": { "line": 0, "character": 0 }, "end": { "line": 0, "character": 0 } });
+    let request = |server: &mut Server, only: Value| {
+        let response = server.request(
+            "textDocument/codeAction",
+            json!({ "textDocument": { "uri": file_uri }, "range": everything, "context": { "diagnostics": [], "only": only } }),
+        );
+        response["result"].as_array().cloned().unwrap_or_default()
+    };
+    // Asked for by its kind, or by `source`; not among quick fixes.
+    for only in [json!(["source.fixAll"]), json!(["source"])] {
+        let actions = request(&mut server, only);
+        assert_eq!(actions.len(), 1, "{actions:#?}");
+        assert_eq!(actions[0]["kind"], "source.fixAll.retrylint");
+    }
+    assert!(request(&mut server, json!(["quickfix"]))
+        .iter()
+        .all(|a| a["kind"] == "quickfix"));
+
+    let actions = request(&mut server, json!(["source.fixAll.retrylint"]));
+    let edits = actions[0]["edit"]["changes"][&file_uri].as_array().unwrap().clone();
+    let fixed = apply_edits(FIX_ALL_TS, &edits);
+    assert!(
+        fixed.contains("Effect.retry({ schedule: Retry.contention, while: Retry.isContention })")
+            && fixed.contains("Effect.retry({ schedule: Retry.transient, while: Retry.isConnectionLost })"),
+        "{fixed}"
+    );
+    // The unsafe jitter fix is not applied.
+    assert!(
+        fixed.contains("Stream.retry(Schedule.exponential(\"1 second\")))"),
+        "{fixed}"
+    );
+
+    server.change(&file, 2, json!([{ "text": fixed }]));
+    server.diagnostics_until(&file_uri, "the inline copies gone", |d| {
+        !codes_on_line(d, 4).contains(&"inline-schedule".to_string())
+            && !codes_on_line(d, 7).contains(&"inline-schedule".to_string())
+    });
+    // Nothing safe left to fix.
+    assert_eq!(request(&mut server, json!(["source.fixAll"])), Vec::<Value>::new());
+    assert_eq!(server.shutdown(), Some(0));
+}
+
+#[test]
+fn a_watched_package_json_change_resolves_workspace_packages_again() {
+    let (_dir, root) = fixture_named("effect-workspace");
+    let orders_uri = uri(&root.join("packages/api/src/features/Orders.ts"));
+    let mut server = Server::start(&root);
+    // `@acme/prelude` re-exports Effect: `placeAgain` is Effect code with findings.
+    let on_place_again = |d: &[Value]| codes_on_line(d, 9).contains(&"inline-schedule".to_string());
+    server.diagnostics_until(&orders_uri, "findings through @acme/prelude", on_place_again);
+
+    // The package is renamed: `@acme/prelude` names nothing in the workspace any more.
+    let manifest = root.join("packages/prelude/package.json");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(&manifest, text.replace("@acme/prelude", "@acme/renamed")).unwrap();
+    server.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({ "changes": [{ "uri": uri(&manifest), "type": 2 }] }),
+    );
+    server.diagnostics_until(&orders_uri, "no Effect code without the package", |d| {
+        !on_place_again(d)
+    });
+
+    // And back.
+    std::fs::write(&manifest, &text).unwrap();
+    server.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({ "changes": [{ "uri": uri(&manifest), "type": 2 }] }),
+    );
+    server.diagnostics_until(&orders_uri, "findings through @acme/prelude again", on_place_again);
     assert_eq!(server.shutdown(), Some(0));
 }

@@ -25,6 +25,10 @@ pub struct Loader<'o> {
     /// Whether a file's generated code is skipped (its config's `generated`), as the
     /// prefilter skips files without a trigger.
     pub skip_generated: &'o (dyn Fn(&std::path::Path) -> bool + Sync),
+    /// The cache hears of every change on disk (the language server's file watcher, which
+    /// forgets changed files): what it knows of a file is used without asking the file
+    /// system for its size and time — thousands of `stat`s per check otherwise.
+    pub trust_cache: bool,
 }
 
 impl Loader<'_> {
@@ -43,7 +47,9 @@ impl Loader<'_> {
         let holds_findings = loaded.facts.as_ref().is_some_and(|f| f.holds_findings());
         if !keep_text && !holds_findings && !self.overlay.contains_key(&file.absolute) {
             if let Some(text) = loaded.text.take() {
-                loaded.hash = Some(crate::source::fnv1a64(&text));
+                // A cached file's hash is known: hashing every kept text on every check was
+                // most of the language server's time after an edit.
+                loaded.hash = Some(loaded.hash.unwrap_or_else(|| crate::source::fnv1a64(&text)));
             }
         }
         loaded
@@ -92,44 +98,57 @@ impl Loader<'_> {
         }
     }
 
+    /// What the cache's verdict on an unchanged file answers, if it answers this load.
+    fn answer_from_cache(&self, file: &SourceFile, verdict: Verdict, hash: u64, filtered: bool) -> Option<Loaded> {
+        match verdict {
+            Verdict::Skipped { prefilter, generated } if filtered && prefilter == self.key(file) => Some(Loaded {
+                prefiltered: true,
+                cached: true,
+                generated,
+                ..Loaded::default()
+            }),
+            Verdict::Extracted { generated: true, .. } if filtered && (self.skip_generated)(&file.absolute) => {
+                Some(Loaded {
+                    prefiltered: true,
+                    cached: true,
+                    generated: true,
+                    ..Loaded::default()
+                })
+            }
+            Verdict::Extracted {
+                facts,
+                text: Some(text),
+                ..
+            } => Some(Loaded {
+                facts: Some(facts),
+                text: Some(text),
+                hash: Some(hash),
+                cached: true,
+                ..Loaded::default()
+            }),
+            _ => None,
+        }
+    }
+
     fn load_kept(&self, file: &SourceFile, filtered: bool) -> Loaded {
         if let Some(text) = self.overlay.get(&file.absolute) {
             return self.load_text(file, text.clone(), None, filtered);
         }
+        if let (Some(cache), true) = (self.cache, self.trust_cache) {
+            let cached = cache.on_disk(&file.absolute);
+            if let Some(loaded) =
+                cached.and_then(|(verdict, hash)| self.answer_from_cache(file, verdict, hash, filtered))
+            {
+                return loaded;
+            }
+        }
         let stat = std::fs::metadata(&file.absolute).ok().and_then(|m| Stat::of(&m));
         if let (Some(cache), Some(stat)) = (self.cache, stat) {
-            match cache.by_stat(&file.absolute, stat) {
-                Some(Verdict::Skipped { prefilter, generated }) if filtered && prefilter == self.key(file) => {
-                    return Loaded {
-                        prefiltered: true,
-                        cached: true,
-                        generated,
-                        ..Loaded::default()
-                    }
-                }
-                Some(Verdict::Extracted { generated: true, .. })
-                    if filtered && (self.skip_generated)(&file.absolute) =>
-                {
-                    return Loaded {
-                        prefiltered: true,
-                        cached: true,
-                        generated: true,
-                        ..Loaded::default()
-                    }
-                }
-                Some(Verdict::Extracted {
-                    facts,
-                    text: Some(text),
-                    ..
-                }) => {
-                    return Loaded {
-                        facts: Some(facts),
-                        text: Some(text),
-                        cached: true,
-                        ..Loaded::default()
-                    }
-                }
-                _ => {}
+            let cached = cache.by_stat(&file.absolute, stat);
+            if let Some(loaded) =
+                cached.and_then(|(verdict, hash)| self.answer_from_cache(file, verdict, hash, filtered))
+            {
+                return loaded;
             }
         }
         match std::fs::read(&file.absolute) {
@@ -170,6 +189,7 @@ impl Loader<'_> {
                 return Loaded {
                     facts: Some(facts),
                     text: Some(text),
+                    hash: Some(hash),
                     cached: true,
                     ..Loaded::default()
                 };
@@ -208,7 +228,56 @@ impl Loader<'_> {
         Loaded {
             facts: Some(facts),
             text: Some(text),
+            hash,
             ..Loaded::default()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_trusted_cache_answers_without_the_file_system() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let path = root.join("a.ts");
+        std::fs::write(&path, "export const a = f.retry(1)\n").unwrap();
+        let file = SourceFile {
+            path: PathBuf::from("a.ts"),
+            absolute: path.clone(),
+            language: crate::source::Language::TypeScript,
+        };
+        let overlay = HashMap::new();
+        let cache = FactsCache::in_memory();
+        let loader = |trust_cache| Loader {
+            prefilter: None,
+            prefilter_key: 0,
+            overlay: &overlay,
+            cache: Some(&cache),
+            root: &root,
+            skip_generated: &|_: &std::path::Path| true,
+            trust_cache,
+        };
+        let first = loader(false).load(&file, true, true);
+        assert!(!first.cached);
+        // Changed on disk, and no watcher said so: a trusted cache still answers with what it
+        // read; an untrusted one sees the new size and reads the file again.
+        std::fs::write(&path, "export const a = f.retry(1, 2, 3)\n").unwrap();
+        let trusted = loader(true).load(&file, true, true);
+        assert!(trusted.cached);
+        assert_eq!(trusted.text.as_deref(), Some(&b"export const a = f.retry(1)\n"[..]));
+        let checked = loader(false).load(&file, true, true);
+        assert!(!checked.cached);
+        assert_eq!(
+            checked.text.as_deref(),
+            Some(&b"export const a = f.retry(1, 2, 3)\n"[..])
+        );
+        // Told of the change, the trusted cache reads it too.
+        cache.forget(&path);
+        std::fs::write(&path, "export const a = f.retry(4)\n").unwrap();
+        let told = loader(true).load(&file, true, true);
+        assert_eq!(told.text.as_deref(), Some(&b"export const a = f.retry(4)\n"[..]));
     }
 }

@@ -24,7 +24,7 @@ use crate::source::Language;
 
 /// Bumped whenever extraction changes what it produces: cached facts of another version are
 /// not reused.
-pub const FACTS_VERSION: u32 = 6;
+pub const FACTS_VERSION: u32 = 7;
 
 thread_local! {
     // One parser per rayon worker and language: parsers are reused, never shared.
@@ -210,6 +210,7 @@ fn extract_unguarded(language: Language, text: &[u8], aliases: &[crate::facts::E
             // SQL string literals (leases), then the retry libraries' sites and policies.
             match parse(language, text) {
                 Some(tree) => {
+                    facts.syntax_errors = count_errors(&tree);
                     sql_text::rust_strings(&mut facts, text, &tree);
                     // Retries inside `select!`, `join!` and `tracing` macros are read from
                     // their unfolded token trees (same offsets).

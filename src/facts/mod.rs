@@ -121,6 +121,9 @@ pub struct FileFacts {
     pub rs2: Rs2Facts,
     pub suppressions: Vec<Suppression>,
     pub notes: Vec<FileNote>,
+    /// Error and missing nodes left in the tree after recovery (TypeScript and Rust): the
+    /// language server tells a buffer in mid-edit by them without parsing it a second time.
+    pub syntax_errors: usize,
 }
 
 impl FileFacts {
@@ -149,6 +152,7 @@ impl FileFacts {
             rs2: Rs2Facts::default(),
             suppressions: Vec::new(),
             notes: Vec::new(),
+            syntax_errors: 0,
         }
     }
 

@@ -62,8 +62,9 @@ pub struct Index {
     /// The configured retry modules, then the inferred ones.
     retry_modules: Vec<FileId>,
     inferred_retry_modules: Vec<InferredModule>,
-    project: ProjectFiles,
-    workspace: std::sync::OnceLock<WorkspacePackages>,
+    /// Shared with later runs by the language server: reading them is a large share of a
+    /// check (Effect's own `pnpm-lock.yaml` is parsed for its version).
+    project: Arc<ProjectFiles>,
     misses: Mutex<Vec<FileId>>,
     /// JSON and YAML files by directory (RS2 tenants), built on first use.
     config_dirs: std::sync::OnceLock<HashMap<PathBuf, Vec<FileId>>>,
@@ -92,17 +93,24 @@ impl Index {
             by_absolute,
             retry_modules,
             inferred_retry_modules: Vec::new(),
-            project: ProjectFiles::default(),
-            workspace: std::sync::OnceLock::new(),
+            project: Arc::default(),
             misses: Mutex::new(Vec::new()),
             config_dirs: std::sync::OnceLock::new(),
         }
     }
 
-    /// The workspace's packages, found on first use.
+    /// Answers from `package.json`, `tsconfig.json` and `wrangler` files kept from an earlier
+    /// run (the language server's), to be used while those files are unchanged.
+    pub fn share_project_files(&mut self, project: Arc<ProjectFiles>) {
+        self.project = project;
+    }
+
+    /// The workspace's packages, found on first use (and kept with the project files: the
+    /// language server keeps them until a file comes or goes, or a package.json changes).
     pub fn workspace_packages(&self) -> &WorkspacePackages {
-        self.workspace
-            .get_or_init(|| WorkspacePackages::find(self.files.iter().map(|f| f.absolute.as_path()), &self.config.root))
+        self.project.workspace_packages(|| {
+            WorkspacePackages::find(self.files.iter().map(|f| f.absolute.as_path()), &self.config.root)
+        })
     }
 
     /// The settings for `file`: its package's config, else the project root's.

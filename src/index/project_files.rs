@@ -14,6 +14,8 @@ pub struct ProjectFiles {
     effect_versions: Mutex<HashMap<PathBuf, Option<u8>>>,
     tsconfigs: Mutex<HashMap<PathBuf, Option<Option<Arc<TsPaths>>>>>,
     wrangler: Mutex<HashMap<PathBuf, Option<Option<u64>>>>,
+    /// Every package.json above the files is read to find them: kept with the rest.
+    workspace: std::sync::OnceLock<WorkspacePackages>,
 }
 
 impl ProjectFiles {
@@ -26,6 +28,11 @@ impl ProjectFiles {
             crate::effect_version::package_effect_version(d, root).map(|v| v.code())
         })
         .unwrap_or(0)
+    }
+
+    /// The workspace's packages, found by `find` on first use.
+    pub fn workspace_packages(&self, find: impl FnOnce() -> WorkspacePackages) -> &WorkspacePackages {
+        self.workspace.get_or_init(find)
     }
 
     /// The `compilerOptions.paths` / `baseUrl` of the tsconfig.json nearest to `dir`.

@@ -14,12 +14,15 @@ use super::text::{self, LineIndex};
 use crate::analysis::Origin;
 use crate::check::Outcome;
 use crate::diagnostic::FixSafety;
-use crate::facts::Expr;
+use crate::facts::{Expr, PolicyArg};
 use crate::index::{FileId, Resolved};
 use crate::rules;
 use crate::schedule::duration::format_ms;
 use crate::schedule::{self, Attempts, Gap, Jitter, Sched, Summary};
-use crate::source::{snippet, Span};
+use crate::source::{snippet, Language, Span};
+
+/// The code action kind of applying every safe fix of a document.
+pub const FIX_ALL: &str = "source.fixAll.retrylint";
 
 /// The placeholder reason of a suppression added from the editor.
 pub const SUPPRESSION_REASON: &str = "TODO: why this exception holds";
@@ -220,6 +223,64 @@ impl Analysis {
         actions
     }
 
+    /// Every safe fix of the document's findings in one edit (`source.fixAll.retrylint`, what
+    /// editors run on save). A fix that also edits another file, or overlaps one taken
+    /// before it, is left for its own quick fix; `None` when there is nothing to apply.
+    pub fn fix_all(&self, file: FileId, current: &dyn Fn(&Path) -> bool) -> Option<CodeAction> {
+        let project = &self.outcome.index;
+        if !current(&project.files[file].absolute) {
+            return None;
+        }
+        let text = self.texts.get(&file)?;
+        let uri = self.uris.get(&file)?;
+        let mut taken: Vec<(u32, u32, &str)> = Vec::new();
+        for (index, _) in self.findings.get(&file).into_iter().flatten() {
+            let Some(index) = index else { continue };
+            let Some(fix) = self.outcome.diagnostics[*index]
+                .fix
+                .as_ref()
+                .filter(|f| f.safety == FixSafety::Safe && f.edits.iter().all(|e| e.file == file))
+            else {
+                continue;
+            };
+            let edits: Vec<(u32, u32, &str)> = fix
+                .edits
+                .iter()
+                .map(|e| (e.span.start, e.span.end, e.replacement.as_str()))
+                // Two findings may carry the same edit (an import both fixes add).
+                .filter(|edit| !taken.contains(edit))
+                .collect();
+            let overlaps = |a: &(u32, u32, &str), b: &(u32, u32, &str)| {
+                a.0 < b.1 && b.0 < a.1 || (a.0 == a.1 && a.0 == b.0) || (b.0 == b.1 && b.0 == a.0)
+            };
+            if edits.iter().any(|e| taken.iter().any(|t| overlaps(e, t))) {
+                continue;
+            }
+            taken.extend(edits);
+        }
+        if taken.is_empty() {
+            return None;
+        }
+        taken.sort();
+        let index = LineIndex::new(text);
+        let edits = taken
+            .into_iter()
+            .map(|(start, end, new_text)| TextEdit {
+                range: index.range(start as usize, end as usize),
+                new_text: new_text.to_string(),
+            })
+            .collect();
+        Some(CodeAction {
+            title: "Fix all retrylint findings with a safe fix".into(),
+            kind: Some(CodeActionKind::new(FIX_ALL)),
+            edit: Some(WorkspaceEdit {
+                changes: Some(HashMap::from([(uri.clone(), edits)])),
+                ..Default::default()
+            }),
+            ..Default::default()
+        })
+    }
+
     /// `// retrylint-ignore <rule> -- <reason>` on the line before the finding, indented like
     /// it; added to the rule list of a suppression comment already there.
     fn suppression(
@@ -324,6 +385,11 @@ impl Analysis {
             return None;
         }
         let offset = offset as u32;
+        if project.files[file].language == Language::Rust {
+            if let Some(found) = self.rust_hover(file, offset, &index) {
+                return Some(found);
+            }
+        }
         analysis.policies(project, file).iter().find_map(|policy| {
             let Origin::Site { callee } = &policy.origin else {
                 return None;
@@ -339,6 +405,53 @@ impl Analysis {
                 )
             })
         })
+    }
+
+    /// Rust: a site that names a retry-module policy (`.retry(retry::transient())`), or a
+    /// policy's own name in the retry module. Rust paths are resolved by the index's crate
+    /// paths, not the TypeScript member paths `hover` starts from.
+    fn rust_hover(&self, file: FileId, offset: u32, index: &LineIndex) -> Option<Hover> {
+        let project = &self.outcome.index;
+        let analysis = &self.outcome.analysis;
+        let on = |span: Span| span.start <= offset && offset <= span.end;
+        let export = |target: FileId, item: Span| {
+            analysis
+                .policies(project, target)
+                .iter()
+                .find(|p| matches!(&p.origin, Origin::Export { binding, .. } if *binding == item))
+        };
+        let facts = project.loaded(file)?;
+        for site in &facts.retry_sites {
+            let PolicyArg::Rust(rust) = &site.policy else { continue };
+            if !on(rust.arg) {
+                continue;
+            }
+            let chain = rust.chain.as_ref()?;
+            let (target, item) = crate::analysis::rust::named_policy(project, file, chain)?;
+            let policy = export(target, item)?;
+            let Origin::Export { name, .. } = &policy.origin else {
+                return None;
+            };
+            let line = project.loaded(target)?.position(policy.span.start).0;
+            let written = self.texts.get(&file).and_then(|t| t.get(rust.arg.range()));
+            let written = written.map_or_else(|| name.clone(), |w| snippet(w, 60));
+            let title = format!("retry policy `{written}`");
+            let place = format!("`{name}`, defined at {}:{line}", self.display(target));
+            let range = index.range(rust.arg.start as usize, rust.arg.end as usize);
+            return Some(hover(&title, &place, &policy.summary, range));
+        }
+        let policy = analysis
+            .policies(project, file)
+            .iter()
+            .find(|p| matches!(p.origin, Origin::Export { .. }) && on(p.span))?;
+        let Origin::Export { name, .. } = &policy.origin else {
+            return None;
+        };
+        let line = facts.position(policy.span.start).0;
+        let title = format!("retry policy `{name}`");
+        let place = format!("`{name}`, defined at {}:{line}", self.display(file));
+        let range = index.range(policy.span.start as usize, policy.span.end as usize);
+        Some(hover(&title, &place, &policy.summary, range))
     }
 
     /// A path for people: relative to the project's config root.

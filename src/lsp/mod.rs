@@ -24,6 +24,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use lsp_server::{ErrorCode, Message, Notification, Request, RequestId, Response};
@@ -43,6 +44,7 @@ use serde_json::Value;
 use crate::check::{self, CheckOptions, Outcome};
 use crate::config::{Config, CONFIG_FILE};
 use crate::diagnostic::Severity;
+use crate::facts::FileFacts;
 use crate::index::FileId;
 use crate::source::Language;
 
@@ -76,35 +78,70 @@ enum Phase {
 /// An open buffer.
 struct Document {
     text: String,
+    /// The client's version of `text`.
+    version: i32,
     /// Canonical path (the key of the analysis); the plain path when the file is not on disk.
     path: Option<PathBuf>,
     language: Option<Language>,
-    errors: usize,
+    /// `text` changed since it was last weighed against the last good version. Weighing
+    /// takes a parse, so it waits for the end of a burst of changes ([`Document::settle`]),
+    /// not each keystroke.
+    pending: bool,
     /// The last version whose parse had no more errors than the one before: what is analysed.
     good_text: String,
-    good_errors: usize,
+    /// Its parse errors; `None` until the first version is weighed (it is good whatever it has).
+    good_errors: Option<usize>,
+    good_version: i32,
 }
 
 impl Document {
-    fn new(text: String, path: Option<PathBuf>, language: Option<Language>) -> Document {
-        let errors = language.map_or(0, |l| text::parse_errors(l, &text));
+    fn new(text: String, version: i32, path: Option<PathBuf>, language: Option<Language>) -> Document {
         Document {
             good_text: text.clone(),
-            good_errors: errors,
+            good_errors: None,
+            good_version: version,
+            pending: language.is_some(),
             text,
+            version,
             path,
             language,
-            errors,
         }
     }
 
-    fn update(&mut self, text: String) {
-        self.errors = self.language.map_or(0, |l| text::parse_errors(l, &text));
+    fn update(&mut self, text: String, version: i32) {
         self.text = text;
-        if self.errors <= self.good_errors {
+        self.version = version;
+        if self.language.is_some() {
+            self.pending = true;
+        } else {
+            // Nothing is parsed: what the editor has is what there is.
             self.good_text.clone_from(&self.text);
-            self.good_errors = self.errors;
+            self.good_version = version;
         }
+    }
+
+    /// Weighs the text against the last good version: with no more parse errors, it becomes
+    /// the version analysed. TypeScript and Rust are extracted here (the facts carry the
+    /// error count), and the facts are returned so the check reuses them instead of parsing
+    /// the buffer again.
+    fn settle(&mut self) -> Option<Arc<FileFacts>> {
+        if !std::mem::take(&mut self.pending) {
+            return None;
+        }
+        let language = self.language?;
+        let (errors, facts) = if language.is_script() || language == Language::Rust {
+            let facts = Arc::new(crate::extract::extract_file(language, self.text.as_bytes()));
+            (facts.syntax_errors, Some(facts))
+        } else {
+            (text::parse_errors(language, &self.text), None)
+        };
+        if self.good_errors.is_some_and(|good| errors > good) {
+            return None;
+        }
+        self.good_text.clone_from(&self.text);
+        self.good_errors = Some(errors);
+        self.good_version = self.version;
+        facts
     }
 
     /// Whether the analysis sees this buffer as it is now.
@@ -182,11 +219,14 @@ struct Workspace {
     /// What the last check found, per document.
     diagnostics: HashMap<Url, Vec<lsp_types::Diagnostic>>,
     /// Facts of every file, kept between checks: an edit re-extracts the edited buffer only.
-    cache: std::sync::Arc<crate::cache::FactsCache>,
+    cache: Arc<crate::cache::FactsCache>,
     /// The discovered files, kept until a file is created or removed, or the config changes.
     files: Option<crate::discover::Discovery>,
     /// The configs that discovery found (the workspace's, and its packages'), kept with `files`.
     configs: Option<crate::config::Configs>,
+    /// What was read beside the sources (`package.json`, lock files, `tsconfig.json`), kept
+    /// until one of them may have changed: reading them took most of a check.
+    project: Arc<crate::index::ProjectFiles>,
 }
 
 impl Workspace {
@@ -209,6 +249,11 @@ struct Server<W: Write> {
     /// When the oldest unchecked change came in.
     dirty_since: Option<Instant>,
     watch_files: bool,
+    /// The request that asked the client to watch files, until it answers.
+    watch_request: Option<RequestId>,
+    /// The client watches files for the server (it accepted the registration): the facts
+    /// cache is told of every change, so it is trusted without a `stat` per file per check.
+    watching: bool,
     next_request: i32,
 }
 
@@ -224,6 +269,8 @@ impl<W: Write> Server<W> {
             config_diagnostics: HashMap::new(),
             dirty_since: None,
             watch_files: false,
+            watch_request: None,
+            watching: false,
             next_request: 0,
         }
     }
@@ -254,7 +301,12 @@ impl<W: Write> Server<W> {
                 }
                 Incoming::Ignored(message) => self.log(&format!("ignored message: {message}")),
                 Incoming::Message(Message::Request(request)) => self.on_request(request),
-                Incoming::Message(Message::Response(_)) => {}
+                Incoming::Message(Message::Response(response)) => {
+                    if self.watch_request.as_ref() == Some(&response.id) {
+                        self.watch_request = None;
+                        self.watching = response.error.is_none();
+                    }
+                }
                 Incoming::Message(Message::Notification(notification)) => {
                     if notification.method == notification::Exit::METHOD {
                         return self.phase == Phase::ShuttingDown;
@@ -393,7 +445,8 @@ impl<W: Write> Server<W> {
             }
             notification::DidOpenTextDocument::METHOD => {
                 let params: lsp_types::DidOpenTextDocumentParams = params(notification)?;
-                self.did_open(params.text_document.uri, params.text_document.text);
+                let document = params.text_document;
+                self.did_open(document.uri, document.text, document.version);
             }
             notification::DidChangeTextDocument::METHOD => {
                 let params: lsp_types::DidChangeTextDocumentParams = params(notification)?;
@@ -403,7 +456,7 @@ impl<W: Write> Server<W> {
                 };
                 let mut text = std::mem::take(&mut doc.text);
                 text::apply_changes(&mut text, params.content_changes);
-                doc.update(text);
+                doc.update(text, params.text_document.version);
                 let path = doc.path.clone();
                 self.touch(path.as_deref());
             }
@@ -411,6 +464,14 @@ impl<W: Write> Server<W> {
                 let params: lsp_types::DidSaveTextDocumentParams = params(notification)?;
                 if is_config(&params.text_document.uri) {
                     self.reload_configs();
+                } else if let Ok(path) = params.text_document.uri.to_file_path() {
+                    let path = canonical(&path);
+                    if is_project_file(&path) {
+                        for workspace in self.workspaces.iter_mut().filter(|w| w.contains(&path)) {
+                            workspace.project = Arc::default();
+                        }
+                        self.touch(Some(&path));
+                    }
                 }
             }
             notification::DidCloseTextDocument::METHOD => {
@@ -425,11 +486,19 @@ impl<W: Write> Server<W> {
                         config = true;
                     } else if let Ok(path) = change.uri.to_file_path() {
                         let path = canonical(&path);
-                        if change.typ != lsp_types::FileChangeType::CHANGED {
-                            // A file came or went: discover again.
-                            for workspace in self.workspaces.iter_mut().filter(|w| w.contains(&path)) {
+                        let came_or_went = change.typ != lsp_types::FileChangeType::CHANGED;
+                        let project_file = is_project_file(&path);
+                        for workspace in self.workspaces.iter_mut().filter(|w| w.contains(&path)) {
+                            if came_or_went {
+                                // Discover again.
                                 workspace.files = None;
                             }
+                            if came_or_went || project_file {
+                                // A package.json, lock file or tsconfig.json may be another.
+                                workspace.project = Arc::default();
+                            }
+                            // The watcher's word is taken over the file's size and time.
+                            workspace.cache.forget(&path);
                         }
                         self.touch(Some(&path));
                     }
@@ -497,7 +566,7 @@ impl<W: Write> Server<W> {
                 })),
                 hover_provider: Some(HoverProviderCapability::Simple(true)),
                 code_action_provider: Some(CodeActionProviderCapability::Options(CodeActionOptions {
-                    code_action_kinds: Some(vec![CodeActionKind::QUICKFIX]),
+                    code_action_kinds: Some(vec![CodeActionKind::QUICKFIX, CodeActionKind::new(features::FIX_ALL)]),
                     resolve_provider: Some(false),
                     ..Default::default()
                 })),
@@ -522,8 +591,10 @@ impl<W: Write> Server<W> {
         if !self.watch_files {
             return;
         }
-        let watchers = [format!("**/{CONFIG_FILE}"), "**/*.{ts,tsx,mts,cts,rs,sql}".to_string()]
-            .into_iter()
+        let watchers = WATCHED
+            .iter()
+            .map(|glob| glob.to_string())
+            .chain([format!("**/{CONFIG_FILE}")])
             .map(|glob| lsp_types::FileSystemWatcher {
                 glob_pattern: lsp_types::GlobPattern::String(glob),
                 kind: None,
@@ -539,6 +610,7 @@ impl<W: Write> Server<W> {
         };
         self.next_request += 1;
         let id = RequestId::from(format!("retrylint-{}", self.next_request));
+        self.watch_request = Some(id.clone());
         self.send(Request::new(id, request::RegisterCapability::METHOD.into(), params));
     }
 
@@ -575,9 +647,10 @@ impl<W: Write> Server<W> {
             dirty: true,
             analysis: None,
             diagnostics: HashMap::new(),
-            cache: std::sync::Arc::new(crate::cache::FactsCache::in_memory()),
+            cache: Arc::new(crate::cache::FactsCache::in_memory()),
             files: None,
             configs: None,
+            project: Arc::default(),
         }
     }
 
@@ -642,6 +715,7 @@ impl<W: Write> Server<W> {
             self.workspaces[index].dirty = true;
             // Include and exclude globs may have changed.
             self.workspaces[index].files = None;
+            self.workspaces[index].project = Arc::default();
         }
         self.dirty_since.get_or_insert_with(Instant::now);
         if self.workspaces.is_empty() {
@@ -649,11 +723,11 @@ impl<W: Write> Server<W> {
         }
     }
 
-    fn did_open(&mut self, uri: Url, text: String) {
+    fn did_open(&mut self, uri: Url, text: String, version: i32) {
         let path = uri.to_file_path().ok().map(|p| canonical(&p));
         let language = path.as_deref().and_then(Language::from_path);
         self.docs
-            .insert(uri.clone(), Document::new(text, path.clone(), language));
+            .insert(uri.clone(), Document::new(text, version, path.clone(), language));
         self.force_publish.insert(uri.clone());
         let Some(path) = path else { return };
         if language.is_none() {
@@ -668,6 +742,13 @@ impl<W: Write> Server<W> {
             };
             let workspace = self.new_workspace(root, paths, Some(uri));
             self.workspaces.push(workspace);
+        }
+        if !path.exists() {
+            // A buffer not on disk joins the file list: its directory may be a package (or
+            // hold a tsconfig.json) that no file showed before.
+            for workspace in self.workspaces.iter_mut().filter(|w| w.contains(&path)) {
+                workspace.project = Arc::default();
+            }
         }
         self.touch(Some(&path));
     }
@@ -710,12 +791,33 @@ impl<W: Write> Server<W> {
         if !pending && self.workspaces.iter().all(|w| !w.dirty) {
             return;
         }
+        self.settle_documents();
         for index in 0..self.workspaces.len() {
             if self.workspaces[index].dirty {
                 self.check(index);
             }
         }
         self.publish();
+    }
+
+    /// Weighs every buffer changed since the last check (see [`Document::settle`]); the facts
+    /// of a buffer taken as good go into the caches of the workspaces holding it, where the
+    /// check finds them by the text's hash: an edit is parsed once, not twice.
+    fn settle_documents(&mut self) {
+        for doc in self.docs.values_mut().filter(|d| d.pending) {
+            let Some(facts) = doc.settle() else { continue };
+            let Some(path) = &doc.path else { continue };
+            let text: Arc<[u8]> = doc.good_text.as_bytes().into();
+            let hash = crate::cache::content_hash(&text);
+            for workspace in self.workspaces.iter().filter(|w| w.contains(path)) {
+                let verdict = crate::cache::Verdict::Extracted {
+                    facts: facts.clone(),
+                    text: Some(text.clone()),
+                    generated: false,
+                };
+                workspace.cache.store(path, None, hash, verdict);
+            }
+        }
     }
 
     fn check(&mut self, index: usize) {
@@ -732,6 +834,8 @@ impl<W: Write> Server<W> {
         });
         let mut options = CheckOptions::new(workspace.paths.clone());
         options.cache = Some(workspace.cache.clone());
+        options.project = Some(workspace.project.clone());
+        options.trust_cache = self.watching;
         // Package configs (a `retrylint.toml` below the workspace's) apply to their files, as
         // they do on the command line.
         let mut configs: crate::config::Configs = config.clone().into();
@@ -743,6 +847,8 @@ impl<W: Write> Server<W> {
                 files
             }
             (Some(files), None) => files,
+            // A buffer not saved yet has nothing on disk to discover (it is added below).
+            (None, _) if workspace.paths.iter().all(|p| !p.exists()) => crate::discover::Discovery::default(),
             (None, _) => match crate::discover::discover(&workspace.paths, &mut configs) {
                 Ok(files) => files,
                 Err(report) => {
@@ -857,10 +963,13 @@ impl<W: Write> Server<W> {
             } else {
                 self.published.insert(uri.clone(), found.clone());
             }
+            // Versioned: the findings are of the text last analysed, which a client can tell
+            // from what it has now.
+            let version = self.docs.get(&uri).map(|d| d.good_version);
             self.notify::<notification::PublishDiagnostics>(PublishDiagnosticsParams {
                 uri,
                 diagnostics: found,
-                version: None,
+                version,
             });
         }
         self.force_publish.clear();
@@ -884,16 +993,15 @@ impl<W: Write> Server<W> {
     }
 
     fn code_actions(&self, params: lsp_types::CodeActionParams) -> Vec<lsp_types::CodeActionOrCommand> {
-        if let Some(only) = &params.context.only {
-            let quickfix = CodeActionKind::QUICKFIX;
-            let quickfix = quickfix.as_str();
-            let wanted = only
+        // A kind is wanted when it is asked for, or under a kind asked for (`source` covers
+        // `source.fixAll.retrylint`). Without `only`, quick fixes: the fix-all is a source
+        // action, which clients ask for by kind (on save, or from a menu).
+        let wanted = |kind: &str| match &params.context.only {
+            None => kind == CodeActionKind::QUICKFIX.as_str(),
+            Some(only) => only
                 .iter()
-                .any(|k| quickfix == k.as_str() || quickfix.starts_with(&format!("{}.", k.as_str())));
-            if !wanted {
-                return Vec::new();
-            }
-        }
+                .any(|k| kind == k.as_str() || kind.starts_with(&format!("{}.", k.as_str()))),
+        };
         let Some((_, analysis, file)) = self.analysis_of(&params.text_document.uri) else {
             return Vec::new();
         };
@@ -904,12 +1012,40 @@ impl<W: Write> Server<W> {
                 .filter(|d| d.path.as_deref() == Some(path))
                 .all(Document::is_current)
         };
-        analysis.code_actions(file, params.range, &current)
+        let mut actions = Vec::new();
+        if wanted(CodeActionKind::QUICKFIX.as_str()) {
+            actions = analysis.code_actions(file, params.range, &current);
+        }
+        if wanted(features::FIX_ALL) {
+            actions.extend(
+                analysis
+                    .fix_all(file, &current)
+                    .map(lsp_types::CodeActionOrCommand::CodeAction),
+            );
+        }
+        actions
     }
 }
 
 fn canonical(path: &Path) -> PathBuf {
     std::fs::canonicalize(path).unwrap_or_else(|_| crate::source::normalize(path))
+}
+
+/// What the client is asked to watch besides the config: every file retrylint reads (the
+/// sources of every language, Rust's included), and the files read beside them
+/// ([`is_project_file`]).
+const WATCHED: &[&str] = &[
+    "**/*.{ts,tsx,mts,cts,js,jsx,mjs,cjs,svelte,vue,rs,sql,json,yaml,yml}",
+    "**/{bun.lock,yarn.lock,wrangler.toml}",
+];
+
+/// Whether `path` may be a file the index reads beside the sources (`package.json`, a lock
+/// file, `tsconfig.json`, `wrangler.toml`, `pnpm-workspace.yaml`): anything but code.
+fn is_project_file(path: &Path) -> bool {
+    matches!(
+        Language::from_path(path),
+        None | Some(Language::Json) | Some(Language::Yaml)
+    )
 }
 
 fn is_config(uri: &Url) -> bool {
@@ -921,5 +1057,54 @@ fn severity(severity: Severity) -> DiagnosticSeverity {
         Severity::Error => DiagnosticSeverity::ERROR,
         Severity::Warning => DiagnosticSeverity::WARNING,
         Severity::Off => DiagnosticSeverity::HINT,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_buffer_is_weighed_once_per_burst_and_its_facts_handed_on() {
+        let good = "import { Effect } from \"effect\"\nexport const a = Effect.succeed(1)\n";
+        let mut doc = Document::new(
+            good.into(),
+            1,
+            Some(PathBuf::from("/p/a.ts")),
+            Some(Language::TypeScript),
+        );
+        let facts = doc.settle().expect("the first version is extracted");
+        assert_eq!(facts.syntax_errors, 0);
+        assert!(facts.imports.iter().any(|i| i.written_source() == "effect"));
+        assert!(doc.settle().is_none(), "nothing changed since");
+
+        // A burst of keystrokes parses nothing until it is settled, once.
+        let broken = good.replace("succeed(1)", "succeed((1");
+        doc.update(broken.clone(), 2);
+        doc.update(format!("{broken} +"), 3);
+        assert!(doc.pending && doc.good_version == 1);
+        assert!(doc.settle().is_none(), "more errors: the last good version stays");
+        assert_eq!((doc.good_text.as_str(), doc.good_version), (good, 1));
+        assert!(!doc.is_current());
+
+        doc.update(good.replace("1)", "2)"), 4);
+        let facts = doc.settle().expect("parses again");
+        assert_eq!(facts.syntax_errors, 0);
+        assert_eq!(doc.good_version, 4);
+        assert!(doc.is_current());
+    }
+
+    #[test]
+    fn project_files_are_those_the_index_reads_beside_code() {
+        for (path, project) in [
+            ("/p/package.json", true),
+            ("/p/pnpm-lock.yaml", true),
+            ("/p/yarn.lock", true),
+            ("/p/tsconfig.json", true),
+            ("/p/src/a.ts", false),
+            ("/p/src/lib.rs", false),
+        ] {
+            assert_eq!(is_project_file(Path::new(path)), project, "{path}");
+        }
     }
 }

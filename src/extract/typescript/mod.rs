@@ -42,6 +42,7 @@ pub(super) fn extract(
         facts.note(None, "skipped: the parser gave up on this file");
         return;
     };
+    facts.syntax_errors = count_errors(&tree);
     let Ok(src) = std::str::from_utf8(text) else {
         return;
     };
