@@ -34,11 +34,12 @@ pub fn unit(source: &[u8], roots: &[Node], name: Option<String>, bindings: &[Bin
 /// unit, a service's method): a tree-sitter parent step walks down from the root, so the
 /// scan is kept off the file-wide collection of named units.
 fn unit_with(source: &[u8], roots: &[Node], name: Option<String>, bindings: &[Binding], enclosing: bool) -> Unit {
-    let fresh = fresh_locals(source, roots);
+    // Locals bound to a freshly made id, collected by the same walk (in source order: a
+    // local is declared before the calls that use it).
     let reader = Reader {
         source,
         bindings,
-        fresh: &fresh,
+        fresh: std::cell::RefCell::new(Vec::new()),
     };
     let mut ops = Vec::new();
     let mut services: Vec<(String, String)> = Vec::new();
@@ -58,6 +59,14 @@ fn unit_with(source: &[u8], roots: &[Node], name: Option<String>, bindings: &[Bi
                     true
                 }
                 "variable_declarator" => {
+                    if let (Some(name), Some(value)) = (
+                        current.field("name").filter(|n| n.kind_str() == "identifier"),
+                        current.field("value"),
+                    ) {
+                        if makes_id(source, value) {
+                            reader.fresh.borrow_mut().push(text(source, name));
+                        }
+                    }
                     if let Some(bound) = service_local(source, current) {
                         if services.len() < MAX_SERVICES && !services.contains(&bound) {
                             services.push(bound);
@@ -315,8 +324,8 @@ fn service_options(heritage: Node) -> Option<Node> {
 struct Reader<'a> {
     source: &'a [u8],
     bindings: &'a [Binding],
-    /// Locals of the unit bound to a freshly made id.
-    fresh: &'a [&'a str],
+    /// Locals of the unit bound to a freshly made id, as the walk meets them.
+    fresh: std::cell::RefCell<Vec<&'a str>>,
 }
 
 impl Reader<'_> {
@@ -512,7 +521,7 @@ impl Reader<'_> {
     /// A value made fresh inside the unit: an id generator's call, or a local bound to one.
     fn is_fresh(&self, value: Node) -> bool {
         match value.kind_str() {
-            "identifier" | "shorthand_property_identifier" => self.fresh.contains(&text(self.source, value)),
+            "identifier" | "shorthand_property_identifier" => self.fresh.borrow().contains(&text(self.source, value)),
             _ => makes_id(self.source, value),
         }
     }
@@ -569,34 +578,6 @@ const ID_MAKERS: &[&str] = &[
     "nextid",
     "objectid",
 ];
-
-/// Locals declared inside `roots` whose value is a freshly made id.
-fn fresh_locals<'s>(source: &'s [u8], roots: &[Node]) -> Vec<&'s str> {
-    let mut out = Vec::new();
-    for &root in roots {
-        let mut cursor = root.walk();
-        loop {
-            let node = cursor.node();
-            if node.kind_str() == "variable_declarator" {
-                if let (Some(name), Some(value)) = (
-                    node.field("name").filter(|n| n.kind_str() == "identifier"),
-                    node.field("value"),
-                ) {
-                    if makes_id(source, value) {
-                        out.push(text(source, name));
-                    }
-                }
-            }
-            if !matches!(node.kind_str(), "comment" | "string") && cursor.goto_first_child() {
-                continue;
-            }
-            if !super::step_past(&mut cursor, root) {
-                break;
-            }
-        }
-    }
-    out
-}
 
 /// Whether a GraphQL document (quotes and a `gql` tag around it allowed) is a mutation, with
 /// its operation name and first field: `mutation CreateIssue($t: String!) { issueCreate(…) }`
