@@ -22,6 +22,8 @@ pub const DEFAULT_RETRY_MODULES: &[&str] = &[
     "**/infra/retry/index.js",
     "**/retry.rs",
     "**/retry/mod.rs",
+    "**/retries.rs",
+    "**/retries/mod.rs",
 ];
 pub const DEFAULT_REPOSITORIES: &[&str] = &[
     "**/repositories/**",
