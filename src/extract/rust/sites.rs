@@ -277,7 +277,13 @@ impl<'t> Walk<'_, 't, '_> {
         let rx = self.rx;
         let body = match op.kind_str() {
             "closure_expression" | "async_block" => op,
-            "identifier" => rx.item(&self.module, rx.text_of(op))?.body?,
+            // `let send = || async { … }; retry_notify(backoff, send, notify)`: the closure a
+            // local is bound to, else a function of the module.
+            "identifier" => match rx.local(op, rx.text_of(op)) {
+                Local::Let { value, .. } if matches!(value.kind_str(), "closure_expression" | "async_block") => value,
+                Local::Let { .. } | Local::Param => return None,
+                Local::None => rx.item(&self.module, rx.text_of(op))?.body?,
+            },
             _ => return None,
         };
         let mentions_permanent = |n: Node| {
@@ -285,6 +291,13 @@ impl<'t> Walk<'_, 't, '_> {
             text.contains("permanent") || text.contains("Permanent")
         };
         if mentions_permanent(body) {
+            return Some(true);
+        }
+        // An operation that builds each of its errors as `backoff::Error::transient(…)` and
+        // has no `?` classifies every error it can return: a wait for a condition ("not there
+        // yet") is transient by choice, not by `From`.
+        let text = rx.text_of(body);
+        if (text.contains("transient(") || text.contains("Transient")) && !has_try(body) {
             return Some(true);
         }
         // Same-file functions the operation calls may classify for it.
@@ -424,4 +437,28 @@ pub(super) fn predicate_mentions(rx: &Rx, predicate: Node) -> Vec<String> {
         }
     }
     out
+}
+
+/// Whether `node` holds a `?` (a `try_expression`).
+fn has_try(node: Node) -> bool {
+    let mut cursor = node.walk();
+    loop {
+        if cursor.node().kind_str() == "try_expression" {
+            return true;
+        }
+        if cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.node() == node {
+                return false;
+            }
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return false;
+            }
+        }
+    }
 }
