@@ -719,7 +719,12 @@ impl<'p> Evaluator<'p> {
     /// no jitter, and the longer one is the worst case.
     fn delay_op(&self, value: Val<'p>, shape: CallbackShape, make: fn(Callback) -> Op) -> Op {
         let mut callbacks = Vec::new();
-        if self.delay_branches(value, shape, 0, &mut callbacks) && callbacks.len() > 1 {
+        self.delay_branches(value, shape, 0, &mut callbacks);
+        // A branch the model cannot read (a delay computed from the response) stays unknown,
+        // but a defect of another branch is the policy's, as with a conditional policy: a
+        // fixed 1 s after a 5xx is unjittered whatever a 429 waits.
+        let known = callbacks.iter().any(|c| !matches!(c, Callback::Unknown));
+        if callbacks.len() > 1 && known {
             Op::Either(callbacks.into_iter().map(make).collect())
         } else {
             make(callbacks.into_iter().next().unwrap_or(Callback::Unknown))
@@ -754,10 +759,6 @@ impl<'p> Evaluator<'p> {
                 ..func.clone()
             });
             known &= self.delay_branches(branch, shape, depth + 1, out);
-        }
-        if !known {
-            out.clear();
-            out.push(Callback::Unknown);
         }
         known
     }

@@ -270,28 +270,68 @@ impl<'t> Extractor<'t, '_> {
                 params.push(name);
             }
         }
-        let body = node.field("body").and_then(|body| {
-            if body.kind_str() == "statement_block" {
-                // Only `{ return expr }` has a value the model can follow.
-                let mut cursor = body.walk();
-                let statements: Vec<Node> = body
-                    .named_children(&mut cursor)
-                    .filter(|s| s.kind_str() != "comment")
-                    .collect();
-                match statements.as_slice() {
-                    [only] if only.kind_str() == "return_statement" => only.named_child(0),
-                    _ => None,
-                }
-            } else {
-                Some(body)
-            }
-        });
         // Parameters shadow everything outside while the body is converted.
-        let body = body.map(|b| Box::new(self.with_params(&params, |this| this.expr(b, depth + 1))));
+        let body = node.field("body").and_then(|body| {
+            self.with_params(&params, |this| {
+                // Each `if` without a `return` at its end repeats what follows it in both
+                // branches: a few are followed, not a function's worth.
+                if body.kind_str() == "statement_block" {
+                    (count_ifs(body) <= MAX_BLOCK_IFS)
+                        .then(|| this.block_value(&statements_of(body), depth + 1))
+                        .flatten()
+                } else {
+                    Some(this.expr(body, depth + 1))
+                }
+            })
+            .map(Box::new)
+        });
         Expr::Function { params, body, span }
     }
 
-    pub(super) fn with_params(&self, params: &[String], convert: impl FnOnce(&Self) -> Expr) -> Expr {
+    /// The value a block of statements returns, when it is made of `if (test) { … }` and
+    /// `return value` only: `if (a) return x; if (b) { if (c) return y }; return z` becomes
+    /// `a ? x : (b ? (c ? y : z) : z)`. Anything else (a declaration, a loop, a path that
+    /// returns nothing) has no value the model can follow.
+    fn block_value(&self, statements: &[Node<'t>], depth: usize) -> Option<Expr> {
+        if depth > MAX_EXPR_DEPTH {
+            return None;
+        }
+        let (first, rest) = statements.split_first()?;
+        match first.kind_str() {
+            "return_statement" => Some(self.expr(first.named_child(0)?, depth + 1)),
+            "if_statement" => {
+                let test = first.field("condition")?;
+                let consequence = first.field("consequence")?;
+                let mut then: Vec<Node<'t>> = match consequence.kind_str() {
+                    "statement_block" => statements_of(consequence),
+                    _ => vec![consequence],
+                };
+                // A branch that does not return goes on with the statements after the `if`.
+                then.extend_from_slice(rest);
+                let otherwise: Vec<Node<'t>> = match first.field("alternative") {
+                    Some(alternative) => {
+                        let branch = alternative.named_child(0)?;
+                        let mut out = match branch.kind_str() {
+                            "statement_block" => statements_of(branch),
+                            _ => vec![branch],
+                        };
+                        out.extend_from_slice(rest);
+                        out
+                    }
+                    None => rest.to_vec(),
+                };
+                Some(Expr::Cond {
+                    test: Box::new(self.expr(test, depth + 1)),
+                    then: Box::new(self.block_value(&then, depth + 1)?),
+                    otherwise: Box::new(self.block_value(&otherwise, depth + 1)?),
+                    span: Self::span(*first),
+                })
+            }
+            _ => None,
+        }
+    }
+
+    pub(super) fn with_params<T>(&self, params: &[String], convert: impl FnOnce(&Self) -> T) -> T {
         self.shadowed.borrow_mut().push(params.to_vec());
         let result = convert(self);
         self.shadowed.borrow_mut().pop();
@@ -313,6 +353,53 @@ impl<'t> Extractor<'t, '_> {
                 .rev()
                 .find_map(|scope| scope.iter().rev().find(|(n, _, _)| *n == name))
                 .map(|(_, value, def)| (*def, *value))
+        }
+    }
+}
+
+/// The statements of a block, without comments.
+fn statements_of(block: Node) -> Vec<Node> {
+    let mut cursor = block.walk();
+    block
+        .named_children(&mut cursor)
+        .filter(|s| s.kind_str() != "comment")
+        .collect()
+}
+
+/// `if` statements of a function body that [`Extractor::block_value`] follows at most.
+const MAX_BLOCK_IFS: usize = 6;
+
+/// The `if` statements in `block`, nested ones included (not those of inner functions), up to
+/// one more than [`MAX_BLOCK_IFS`].
+fn count_ifs(block: Node) -> usize {
+    let mut count = 0;
+    let mut cursor = block.walk();
+    loop {
+        let node = cursor.node();
+        if node.kind_str() == "if_statement" {
+            count += 1;
+            if count > MAX_BLOCK_IFS {
+                return count;
+            }
+        }
+        let inner_function = node != block
+            && matches!(
+                node.kind_str(),
+                "arrow_function" | "function_expression" | "function_declaration" | "method_definition"
+            );
+        if !inner_function && cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.node() == block {
+                return count;
+            }
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return count;
+            }
         }
     }
 }
