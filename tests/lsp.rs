@@ -12,6 +12,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+mod common;
+use common::copy_dir;
+
 const TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A file the tests add to the fixture copy: one inline policy with a fix, one named policy to
@@ -30,19 +33,6 @@ export const saveOnce = (id: string) =>
 
 const EVENTS_LINE: u64 = 3;
 const SAVE_ONCE_LINE: u64 = 9;
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
 
 /// A temporary copy of the fixture with `src/features/editor/Editor.ts` added.
 fn fixture() -> (tempfile::TempDir, PathBuf) {
@@ -740,53 +730,22 @@ fn exit_without_shutdown_is_an_error_exit() {
 /// applies the jitter fix as a code action, and writes what it saw.
 #[test]
 fn neovim_receives_diagnostics_and_applies_a_code_action() {
-    let nvim = std::env::var("RETRYLINT_NVIM").unwrap_or_else(|_| "nvim".into());
-    let found = Command::new(&nvim)
-        .arg("--version")
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if !found {
-        let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
-        assert!(
-            !ci,
-            "Neovim (`{nvim}`) is missing: .ci/run installs the Debian package `neovim`"
-        );
-        eprintln!("skipped: Neovim (`{nvim}`) is not installed (apt-get install neovim)");
-        return;
-    }
+    let Some(nvim) = common::nvim() else { return };
     let (dir, root) = fixture();
     let file = root.join("src/features/editor/Editor.ts");
     let out = dir.path().join("nvim-result.json");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/nvim/code_action.lua");
-    let mut child = Command::new(&nvim)
-        .args(["--headless", "--clean", "-n", "-i", "NONE", "-c"])
-        .arg(format!("luafile {}", script.display()))
-        .env("RETRYLINT_BIN", env!("CARGO_BIN_EXE_retrylint"))
-        .env("RETRYLINT_ROOT", &root)
-        .env("RETRYLINT_FILE", &file)
-        .env("RETRYLINT_OUT", &out)
-        .env("XDG_STATE_HOME", dir.path().join("state"))
-        .env("XDG_CACHE_HOME", dir.path().join("cache"))
-        .env("XDG_DATA_HOME", dir.path().join("data"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("nvim starts");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("Neovim did not finish within 60 s");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let mut stderr = String::new();
-    let _ = child.stderr.take().unwrap().read_to_string(&mut stderr);
+    let (status, stderr) = common::run_nvim(
+        &nvim,
+        dir.path(),
+        &[&script],
+        &[
+            ("RETRYLINT_BIN", env!("CARGO_BIN_EXE_retrylint").as_ref()),
+            ("RETRYLINT_ROOT", root.as_os_str()),
+            ("RETRYLINT_FILE", file.as_os_str()),
+            ("RETRYLINT_OUT", out.as_os_str()),
+        ],
+    );
     let report = std::fs::read_to_string(&out).unwrap_or_else(|_| panic!("no result from Neovim ({status}): {stderr}"));
     let report: Value = serde_json::from_str(&report).unwrap();
     assert!(report["error"].is_null(), "the Lua script failed: {report:#}\n{stderr}");

@@ -3,10 +3,7 @@
 
 mod common;
 
-use std::io::Read;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 fn readme() -> String {
     std::fs::read_to_string(common::repo_root().join("README.md")).unwrap()
@@ -105,21 +102,7 @@ fn the_counts_the_readme_gives_are_the_counts() {
 /// with `retrylint` on PATH: opening a file of the demo project shows its finding.
 #[test]
 fn the_neovim_snippet_works() {
-    let nvim = std::env::var("RETRYLINT_NVIM").unwrap_or_else(|_| "nvim".into());
-    let found = Command::new(&nvim)
-        .arg("--version")
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if !found {
-        let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
-        assert!(
-            !ci,
-            "Neovim (`{nvim}`) is missing: .ci/run installs the Debian package `neovim`"
-        );
-        eprintln!("skipped: Neovim (`{nvim}`) is not installed (apt-get install neovim)");
-        return;
-    }
+    let Some(nvim) = common::nvim() else { return };
     let text = readme();
     let snippet = block(section(&text, "## In the editor"), "lua");
     let dir = tempfile::tempdir().unwrap();
@@ -136,37 +119,18 @@ fn the_neovim_snippet_works() {
             .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
     )
     .unwrap();
-    let mut child = Command::new(&nvim)
-        .args(["--headless", "--clean", "-n", "-i", "NONE", "-c"])
-        .arg(format!("luafile {}", config.display()))
-        .arg("-c")
-        .arg(format!("luafile {}", probe.display()))
-        .current_dir(dir.path())
-        .env("PATH", path)
-        .env("RETRYLINT_NO_CACHE", "1")
-        .env("RETRYLINT_FILE", project.join("src/orders/PlaceOrder.ts"))
-        .env("RETRYLINT_OUT", &out)
-        .env("XDG_STATE_HOME", dir.path().join("state"))
-        .env("XDG_CACHE_HOME", dir.path().join("cache"))
-        .env("XDG_DATA_HOME", dir.path().join("data"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("nvim starts");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("Neovim did not finish within 60 s");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let mut stderr = String::new();
-    let _ = child.stderr.take().unwrap().read_to_string(&mut stderr);
+    let file = project.join("src/orders/PlaceOrder.ts");
+    let (status, stderr) = common::run_nvim(
+        &nvim,
+        dir.path(),
+        &[&config, &probe],
+        &[
+            ("PATH", path.as_os_str()),
+            ("RETRYLINT_NO_CACHE", "1".as_ref()),
+            ("RETRYLINT_FILE", file.as_os_str()),
+            ("RETRYLINT_OUT", out.as_os_str()),
+        ],
+    );
     let report = std::fs::read_to_string(&out).unwrap_or_else(|_| panic!("no result from Neovim ({status}): {stderr}"));
     let report: serde_json::Value = serde_json::from_str(&report).unwrap();
     assert_eq!(report["ok"], true, "no diagnostics arrived: {report}\n{stderr}");

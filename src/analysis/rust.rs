@@ -51,8 +51,7 @@ pub(super) fn collect(index: &Index, file: FileId) -> Vec<Policy> {
         // A builder defined elsewhere in the file (a struct field set by the constructor) is
         // one policy, reported where it is built, with every site using it as a related
         // location — as a named policy outside the retry module is.
-        let defined_apart =
-            rust.local.is_none() && !(rust.arg.start <= chain.span.start && chain.span.end <= rust.arg.end);
+        let defined_apart = rust.defined_apart().is_some();
         if defined_apart {
             if let Some(policy) = out
                 .iter_mut()

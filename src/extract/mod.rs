@@ -248,6 +248,23 @@ pub(crate) fn decode_escape(escape: &str) -> Option<char> {
     })
 }
 
+/// Moves a pre-order walk below `root` past the cursor's subtree: to its next sibling, or the
+/// next sibling of the nearest ancestor that has one. `false` when the walk of `root` is over.
+/// The one cursor step of every language's subtree walks.
+pub(crate) fn step_past(cursor: &mut tree_sitter::TreeCursor, root: tree_sitter::Node) -> bool {
+    loop {
+        if cursor.node() == root {
+            return false;
+        }
+        if cursor.goto_next_sibling() {
+            return true;
+        }
+        if !cursor.goto_parent() {
+            return false;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -19,6 +19,17 @@ pub struct RustPolicyArg {
     pub local: Option<(String, Span)>,
 }
 
+impl RustPolicyArg {
+    /// Where the builder is built when that is apart from the site and not a local of its
+    /// function — a struct field the constructor sets: one policy, reported there, whose
+    /// sites are its uses.
+    pub fn defined_apart(&self) -> Option<Span> {
+        let chain = self.chain.as_ref()?;
+        let inside = self.arg.start <= chain.span.start && chain.span.end <= self.arg.end;
+        (self.local.is_none() && !inside).then_some(chain.span)
+    }
+}
+
 /// A builder expression: a base (a library constructor with its defaults, or a named
 /// policy) and the builder methods applied to it, in order.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -39,7 +39,11 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
     let mut apart: Vec<(crate::source::Span, usize)> = Vec::new();
     for (site, analysis) in ctx.retry_sites() {
         let Some(inline) = &analysis.inline else { continue };
-        if let Some(definition) = defined_apart(site) {
+        let built_apart = match &site.policy {
+            crate::facts::PolicyArg::Rust(arg) => arg.defined_apart(),
+            _ => None,
+        };
+        if let Some(definition) = built_apart {
             if let Some((_, at)) = apart.iter().find(|(span, _)| *span == definition) {
                 out[*at].labels.push(crate::diagnostic::Label {
                     file: ctx.file,
@@ -153,15 +157,4 @@ fn name_policy_help(ctx: &Context, library: crate::schedule::Library) -> String 
                 .to_path_buf()
         });
     dialect::name_policy_help(library, &index.config.vocabulary, module.as_deref())
-}
-
-/// Where a Rust site's builder is built when that is apart from the site and not a local of
-/// its function: a struct field set by the constructor.
-fn defined_apart(site: &crate::facts::RetrySite) -> Option<crate::source::Span> {
-    let crate::facts::PolicyArg::Rust(arg) = &site.policy else {
-        return None;
-    };
-    let chain = arg.chain.as_ref()?;
-    let inside = arg.arg.start <= chain.span.start && chain.span.end <= arg.arg.end;
-    (arg.local.is_none() && !inside).then_some(chain.span)
 }

@@ -90,3 +90,65 @@ pub fn project(files: &[(&str, &str)]) -> tempfile::TempDir {
     }
     dir
 }
+
+/// Neovim for the editor tests (`RETRYLINT_NVIM`, else `nvim`). `None` when it is missing: the
+/// test says so and skips, except under CI, where `.ci/run` installs it and a missing one fails.
+pub fn nvim() -> Option<String> {
+    let nvim = std::env::var("RETRYLINT_NVIM").unwrap_or_else(|_| "nvim".into());
+    let found = Command::new(&nvim)
+        .arg("--version")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if found {
+        return Some(nvim);
+    }
+    let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
+    assert!(
+        !ci,
+        "Neovim (`{nvim}`) is missing: .ci/run installs the Debian package `neovim`"
+    );
+    eprintln!("skipped: Neovim (`{nvim}`) is not installed (apt-get install neovim)");
+    None
+}
+
+/// Runs headless Neovim (`--clean`, no swap, no shada) on `scripts` in turn, with `envs` and its
+/// state kept in `dir`; waits up to 60 s. Its exit status and standard error.
+pub fn run_nvim(
+    nvim: &str,
+    dir: &Path,
+    scripts: &[&Path],
+    envs: &[(&str, &std::ffi::OsStr)],
+) -> (std::process::ExitStatus, String) {
+    use std::io::Read;
+    use std::time::{Duration, Instant};
+    let mut command = Command::new(nvim);
+    command.args(["--headless", "--clean", "-n", "-i", "NONE"]);
+    for script in scripts {
+        command.arg("-c").arg(format!("luafile {}", script.display()));
+    }
+    let mut child = command
+        .envs(envs.iter().copied())
+        .env("XDG_STATE_HOME", dir.join("state"))
+        .env("XDG_CACHE_HOME", dir.join("cache"))
+        .env("XDG_DATA_HOME", dir.join("data"))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("nvim starts");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("Neovim did not finish within 60 s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut stderr = String::new();
+    let _ = child.stderr.take().unwrap().read_to_string(&mut stderr);
+    (status, stderr)
+}

@@ -449,16 +449,8 @@ fn has_try(node: Node) -> bool {
         if cursor.goto_first_child() {
             continue;
         }
-        loop {
-            if cursor.node() == node {
-                return false;
-            }
-            if cursor.goto_next_sibling() {
-                break;
-            }
-            if !cursor.goto_parent() {
-                return false;
-            }
+        if !crate::extract::step_past(&mut cursor, node) {
+            return false;
         }
     }
 }

@@ -390,16 +390,8 @@ fn count_ifs(block: Node) -> usize {
         if !inner_function && cursor.goto_first_child() {
             continue;
         }
-        loop {
-            if cursor.node() == block {
-                return count;
-            }
-            if cursor.goto_next_sibling() {
-                break;
-            }
-            if !cursor.goto_parent() {
-                return count;
-            }
+        if !super::step_past(&mut cursor, block) {
+            return count;
         }
     }
 }

@@ -10,6 +10,7 @@ mod scopes;
 mod sites;
 mod units;
 
+use super::step_past;
 use super::FieldExt;
 use tree_sitter::{Node, Tree};
 
@@ -331,22 +332,6 @@ fn parse_number(text: &str) -> Option<f64> {
         return i64::from_str_radix(hex, 16).ok().map(|v| v as f64);
     }
     clean.parse::<f64>().ok()
-}
-
-/// Moves a pre-order walk below `root` past the cursor's subtree: to its next sibling, or the
-/// next sibling of the nearest ancestor that has one. `false` when the walk of `root` is over.
-pub(super) fn step_past(cursor: &mut tree_sitter::TreeCursor, root: tree_sitter::Node) -> bool {
-    loop {
-        if cursor.node() == root {
-            return false;
-        }
-        if cursor.goto_next_sibling() {
-            return true;
-        }
-        if !cursor.goto_parent() {
-            return false;
-        }
-    }
 }
 
 #[cfg(test)]

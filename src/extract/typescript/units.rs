@@ -291,13 +291,8 @@ pub fn service_defs(source: &[u8], root: Node, bindings: &[Binding]) -> Vec<Serv
         if enter && cursor.goto_first_child() {
             continue;
         }
-        loop {
-            if cursor.goto_next_sibling() {
-                break;
-            }
-            if !cursor.goto_parent() {
-                break 'walk;
-            }
+        if !super::step_past(&mut cursor, root) {
+            break 'walk;
         }
     }
     defs
