@@ -571,6 +571,10 @@ fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
 
     let failing = !args.exit_zero
         && (outcome.count(Severity::Error) > 0 || (args.deny_warnings && outcome.count(Severity::Warning) > 0));
+    // The process ends here: freeing every file's facts one by one was the largest part of
+    // the work left on one thread after the parallel stages (2% of a check that parses every
+    // file). The operating system takes the memory back at once.
+    std::mem::forget(outcome);
     Ok(if failing { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 

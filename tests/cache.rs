@@ -156,3 +156,33 @@ fn no_cache_writes_nothing() {
     assert_eq!(output.status.code(), Some(1));
     assert!(!dir.path().join(".retrylint_cache").exists());
 }
+
+/// A file that retries nothing is cached as read lazily, without its units: when a call is
+/// followed into it later, it is read again in full, not answered from the cache.
+#[test]
+fn a_file_cached_without_its_units_is_read_in_full_when_a_call_reaches_it() {
+    let dir = fixture_copy("effect-services");
+    // The repository names a retry without making one, so the prefilter keeps it.
+    let repository = dir.path().join("src/orders/OrdersRepository.ts");
+    let text = std::fs::read_to_string(&repository).unwrap();
+    std::fs::write(&repository, format!("{text}\nexport const hint = \"retry later\"\n")).unwrap();
+    let cold = common::check_json(dir.path(), &["."]).1;
+    let place = dir.path().join("src/orders/PlaceOrder.ts");
+    let original = std::fs::read_to_string(&place).unwrap();
+    // Nothing calls into the repository: it is cached as read lazily.
+    std::fs::write(
+        &place,
+        "import { Effect } from \"effect\"\nexport const nothing = Effect.log(\"retry later\")\n",
+    )
+    .unwrap();
+    let alone = check_cached(dir.path(), &[]);
+    assert_eq!(
+        alone["summary"]["parsed"], cold["summary"]["parsed"],
+        "the repository is parsed"
+    );
+    std::fs::write(&place, &original).unwrap();
+    let warm = check_cached(dir.path(), &[]);
+    assert_eq!(findings(&warm)["diagnostics"], findings(&cold)["diagnostics"]);
+    let appends = |r: &serde_json::Value| r["diagnostics"].to_string().contains("transient-retry-on-append");
+    assert!(appends(&warm), "the repository's insert is followed: {warm}");
+}

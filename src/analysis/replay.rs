@@ -437,7 +437,7 @@ fn called_unit<'i>(
         return None;
     }
     let unit = index
-        .facts(target)?
+        .facts_with_units(target)?
         .units
         .iter()
         .find(|u| u.name.as_deref() == Some(name))?;
@@ -471,7 +471,7 @@ fn service_method<'i>(
         return None;
     };
     let target = index.resolve_module(file, &import.source)?;
-    let unit = method_of(index.facts(target)?, imported)?;
+    let unit = method_of(index.facts_with_units(target)?, imported)?;
     Some((target, unit))
 }
 

@@ -39,8 +39,8 @@ impl Loader<'_> {
     }
 
     /// Loads `file`; with `filtered`, only if the prefilter keeps it and it is not generated
-    /// code (unless generated files are checked). Without `filtered` (the demand stage), it
-    /// is loaded whatever it holds. The text of a file that can hold no finding is dropped
+    /// code (unless generated files are checked), and lazily (`Depth::Lazy`). Without
+    /// `filtered` (the demand stage, retry modules), it is loaded in full whatever it holds. The text of a file that can hold no finding is dropped
     /// (memory stays flat when every file is parsed) unless `keep_text`.
     pub fn load(&self, file: &SourceFile, filtered: bool, keep_text: bool) -> Loaded {
         let mut loaded = self.load_kept(file, filtered);
@@ -71,8 +71,14 @@ impl Loader<'_> {
             return previous.clone();
         };
         let stat = std::fs::metadata(&file.absolute).ok().and_then(|m| Stat::of(&m));
+        // Read as deep as before: a file read lazily is read in full when a call is followed
+        // into it, by the demand stage.
+        let depth = match previous.facts.as_ref().is_some_and(|f| f.units_deferred) {
+            true => extract::Depth::Lazy,
+            false => extract::Depth::Full,
+        };
         let facts = Arc::new(crate::crash::within(&file.path, "extract", || {
-            extract::extract_file_with(file.language, &text, aliases)
+            extract::extract_file_with(file.language, &text, aliases, depth)
         }));
         if let Some(cache) = self.cache {
             let hash = content_hash(&text);
@@ -115,11 +121,12 @@ impl Loader<'_> {
                     ..Loaded::default()
                 })
             }
+            // Facts read lazily answer only a lazy load.
             Verdict::Extracted {
                 facts,
                 text: Some(text),
                 ..
-            } => Some(Loaded {
+            } if filtered || !facts.units_deferred => Some(Loaded {
                 facts: Some(facts),
                 text: Some(text),
                 hash: Some(hash),
@@ -177,7 +184,11 @@ impl Loader<'_> {
         let skip_generated = filtered && generated && (self.skip_generated)(&file.absolute);
         let hash = self.cache.map(|_| content_hash(&text));
         if let (Some(cache), Some(hash)) = (self.cache, hash) {
-            if let Some((facts, _)) = cache.by_hash(&file.absolute, hash).filter(|_| !skip_generated) {
+            let answers = |facts: &Arc<crate::facts::FileFacts>| filtered || !facts.units_deferred;
+            if let Some((facts, _)) = cache
+                .by_hash(&file.absolute, hash)
+                .filter(|(facts, _)| !skip_generated && answers(facts))
+            {
                 if stat.is_some() || cache.keeps_texts() {
                     let verdict = Verdict::Extracted {
                         facts: facts.clone(),
@@ -214,8 +225,12 @@ impl Loader<'_> {
                 ..Loaded::default()
             };
         }
+        let depth = match filtered {
+            true => extract::Depth::Lazy,
+            false => extract::Depth::Full,
+        };
         let facts = Arc::new(crate::crash::within(&file.path, "extract", || {
-            extract::extract_file(file.language, &text)
+            extract::extract_file_with(file.language, &text, &[], depth)
         }));
         if let (Some(cache), Some(hash)) = (self.cache, hash) {
             let verdict = Verdict::Extracted {

@@ -24,7 +24,7 @@ use crate::source::Language;
 
 /// Bumped whenever extraction changes what it produces: cached facts of another version are
 /// not reused.
-pub const FACTS_VERSION: u32 = 7;
+pub const FACTS_VERSION: u32 = 8;
 
 thread_local! {
     // One parser per rayon worker and language: parsers are reused, never shared.
@@ -163,15 +163,32 @@ pub fn parse_recovering(language: Language, text: &[u8]) -> Option<Tree> {
 /// Parses `text` and extracts its facts. Never panics on bad input: text that is not UTF-8
 /// becomes a note, and a bug hit while extracting becomes a note naming it.
 pub fn extract_file(language: Language, text: &[u8]) -> FileFacts {
-    extract_file_with(language, text, &[])
+    extract_file_with(language, text, &[], Depth::Full)
+}
+
+/// How much of a file extraction reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Depth {
+    /// Everything.
+    Full,
+    /// Everything, except — in a file that retries nothing — the named units and services,
+    /// which then only matter when a retried unit elsewhere calls into the file.
+    /// Reading them was a fifth of a check that parses every file; the few files a call is
+    /// followed into are read again in full (`FileFacts::units_deferred`).
+    Lazy,
 }
 
 /// [`extract_file`], reading the imports `aliases` names as the Effect imports they are (a
-/// project module re-exports Effect); the index finds them.
-pub fn extract_file_with(language: Language, text: &[u8], aliases: &[crate::facts::EffectAlias]) -> FileFacts {
+/// project module re-exports Effect; the index finds them), to `depth`.
+pub fn extract_file_with(
+    language: Language,
+    text: &[u8],
+    aliases: &[crate::facts::EffectAlias],
+    depth: Depth,
+) -> FileFacts {
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         crate::crash::test_hook("extract");
-        extract_unguarded(language, text, aliases)
+        extract_unguarded(language, text, aliases, depth)
     }));
     result.unwrap_or_else(|panic| {
         let reason = panic
@@ -188,7 +205,12 @@ pub fn extract_file_with(language: Language, text: &[u8], aliases: &[crate::fact
     })
 }
 
-fn extract_unguarded(language: Language, text: &[u8], aliases: &[crate::facts::EffectAlias]) -> FileFacts {
+fn extract_unguarded(
+    language: Language,
+    text: &[u8],
+    aliases: &[crate::facts::EffectAlias],
+    depth: Depth,
+) -> FileFacts {
     let mut facts = FileFacts::new(language, text);
     facts.parsed = true;
     if std::str::from_utf8(text).is_err() {
@@ -197,14 +219,14 @@ fn extract_unguarded(language: Language, text: &[u8], aliases: &[crate::facts::E
     }
     facts.suppressions = suppressions::scan(text);
     match language {
-        Language::TypeScript | Language::Tsx => typescript::extract(&mut facts, text, language, aliases),
-        Language::JavaScript => typescript::extract(&mut facts, text, Language::Tsx, aliases),
+        Language::TypeScript | Language::Tsx => typescript::extract(&mut facts, text, language, aliases, depth),
+        Language::JavaScript => typescript::extract(&mut facts, text, Language::Tsx, aliases, depth),
         Language::Svelte | Language::Vue => {
             // The template's text is masked out, so `// retrylint-ignore` outside a script
             // block is not read either.
             let (grammar, masked) = component::scripts(text);
             facts.suppressions = suppressions::scan(&masked);
-            typescript::extract(&mut facts, &masked, grammar, aliases);
+            typescript::extract(&mut facts, &masked, grammar, aliases, depth);
         }
         Language::Rust => {
             // SQL string literals (leases), then the retry libraries' sites and policies.

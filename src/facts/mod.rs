@@ -96,6 +96,11 @@ pub struct FileFacts {
     pub handlers: Vec<Handler>,
     /// Services this file implements, with their methods as units (Effect files only).
     pub services: Vec<ServiceDef>,
+    /// The file retries nothing and was read lazily ([`crate::extract::Depth::Lazy`]): its
+    /// named units and services were not read. A file's own units are read only for its retry
+    /// sites; whoever follows a call into another file asks the index
+    /// (`Index::facts_with_units`), which loads it again in full before rules run.
+    pub units_deferred: bool,
     /// Local names bound to a retrying client (`HttpClient.retryTransient`).
     pub retrying_clients: Vec<(String, Span)>,
     /// Requests sent through a named client: `client.execute(HttpClientRequest.post(…))`,
@@ -140,6 +145,7 @@ impl FileFacts {
             units: Vec::new(),
             handlers: Vec::new(),
             services: Vec::new(),
+            units_deferred: false,
             retrying_clients: Vec::new(),
             client_requests: Vec::new(),
             sql: Vec::new(),

@@ -145,6 +145,18 @@ impl Index {
         facts
     }
 
+    /// The facts of a file with its named units and services: `None` (and a recorded miss)
+    /// when it is not loaded, or was loaded lazily without them.
+    pub fn facts_with_units(&self, file: FileId) -> Option<&FileFacts> {
+        match self.loaded[file].facts.as_deref() {
+            Some(facts) if !facts.units_deferred => Some(facts),
+            _ => {
+                self.misses.lock().unwrap_or_else(|e| e.into_inner()).push(file);
+                None
+            }
+        }
+    }
+
     /// What was loaded for `file`.
     pub fn loaded_entry(&self, file: FileId) -> &Loaded {
         &self.loaded[file]
@@ -185,7 +197,10 @@ impl Index {
         let mut misses = std::mem::take(&mut *self.misses.lock().unwrap_or_else(|e| e.into_inner()));
         misses.sort_unstable();
         misses.dedup();
-        misses.retain(|&f| self.loaded[f].facts.is_none() && self.loaded[f].prefiltered);
+        misses.retain(|&f| match &self.loaded[f].facts {
+            Some(facts) => facts.units_deferred,
+            None => self.loaded[f].prefiltered,
+        });
         misses
     }
 

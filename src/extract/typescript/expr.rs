@@ -276,8 +276,14 @@ impl<'t> Extractor<'t, '_> {
                 // Each `if` without a `return` at its end repeats what follows it in both
                 // branches: a few are followed, not a function's worth.
                 if body.kind_str() == "statement_block" {
-                    (count_ifs(body) <= MAX_BLOCK_IFS)
-                        .then(|| this.block_value(&statements_of(body), depth + 1))
+                    // Only a body that opens with an `if` or a `return` can have a value: the
+                    // `if`s of any other (every generator an `Effect.gen` runs) are not counted.
+                    let statements = statements_of(body);
+                    let opens_with_value = statements
+                        .first()
+                        .is_some_and(|s| matches!(s.kind_str(), "if_statement" | "return_statement"));
+                    (opens_with_value && count_ifs(body) <= MAX_BLOCK_IFS)
+                        .then(|| this.block_value(&statements, depth + 1))
                         .flatten()
                 } else {
                     Some(this.expr(body, depth + 1))

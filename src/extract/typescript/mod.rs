@@ -38,6 +38,7 @@ pub(super) fn extract(
     text: &[u8],
     grammar: crate::source::Language,
     aliases: &[crate::facts::EffectAlias],
+    depth: super::Depth,
 ) {
     let Some(tree) = parse_with_recovery(grammar, text) else {
         facts.note(None, "skipped: the parser gave up on this file");
@@ -69,8 +70,13 @@ pub(super) fn extract(
     extractor.marks = marks(text, &extractor.facts.imports, &extractor.module_state);
     extractor.walk(root);
     // Calls inside a retried unit are followed into the file's named units; a file that
-    // retries nothing is read for its top-level helpers, which other files import.
+    // retries nothing is read for its top-level helpers, which other files import — or, read
+    // lazily, only when a call is followed into it.
     let top_level = extractor.facts.retry_sites.is_empty();
+    if top_level && depth == super::Depth::Lazy {
+        extractor.facts.units_deferred = true;
+        return;
+    }
     extractor.facts.units = units::named_units(text, root, &extractor.facts.bindings, top_level);
     if !top_level {
         extractor.facts.handlers = units::handlers(text, root, &extractor.facts.bindings);
