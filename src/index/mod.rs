@@ -61,6 +61,8 @@ pub struct Index {
     by_absolute: HashMap<PathBuf, FileId>,
     /// The configured retry modules, then the inferred ones.
     retry_modules: Vec<FileId>,
+    /// The configured ones alone, in file order: matched against the globs once.
+    configured_retry_modules: Vec<FileId>,
     inferred_retry_modules: Vec<InferredModule>,
     /// Shared with later runs by the language server: reading them is a large share of a
     /// check (Effect's own `pnpm-lock.yaml` is parsed for its version).
@@ -80,7 +82,7 @@ impl Index {
             .enumerate()
             .map(|(id, s)| (s.absolute.clone(), id))
             .collect();
-        let retry_modules = (0..files.len())
+        let retry_modules: Vec<FileId> = (0..files.len())
             .filter(|&f| configs.at(file_configs[f]).is_retry_module(&files[f].absolute))
             .collect();
         Index {
@@ -91,6 +93,7 @@ impl Index {
             config,
             files,
             by_absolute,
+            configured_retry_modules: retry_modules.clone(),
             retry_modules,
             inferred_retry_modules: Vec::new(),
             project: Arc::default(),
@@ -286,7 +289,7 @@ impl Index {
     }
 
     pub fn is_retry_module(&self, file: FileId) -> bool {
-        self.config_of(file).is_retry_module(&self.files[file].absolute)
+        self.configured_retry_modules.binary_search(&file).is_ok()
             || self.inferred_retry_modules.iter().any(|m| m.file == file)
     }
 
@@ -294,6 +297,11 @@ impl Index {
     /// config says nothing about.
     pub fn retry_modules(&self) -> &[FileId] {
         &self.retry_modules
+    }
+
+    /// The retry modules the config names, in file order.
+    pub fn configured_retry_modules(&self) -> &[FileId] {
+        &self.configured_retry_modules
     }
 
     /// Retry modules inferred from the code (see `retry_modules.rs`).

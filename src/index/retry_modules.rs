@@ -44,9 +44,10 @@ impl Index {
         };
         // A Rust crate's retry module says nothing about the TypeScript beside it.
         let is_rust = |file: FileId| self.files[file].language == crate::source::Language::Rust;
-        let configured: BTreeSet<(&Path, bool)> = (0..self.len())
-            .filter(|&f| self.config_of(f).is_retry_module(&self.files[f].absolute))
-            .map(|f| (package_of(f), is_rust(f)))
+        let configured: BTreeSet<(&Path, bool)> = self
+            .configured_retry_modules()
+            .iter()
+            .map(|&f| (package_of(f), is_rust(f)))
             .collect();
         let mut evidence: HashMap<FileId, Evidence> = HashMap::new();
         for file in 0..self.len() {
