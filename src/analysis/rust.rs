@@ -61,10 +61,14 @@ pub(super) fn collect(index: &Index, file: FileId) -> Vec<Policy> {
                 continue;
             }
         }
-        let (state, problems) = state(index, file, chain, 0);
-        let Some(found) = evaluated(chain, state, problems) else {
+        let mut partial = false;
+        let (state, problems) = state_with(index, file, chain, 0, Some(&mut partial));
+        let Some(mut found) = evaluated(chain, state, problems) else {
             continue;
         };
+        if partial {
+            found.0 = only_jitter(found.0);
+        }
         if defined_apart {
             let name = index
                 .text(file)
@@ -163,12 +167,25 @@ fn evaluated(
 /// The configuration a chain ends with: its base's (a constructor's defaults, or a named
 /// policy's, followed across files) with the chain's methods applied.
 pub fn state(index: &Index, file: FileId, chain: &RustChain, depth: usize) -> (Option<Backoff>, Vec<Problem>) {
+    state_with(index, file, chain, depth, None)
+}
+
+/// [`state`]; with `partial`, a method given a value the analysis cannot know
+/// (`.with_max_times(self.max_retries)` of a config struct) is passed over and `partial` set,
+/// unless the method may touch jitter: the state then tells only whether the policy jitters.
+fn state_with(
+    index: &Index,
+    file: FileId,
+    chain: &RustChain,
+    depth: usize,
+    mut partial: Option<&mut bool>,
+) -> (Option<Backoff>, Vec<Problem>) {
     let mut problems = Vec::new();
     let mut current = match &chain.base {
         RustBase::New { state, .. } => state.clone(),
         RustBase::Named(path) if depth < MAX_FOLLOW => match index.resolve_rust(file, path) {
             Some((target, policy)) => {
-                let (state, inner) = state(index, target, &policy.value, depth + 1);
+                let (state, inner) = state_with(index, target, &policy.value, depth + 1, partial.as_deref_mut());
                 problems.extend(inner);
                 match state {
                     Some(state) => state,
@@ -182,6 +199,11 @@ pub fn state(index: &Index, file: FileId, chain: &RustChain, depth: usize) -> (O
     for op in &chain.ops {
         match model::apply(&mut current, &op.method, &op.args) {
             Applied::Ok => {}
+            Applied::Unknown if partial.is_some() && passes_over(op) => {
+                if let Some(partial) = partial.as_deref_mut() {
+                    *partial = true;
+                }
+            }
             Applied::Unknown => return (None, problems),
             Applied::Problem(message) => {
                 problems.push(Problem {
@@ -194,6 +216,26 @@ pub fn state(index: &Index, file: FileId, chain: &RustChain, depth: usize) -> (O
         }
     }
     (Some(current), problems)
+}
+
+/// Whether a method whose value is unknown can be passed over when only the jitter is asked
+/// for: it is given an unknown value, and no library's jitter is set through a method of its
+/// name (backon's `with_jitter`, backoff's `randomization_factor`, reqwest-retry's `jitter`).
+fn passes_over(op: &crate::facts::RustOp) -> bool {
+    let method = op.method.to_ascii_lowercase();
+    op.args.iter().any(|a| matches!(a, model::Arg::Unknown)) && !method.contains("jitter") && !method.contains("random")
+}
+
+/// A summary of which only the jitter is known: attempts, gaps and delays are not.
+fn only_jitter(summary: schedule::Summary) -> schedule::Summary {
+    schedule::Summary {
+        attempts: schedule::Attempts::Unknown,
+        gap: schedule::Gap::Unknown,
+        jitter: summary.jitter,
+        delays: None,
+        total_ms: None,
+        worst_total_ms: None,
+    }
 }
 
 /// The retry-module policy a chain names unchanged (`retry::transient()`): its file and
@@ -229,6 +271,8 @@ pub fn built(index: &Index, file: FileId, chain: &RustChain, depth: usize) -> Op
         return None;
     }
     match &chain.base {
+        // A config type's builder: named by the configuration.
+        RustBase::New { configured: true, .. } => None,
         RustBase::New { ctor, via, .. } => Some(Built {
             builder: via.as_ref().map(|h| format!("{h}(…)")).unwrap_or_else(|| ctor.clone()),
             changed: None,

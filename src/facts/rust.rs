@@ -50,6 +50,10 @@ pub enum RustBase {
         ctor: String,
         state: Backoff,
         via: Option<String>,
+        /// Built by a method of a config type from its own fields
+        /// (`RetryConfig::to_backoff(&self)`): the configuration names the policy, as the retry
+        /// module would, so it is not an inline one; its defects are still judged.
+        configured: bool,
     },
     /// A reference to a named policy: a `fn` called without arguments, a `const`, a `static`.
     Named(RustPath),

@@ -78,8 +78,16 @@ impl<'t> Rx<'t> {
             }
             "call_expression" => self.call(node, module, env, next),
             "struct_expression" => self.struct_literal(node, module, env, next),
-            // `self.backoff`: the value the constructor stores in the field.
-            "field_expression" => self.field_value(node, module, next),
+            // `self.factor` of a method evaluated for a receiver whose fields are known
+            // (`typed_method`); else `self.backoff`: the value the constructor stores in the field.
+            "field_expression" => {
+                let bound = node
+                    .field("value")
+                    .filter(|v| v.kind_str() == "self")
+                    .and(node.field("field"))
+                    .and_then(|field| env?.get(&format!("self.{}", self.text_of(field))).cloned());
+                bound.unwrap_or_else(|| self.field_value(node, module, next))
+            }
             _ => Val::Unknown,
         }
     }
@@ -177,6 +185,13 @@ impl<'t> Rx<'t> {
                         _ => Val::Unknown,
                     };
                 }
+                // `RetryConfig::default().to_backoff()`, `self.retries.to_backoff()`: a method
+                // taking only `self`, of a type the file names for the receiver.
+                if args.is_empty() && receiver.kind_str() != "self" {
+                    if let Some(val) = self.typed_method(node, receiver, method, module, depth) {
+                        return val;
+                    }
+                }
                 let receiver = self.eval(receiver, module, env, depth);
                 if let Val::Arg(arg) = &receiver {
                     // `Duration::from_secs(2).into()`, `n.clone()`.
@@ -214,7 +229,12 @@ impl<'t> Rx<'t> {
                 let values = eval_args();
                 if let Some((ctor, state)) = model::constructor(&path, &values) {
                     return Val::Chain(RustChain {
-                        base: RustBase::New { ctor, state, via: None },
+                        base: RustBase::New {
+                            ctor,
+                            state,
+                            via: None,
+                            configured: false,
+                        },
                         ops: Vec::new(),
                         span: span(node),
                         text: collapse(self.text_of(node)),
@@ -257,6 +277,172 @@ impl<'t> Rx<'t> {
             }
             other => other,
         }
+    }
+
+    /// `receiver.method()` where the file says the receiver's type: the method of this file's
+    /// `impl Type`, evaluated with the fields the receiver is known to hold (a config struct's
+    /// `to_backoff(&self)` builder); or, for a type of another file of the crate, that file's
+    /// method as a named policy. `None` when the type is not known (evaluation goes on as for
+    /// any builder method).
+    fn typed_method(
+        &self,
+        call: Node<'t>,
+        receiver: Node<'t>,
+        method: &str,
+        module: &[String],
+        depth: usize,
+    ) -> Option<Val> {
+        let (ty, fields) = self.receiver_type(receiver, module, depth)?;
+        if let Some(item) = self.associated(module, &ty, method) {
+            // Only `self` as parameter: the builder depends on nothing else.
+            if !(item.has_params && item.params.is_empty()) {
+                return Some(Val::Unknown);
+            }
+            return Some(match self.helper(item, call, Some(&fields), depth) {
+                Val::Chain(mut chain) => {
+                    if let RustBase::New { configured, .. } = &mut chain.base {
+                        *configured = true;
+                    }
+                    Val::Chain(chain)
+                }
+                other => other,
+            });
+        }
+        let path = self.expand(vec![ty, method.to_string()]);
+        self.in_crate(&path).then(|| {
+            Val::Path(
+                RustPath {
+                    segments: path,
+                    module: module.to_vec(),
+                    span: span(call),
+                },
+                collapse(self.text_of(call)),
+            )
+        })
+    }
+
+    /// The type of a method call's receiver where the file says it, with the fields the
+    /// receiver is known to hold (as `self.field` bindings): `Type::default()` (the values of
+    /// the file's `impl Default for Type`), another `Type::…(…)` constructor, `self.field`
+    /// (the field's declared type), or a local `let` of one of these.
+    fn receiver_type(
+        &self,
+        receiver: Node<'t>,
+        module: &[String],
+        depth: usize,
+    ) -> Option<(String, HashMap<String, Val>)> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        match receiver.kind_str() {
+            "call_expression" => {
+                let function = receiver
+                    .field("function")
+                    .filter(|f| f.kind_str() == "scoped_identifier")?;
+                let segments = self.self_type(self.segments(function), receiver);
+                let [.., ty, constructor] = segments.as_slice() else {
+                    return None;
+                };
+                if !ty.starts_with(|c: char| c.is_ascii_uppercase()) {
+                    return None;
+                }
+                let fields = match constructor.as_str() == "default" && self.args(receiver).is_empty() {
+                    true => self.default_fields(receiver, ty, module, depth),
+                    false => HashMap::new(),
+                };
+                Some((ty.clone(), fields))
+            }
+            "field_expression" => {
+                let (value, field) = (receiver.field("value")?, receiver.field("field")?);
+                if value.kind_str() != "self" {
+                    return None;
+                }
+                let owner = self.impl_type(receiver)?;
+                Some((self.field_type(receiver, &owner, self.text_of(field))?, HashMap::new()))
+            }
+            "identifier" => match self.local(receiver, self.text_of(receiver)) {
+                Local::Let { value, .. } => self.receiver_type(value, module, depth + 1),
+                _ => None,
+            },
+            "reference_expression" | "parenthesized_expression" => {
+                let inner = receiver
+                    .field("value")
+                    .or_else(|| named_children(receiver).first().copied())?;
+                self.receiver_type(inner, module, depth + 1)
+            }
+            _ => None,
+        }
+    }
+
+    /// The file's top-level items and those of its inline `mod`s.
+    fn file_items(&self, at: Node<'t>) -> Vec<Node<'t>> {
+        let mut root = at;
+        while let Some(parent) = root.parent() {
+            root = parent;
+        }
+        let mut out = Vec::new();
+        let mut pending = vec![root];
+        while let Some(container) = pending.pop() {
+            for item in named_children(container) {
+                if item.kind_str() == "mod_item" {
+                    pending.extend(item.field("body"));
+                }
+                out.push(item);
+            }
+        }
+        out
+    }
+
+    /// The fields `impl Default for ty { fn default() -> Self { Self { … } } }` of this file
+    /// sets, evaluated, as `self.field` bindings.
+    fn default_fields(&self, at: Node<'t>, ty: &str, module: &[String], depth: usize) -> HashMap<String, Val> {
+        let mut fields = HashMap::new();
+        let implementation = self.file_items(at).into_iter().find(|item| {
+            item.kind_str() == "impl_item"
+                && item
+                    .field("trait")
+                    .is_some_and(|t| self.segments(t).last().is_some_and(|n| n == "Default"))
+                && item
+                    .field("type")
+                    .is_some_and(|t| self.segments(t).last().is_some_and(|n| n == ty))
+        });
+        let literal = implementation
+            .and_then(|i| i.field("body"))
+            .map(named_children)
+            .unwrap_or_default()
+            .into_iter()
+            .find(|f| f.kind_str() == "function_item" && f.field("name").is_some_and(|n| self.text_of(n) == "default"))
+            .and_then(|f| f.field("body"))
+            .and_then(tail)
+            .filter(|value| value.kind_str() == "struct_expression");
+        for init in literal
+            .and_then(|l| l.field("body"))
+            .map(named_children)
+            .unwrap_or_default()
+        {
+            if init.kind_str() != "field_initializer" {
+                continue;
+            }
+            let (Some(field), Some(value)) = (init.field("field"), init.field("value")) else {
+                continue;
+            };
+            let value = self.eval(value, module, None, depth + 1);
+            fields.insert(format!("self.{}", self.text_of(field)), value);
+        }
+        fields
+    }
+
+    /// The declared type of `field` of this file's `struct owner`: its last path segment.
+    fn field_type(&self, at: Node<'t>, owner: &str, field: &str) -> Option<String> {
+        let declaration = self.file_items(at).into_iter().find(|item| {
+            item.kind_str() == "struct_item" && item.field("name").is_some_and(|n| self.text_of(n) == owner)
+        })?;
+        named_children(declaration.field("body")?)
+            .into_iter()
+            .filter(|f| f.kind_str() == "field_declaration")
+            .find(|f| f.field("name").is_some_and(|n| self.text_of(n) == field))
+            .and_then(|f| f.field("type"))
+            .and_then(|t| self.segments(t).last().cloned())
     }
 
     /// `Self::policy` inside `impl Type`: `self::Type::policy`, an associated item of this file.
@@ -388,7 +574,12 @@ impl<'t> Rx<'t> {
             }
         }
         Val::Chain(RustChain {
-            base: RustBase::New { ctor, state, via: None },
+            base: RustBase::New {
+                ctor,
+                state,
+                via: None,
+                configured: false,
+            },
             ops,
             span: span(node),
             text: collapse(self.text_of(node)),

@@ -140,17 +140,21 @@ pub(super) fn extract(facts: &mut FileFacts, text: &[u8], tree: &Tree) {
         // reqwest-retry clients and the requests sent through them.
         rx.retrying_clients(facts, root);
     }
-    // Named policies: items without parameters whose value is a builder.
+    // Named policies: items without parameters whose value is a builder, and methods taking
+    // only `self` (a config struct's `to_backoff(&self)`, reached from other files).
     for item in &rx.items {
         let Some(value) = item.value else { continue };
-        if item.has_params {
+        if item.has_params && !(item.associated && item.params.is_empty()) {
             continue;
         }
-        let Some(chain) = rx.chain(rx.eval(value, item.scope(), None, 0)) else {
+        let Some(mut chain) = rx.chain(rx.eval(value, item.scope(), None, 0)) else {
             continue;
         };
         if matches!(chain.base, RustBase::Unknown) {
             continue;
+        }
+        if let (true, RustBase::New { configured, .. }) = (item.has_params, &mut chain.base) {
+            *configured = true;
         }
         facts.rust_policies.push(RustPolicy {
             name: item.name.clone(),
@@ -428,14 +432,24 @@ mod tests {
              impl S {\n  fn new() -> Self { Self { b: ExponentialBuilder::default().with_max_times(2) } }\n  fn p(&self) -> ExponentialBuilder { ExponentialBuilder::default().with_max_times(4) }\n  fn q() -> ExponentialBuilder { ExponentialBuilder::default().with_max_times(6) }\n\
                async fn run(&self) { op.retry(self.b.clone()).await; op.retry(self.p()).await; op.retry(Self::q()).await; }\n}\n",
         );
-        // The associated const is a policy of the module `Policies`; methods taking `self` are not.
-        let policies: Vec<(String, bool)> = f
+        // The associated const is a policy of the module `Policies`; a method taking only
+        // `self` is one too, built from its type's configuration.
+        let policies: Vec<(String, bool, bool)> = f
             .rust_policies
             .iter()
-            .map(|p| (format!("{}::{}", p.module.join("::"), p.name), p.public))
+            .map(|p| {
+                let configured = matches!(p.value.base, RustBase::New { configured: true, .. });
+                (format!("{}::{}", p.module.join("::"), p.name), p.public, configured)
+            })
             .collect();
-        assert!(policies.contains(&("Policies::FAST".to_string(), true)), "{policies:?}");
-        assert!(!policies.iter().any(|(n, _)| n.ends_with("slow")), "{policies:?}");
+        assert!(
+            policies.contains(&("Policies::FAST".to_string(), true, false)),
+            "{policies:?}"
+        );
+        assert!(
+            policies.contains(&("Policies::slow".to_string(), false, true)),
+            "{policies:?}"
+        );
         let times: Vec<Vec<Arg>> = f
             .retry_sites
             .iter()
