@@ -566,6 +566,38 @@ fn a_retry_module_change_republishes_its_users() {
     assert_eq!(server.shutdown(), Some(0));
 }
 
+/// Without a file watcher (this client has none), a file changed on disk behind the editor's
+/// back is seen by the next check once the server's one-second trust in what it last saw
+/// has run out: checks while the user types do not `stat` every file.
+#[test]
+fn a_change_on_disk_is_seen_without_a_watcher() {
+    let (_dir, root) = fixture();
+    let editor = root.join("src/features/editor/Editor.ts");
+    let behind = root.join("src/ui/OrdersTable.tsx");
+    let behind_uri = uri(&behind);
+    let mut server = Server::start(&root);
+    server.open(&editor, EDITOR_TS);
+    server.sync();
+    assert!(
+        server.diagnostics.get(&behind_uri).is_none_or(|d| d.is_empty()),
+        "clean at first"
+    );
+    // Another tool (a checkout, a formatter) writes a retry into a file that is not open.
+    let original = std::fs::read_to_string(&behind).unwrap();
+    std::fs::write(
+        &behind,
+        format!(
+            "{original}\nimport {{ Effect as Fx, Schedule as S }} from \"effect\"\nexport const again = Fx.log(\"x\").pipe(Fx.retry(S.recurs(2)))\n"
+        ),
+    )
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(1100));
+    // The next edit's check looks at the disk again.
+    server.change(&editor, 2, json!([{ "text": format!("{EDITOR_TS}\n") }]));
+    server.diagnostics_until(&behind_uri, "the retry written on disk", |d| !d.is_empty());
+    assert_eq!(server.shutdown(), Some(0));
+}
+
 #[test]
 fn a_config_change_rechecks_and_a_broken_config_keeps_the_last_good_one() {
     let (_dir, root) = fixture();

@@ -54,6 +54,11 @@ use transport::{Incoming, Output};
 /// How long changes are coalesced before the workspace is checked again.
 const DEBOUNCE: Duration = Duration::from_millis(50);
 
+/// Without a file watcher, how long the files on disk are taken as they were at the last
+/// check that looked (a `stat` of every file: 3 µs each here, most of an edit's check in a
+/// 5,000-file workspace). A change on disk while the user types shows at most this late.
+const DISK_TRUST: Duration = Duration::from_secs(1);
+
 /// Serves the protocol on stdin/stdout until `exit` (or the end of input).
 pub fn run_stdio() -> Result<ExitCode, Report> {
     let clean = serve(std::io::stdin(), std::io::stdout());
@@ -227,6 +232,9 @@ struct Workspace {
     /// What was read beside the sources (`package.json`, lock files, `tsconfig.json`), kept
     /// until one of them may have changed: reading them took most of a check.
     project: Arc<crate::index::ProjectFiles>,
+    /// When a check last looked at every file on disk (see [`DISK_TRUST`]); `None` after a
+    /// save or a change the client reported, so the next check looks.
+    disk_seen: Option<Instant>,
 }
 
 impl Workspace {
@@ -466,6 +474,10 @@ impl<W: Write> Server<W> {
                     self.reload_configs();
                 } else if let Ok(path) = params.text_document.uri.to_file_path() {
                     let path = canonical(&path);
+                    // A save is a moment the disk changed: the next check looks at it.
+                    for workspace in self.workspaces.iter_mut().filter(|w| w.contains(&path)) {
+                        workspace.disk_seen = None;
+                    }
                     if is_project_file(&path) {
                         for workspace in self.workspaces.iter_mut().filter(|w| w.contains(&path)) {
                             workspace.project = Arc::default();
@@ -651,6 +663,7 @@ impl<W: Write> Server<W> {
             files: None,
             configs: None,
             project: Arc::default(),
+            disk_seen: None,
         }
     }
 
@@ -835,7 +848,12 @@ impl<W: Write> Server<W> {
         let mut options = CheckOptions::new(workspace.paths.clone());
         options.cache = Some(workspace.cache.clone());
         options.project = Some(workspace.project.clone());
-        options.trust_cache = self.watching;
+        // Without a watcher, the disk is looked at again once it may have changed unseen.
+        let recently_seen = workspace.disk_seen.is_some_and(|seen| seen.elapsed() < DISK_TRUST);
+        options.trust_cache = self.watching || recently_seen;
+        if !recently_seen {
+            workspace.disk_seen = Some(Instant::now());
+        }
         // Package configs (a `retrylint.toml` below the workspace's) apply to their files, as
         // they do on the command line.
         let mut configs: crate::config::Configs = config.clone().into();
