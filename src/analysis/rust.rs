@@ -24,9 +24,16 @@ pub(super) fn collect(index: &Index, file: FileId) -> Vec<Policy> {
             let Some(found) = evaluated(&policy.value, state, problems) else {
                 continue;
             };
+            // Named as a caller writes it after the module: `Policies::CONTENTION` for an
+            // associated item, `jobs::nightly` in an inline `mod`.
+            let mut name = policy.module.join("::");
+            if !name.is_empty() {
+                name.push_str("::");
+            }
+            name.push_str(&policy.name);
             out.push(Policy {
                 origin: Origin::Export {
-                    name: policy.name.clone(),
+                    name,
                     binding: policy.item,
                 },
                 span: policy.name_span,
