@@ -5,14 +5,15 @@ use crate::config::Config;
 use crate::facts::sql::{CmpOp, Operand, Pred, PredKind, Statement};
 
 /// The column that holds a lease's expiry in `statement`: the first configured one
-/// (`lease-columns`, `lease_until` by default) it names, else the first configured.
-pub fn lease_column<'c>(config: &'c Config, statement: &Statement) -> &'c str {
+/// (`lease-columns`, `lease_until` by default) it names, as it spells it, else the first
+/// configured.
+pub fn lease_column<'a>(config: &'a Config, statement: &'a Statement) -> &'a str {
     config
         .lease_columns
         .iter()
-        .find(|c| statement.mentions(c))
-        .or(config.lease_columns.first())
-        .map_or("lease_until", String::as_str)
+        .find_map(|c| statement.find_column(|name| same_name(name, c)))
+        .or(config.lease_columns.first().map(String::as_str))
+        .unwrap_or("lease_until")
 }
 
 /// A table that holds leases: configured (`lease-tables`), or one the statement gives a
@@ -21,7 +22,24 @@ pub fn is_lease_table(config: &Config, statement: &Statement) -> bool {
     let Some(table) = &statement.table else {
         return false;
     };
-    config.lease_tables.iter().any(|t| t == table) || config.lease_columns.iter().any(|c| statement.mentions(c))
+    config.lease_tables.iter().any(|t| same_name(t, table))
+        || config
+            .lease_columns
+            .iter()
+            .any(|c| statement.find_column(|name| same_name(name, c)).is_some())
+}
+
+/// Whether two names are one, whatever their case and underscores: an ORM's `lastScheduledAt`
+/// (which SQL lowercases to `lastscheduledat`) is the column `last_scheduled_at`, and a
+/// configured `lastScheduledAt` names either.
+pub fn same_name(a: &str, b: &str) -> bool {
+    let fold = |s: &str| {
+        s.bytes()
+            .filter(|b| *b != b'_')
+            .map(|b| b.to_ascii_lowercase())
+            .collect::<Vec<u8>>()
+    };
+    fold(a) == fold(b)
 }
 
 /// `now()`, `CURRENT_TIMESTAMP`, `datetime('now')`: the database's clock, in a value as printed.
@@ -90,4 +108,35 @@ pub fn target_comparison<'p>(
         return Some((name, *op, right_text));
     }
     is_target(right).map(|name| (name, op.flipped(), left_text.as_str()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::extract::sql::SqlSource;
+    use crate::facts::sql::SqlOrigin;
+    use crate::source::Span;
+
+    fn statement(text: &str) -> Statement {
+        let mut source = SqlSource::new();
+        source.push_str(text, 0);
+        source.finish(Span::new(0, text.len()), SqlOrigin::SqlFile).statements()[0].clone()
+    }
+
+    #[test]
+    fn names_match_whatever_their_case_and_underscores() {
+        let mut config = Config::defaults(std::path::PathBuf::from("."));
+        // Configured as `lastScheduledAt` (lowercased by the config).
+        config.lease_columns = vec!["lastscheduledat".into()];
+        let snake = statement("UPDATE alert_rules SET last_scheduled_at = $1 WHERE id = $2");
+        assert!(is_lease_table(&config, &snake));
+        assert_eq!(lease_column(&config, &snake), "last_scheduled_at");
+        config.lease_columns = vec!["last_scheduled_at".into()];
+        let camel = statement("UPDATE alert_rules SET \"lastScheduledAt\" = $1 WHERE id = $2");
+        assert_eq!(lease_column(&config, &camel), "lastscheduledat");
+        let other = statement("UPDATE alert_rules SET last_seen_at = $1 WHERE id = $2");
+        assert!(!is_lease_table(&config, &other));
+        config.lease_tables = vec!["alert_rules".into()];
+        assert!(is_lease_table(&config, &statement("UPDATE alertRules SET x = 1")));
+    }
 }

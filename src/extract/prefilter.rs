@@ -181,6 +181,14 @@ impl Prefilter {
             names.extend(LEASE_TOKENS.iter().map(|t| t.to_string()));
             names.extend(config.lease_tables.iter().cloned());
             names.extend(config.lease_columns.iter().cloned());
+            // An ORM names them in camelCase (`leaseUntil` for `lease_until`), which the lease
+            // rules match without the underscores.
+            let unders: Vec<String> = names
+                .iter()
+                .filter(|n| n.contains('_'))
+                .map(|n| n.replace('_', ""))
+                .collect();
+            names.extend(unders);
         }
         if has(Trigger::Rs2) {
             config_files.extend(words(&["$_retry"], Needs::Alone));
@@ -308,5 +316,8 @@ mod tests {
         assert!(!Prefilter::new(ALL, &config).is_relevant(Language::Sql, column));
         config.lease_columns.push("locked_until".into());
         assert!(Prefilter::new(ALL, &config).is_relevant(Language::Sql, column));
+        // An ORM's camelCase name of it (drizzle's `db.update(locks).set({ lockedUntil })`).
+        let camel = b"db.update(locks).set({ lockedUntil: now }).where(eq(locks.job, job))";
+        assert!(Prefilter::new(&[Trigger::Leases], &config).is_relevant(Language::TypeScript, camel));
     }
 }

@@ -19,6 +19,9 @@ pub enum SqlOrigin {
     SqlFile,
     /// A Rust string literal: sqlx `query!`/`query(…)` arguments, raw strings.
     Rust,
+    /// A query builder's chain written out as SQL (drizzle's `db.update(t).set(…).where(…)`):
+    /// each value is a bound parameter, a hole holding the code that gives it.
+    QueryBuilder,
 }
 
 /// One SQL text with its parse.
@@ -47,6 +50,15 @@ impl SqlText {
             SqlParse::Parsed(statements) => statements,
             SqlParse::Failed(_) => &[],
         }
+    }
+
+    /// Whether the holes are code (a template's `${…}`, a query builder's values): a help
+    /// can show a parameter as the code that gives it.
+    pub fn holes_are_code(&self) -> bool {
+        matches!(
+            self.origin,
+            SqlOrigin::TaggedTemplate | SqlOrigin::Literal | SqlOrigin::QueryBuilder
+        ) && !self.holes.is_empty()
     }
 
     /// How a placeholder reads to the user: `${now}` for a template hole, `$1` otherwise.
@@ -223,23 +235,34 @@ impl Operand {
 impl Statement {
     /// Whether `column` is named anywhere the model keeps: columns, assignments, condition.
     pub fn mentions(&self, column: &str) -> bool {
-        let in_pred = |pred: &Pred| {
-            let mut found = false;
+        self.find_column(|name| name == column).is_some()
+    }
+
+    /// The first column named anywhere the model keeps (columns, assignments, condition) that
+    /// `matches`, as the statement spells it.
+    pub fn find_column<'s>(&'s self, matches: impl Fn(&str) -> bool) -> Option<&'s str> {
+        let in_pred = |pred: &'s Pred| -> Option<&'s str> {
+            let mut found: Option<&'s str> = None;
             visit(pred, &mut |p| {
-                if let PredKind::Compare { left, right, .. } = &p.kind {
-                    found |= [left, right]
-                        .iter()
-                        .any(|o| o.column().is_some_and(|(_, n)| n == column));
-                }
-                if let PredKind::IsNull { operand, .. } = &p.kind {
-                    found |= operand.column().is_some_and(|(_, n)| n == column);
+                let operands: Vec<&'s Operand> = match &p.kind {
+                    PredKind::Compare { left, right, .. } => vec![left, right],
+                    PredKind::IsNull { operand, .. } => vec![operand],
+                    _ => Vec::new(),
+                };
+                for operand in operands {
+                    if let Some((_, name)) = operand.column().filter(|(_, n)| found.is_none() && matches(n)) {
+                        found = Some(name);
+                    }
                 }
             });
             found
         };
-        self.columns.iter().any(|c| c == column)
-            || self.assignments.iter().any(|a| a.column == column)
-            || self.filter.as_ref().is_some_and(in_pred)
+        self.columns
+            .iter()
+            .map(String::as_str)
+            .chain(self.assignments.iter().map(|a| a.column.as_str()))
+            .find(|c| matches(c))
+            .or_else(|| self.filter.as_ref().and_then(in_pred))
     }
 
     /// Whether a column reference in this statement's condition names the target row (rather

@@ -3,7 +3,7 @@
 
 use super::{snippet, Context, Diagnostic, FixSafety, Rule, Severity, Trigger};
 use crate::analysis::lease::{is_holder_column, is_lease_table, lease_column, target_comparison};
-use crate::facts::sql::{CmpOp, Operand, SqlOrigin, Statement, StatementKind};
+use crate::facts::sql::{CmpOp, Operand, Statement, StatementKind};
 
 pub const RULE: Rule = Rule {
     name: "lease-release-unguarded",
@@ -68,8 +68,7 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
                 .map(|a| a.column.as_str())
                 .find(|c| is_holder_column(c))
                 .unwrap_or("holder");
-            let template =
-                matches!(sql.origin, SqlOrigin::TaggedTemplate | SqlOrigin::Literal) && !sql.holes.is_empty();
+            let template = sql.holes_are_code();
             let run_id = if template {
                 "${runId}".to_string()
             } else {
@@ -126,6 +125,7 @@ fn next_placeholder(text: &str) -> String {
 mod tests {
     use super::*;
     use crate::extract::sql::SqlSource;
+    use crate::facts::sql::SqlOrigin;
     use crate::source::Span;
 
     fn statement(text: &str) -> Statement {

@@ -127,7 +127,7 @@ struct Names {
 
 impl Names {
     fn of(sql: &SqlText, statement: &Statement, guards: &Guards, lease: &str) -> Names {
-        let template = matches!(sql.origin, SqlOrigin::TaggedTemplate | SqlOrigin::Literal) && !sql.holes.is_empty();
+        let template = sql.holes_are_code();
         // SQLite-style texts (`?1`) get SQLite-style parameters.
         let sqlite = !template && !sql.text.contains('$') && sql.text.contains('?');
         let param = |ts: &str, n: usize| match (template, sqlite) {

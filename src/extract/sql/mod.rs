@@ -45,6 +45,16 @@ impl SqlSource {
         self.text.push(c);
     }
 
+    /// Text the file does not hold, written for the code at `file` (a query builder's
+    /// `UPDATE t SET`, the `AND` of drizzle's `and(…)`).
+    pub fn push_at(&mut self, text: &str, file: Span) {
+        for _ in 0..text.len() {
+            self.starts.push(file.start);
+            self.ends.push(file.end);
+        }
+        self.text.push_str(text);
+    }
+
     /// An interpolated hole: becomes the placeholder `$n`.
     pub fn push_hole(&mut self, source: &str, file: Span) {
         self.holes.push(source.split_whitespace().collect::<Vec<_>>().join(" "));

@@ -60,6 +60,7 @@ impl<'t> Extractor<'t, '_> {
                 });
             }
             "string" | "template_string" => self.sql_literal(node),
+            "call_expression" => self.query_builder_update(node),
             "assignment_expression" => self.module_cursor_write(node),
             "identifier" => self.module_cursor_read(node),
             _ => {}

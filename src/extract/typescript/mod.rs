@@ -5,6 +5,7 @@ mod expr;
 mod jobs;
 mod module;
 mod polls;
+mod query_builder;
 mod recovery;
 mod scopes;
 mod sites;
@@ -109,6 +110,8 @@ const MARKS: &[&str] = &[
     "date",
     "lease",
     "sql",
+    // drizzle's `db.update(table).set(…).where(…)` (see `query_builder`).
+    ".update(",
     "\"select",
     "'select",
     "`select",
