@@ -45,6 +45,13 @@ pub const DEFAULT_TESTS: &[&str] = &[
     "**/test/**",
     "**/tests/**",
     "**/__tests__/**",
+    // Test support a crate or package exports for its tests (`#[cfg(feature = "test-util")]
+    // pub mod test_util;`): fixtures, ephemeral databases, fakes.
+    "**/test_util.rs",
+    "**/test_utils.rs",
+    "**/test_util/**",
+    "**/test_utils/**",
+    "**/test-utils/**",
 ];
 
 /// The words the unit rules know, from the policy's vocabulary; every list is configurable.

@@ -362,7 +362,9 @@ impl<'t> Rx<'t> {
             }
             "identifier" => match self.local(receiver, self.text_of(receiver)) {
                 Local::Let { value, .. } => self.receiver_type(value, module, depth + 1),
-                _ => None,
+                // `fn run(cfg: &Config) { cfg.retry_config() }`: the parameter's declared type.
+                Local::Param => Some((self.param_type(receiver, self.text_of(receiver))?, HashMap::new())),
+                Local::None => None,
             },
             "reference_expression" | "parenthesized_expression" => {
                 let inner = receiver
@@ -372,6 +374,35 @@ impl<'t> Rx<'t> {
             }
             _ => None,
         }
+    }
+
+    /// The declared type of the parameter `name` of the function around `at` (`cfg: &Config`,
+    /// `cfg: Arc<Config>` is not a `Config`): its last path segment.
+    fn param_type(&self, at: Node<'t>, name: &str) -> Option<String> {
+        let mut current = at.parent();
+        while let Some(node) = current {
+            match node.kind_str() {
+                "function_item" => {
+                    let parameter = named_children(node.field("parameters")?).into_iter().find(|p| {
+                        p.kind_str() == "parameter"
+                            && p.field("pattern").is_some_and(|pattern| {
+                                pattern.kind_str() == "identifier" && self.text_of(pattern) == name
+                            })
+                    })?;
+                    let mut ty = parameter.field("type")?;
+                    while ty.kind_str() == "reference_type" {
+                        ty = ty.field("type")?;
+                    }
+                    return matches!(ty.kind_str(), "type_identifier" | "scoped_type_identifier")
+                        .then(|| self.segments(ty).last().cloned())
+                        .flatten();
+                }
+                // A closure's parameters are not typed where it matters.
+                "closure_expression" => return None,
+                _ => current = node.parent(),
+            }
+        }
+        None
     }
 
     /// The file's top-level items and those of its inline `mod`s.

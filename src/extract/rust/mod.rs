@@ -193,7 +193,9 @@ fn is_test_item(node: Node, text: &[u8]) -> bool {
     false
 }
 
-/// `#[cfg(test)]`, `#[cfg(all(test, …))]`, `#[test]`, `#[tokio::test]`, `#[sqlx::test]`.
+/// `#[cfg(test)]`, `#[cfg(all(test, …))]`, `#[cfg(any(test, …))]`, `#[test]`,
+/// `#[tokio::test]`, `#[sqlx::test]`, and test support behind a feature:
+/// `#[cfg(feature = "test-util")]` (`testing`, `test-utils`, `test_support`…).
 fn is_test_attribute(attribute: Node, text: &[u8]) -> bool {
     let raw = std::str::from_utf8(&text[attribute.byte_range()]).unwrap_or("");
     let inner: String = raw.chars().filter(|c| !c.is_whitespace()).collect();
@@ -203,7 +205,13 @@ fn is_test_attribute(attribute: Node, text: &[u8]) -> bool {
         .trim_start_matches('[')
         .trim_end_matches(']');
     let path = inner.split('(').next().unwrap_or(inner);
-    inner == "cfg(test)" || inner.starts_with("cfg(all(test,") || path == "test" || path.ends_with("::test")
+    let test_feature = inner.starts_with("cfg(") && !inner.contains("not(") && inner.contains("feature=\"test");
+    inner == "cfg(test)"
+        || inner.starts_with("cfg(all(test,")
+        || inner.starts_with("cfg(any(test,")
+        || test_feature
+        || path == "test"
+        || path.ends_with("::test")
 }
 
 /// A file that declares itself test code (`#![cfg(test)]`).
