@@ -161,6 +161,8 @@ fn find_builder(index: &Index, file: FileId, expr: &Expr, depth: usize) -> Optio
                 return Some((builder, via));
             }
             match expr {
+                // A name an Effect module does not have (a project's addition) is unknown.
+                Expr::Member(object, _, _) if facts.effect_module(object).is_some() => None,
                 Expr::Member(object, _, _) => nested(object),
                 _ => None,
             }

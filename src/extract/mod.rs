@@ -24,7 +24,7 @@ use crate::source::Language;
 
 /// Bumped whenever extraction changes what it produces: cached facts of another version are
 /// not reused.
-pub const FACTS_VERSION: u32 = 9;
+pub const FACTS_VERSION: u32 = 10;
 
 thread_local! {
     // One parser per rayon worker and language: parsers are reused, never shared.

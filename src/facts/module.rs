@@ -26,12 +26,21 @@ pub struct Import {
     /// The source as written, when the index found that this project module re-exports Effect
     /// and the file was read as if it imported `source` (Effect's) directly.
     pub via: Option<String>,
+    /// The kind as written, when `via` is set and the kind changed with it: a named import
+    /// of a project module (`import { Effect } from "./prelude"`, which does
+    /// `export * as Effect from "./Effect"`) stands for a namespace of Effect's.
+    pub via_kind: Option<ImportKind>,
 }
 
 impl Import {
     /// The source as written in the file.
     pub fn written_source(&self) -> &str {
         self.via.as_deref().unwrap_or(&self.source)
+    }
+
+    /// The kind as written in the file.
+    pub fn written_kind(&self) -> &ImportKind {
+        self.via_kind.as_ref().unwrap_or(&self.kind)
     }
 }
 
@@ -70,7 +79,8 @@ impl FileFacts {
                 .find(|i| i.local == alias.local && i.via.is_none())
             {
                 import.via = Some(std::mem::replace(&mut import.source, alias.source.clone()));
-                import.kind = alias.kind.clone();
+                let written = std::mem::replace(&mut import.kind, alias.kind.clone());
+                import.via_kind = (written != import.kind).then_some(written);
             }
         }
         self.uses_effect = self.imports.iter().any(|i| is_effect_source(&i.source));
@@ -146,7 +156,19 @@ impl FileFacts {
                     _ => None,
                 }
             }
-            [prefix @ .., member] => Some((self.effect_module_path(prefix)?, member)),
+            [prefix @ .., member] => {
+                let module = self.effect_module_path(prefix)?;
+                // A project module that re-exports Effect's `Schedule` and adds its own
+                // policies: a name Effect's `Schedule` does not have is the project's.
+                let aliased = prefix
+                    .first()
+                    .and_then(|root| self.import(root))
+                    .is_some_and(|i| i.via.is_some());
+                if aliased && module == "Schedule" && !crate::schedule::api::exists(Default::default(), member) {
+                    return None;
+                }
+                Some((module, member))
+            }
             [] => None,
         }
     }

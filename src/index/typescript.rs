@@ -92,7 +92,8 @@ impl Index {
             .imports
             .iter()
             .filter(|import| !import.type_only && !is_effect_source(import.written_source()))
-            .filter(|import| match &import.kind {
+            // As written: a file read with aliases is asked again whether they still hold.
+            .filter(|import| match import.written_kind() {
                 ImportKind::Named(imported) => EFFECT_MODULE_NAMES.contains(&imported.as_str()),
                 ImportKind::Namespace => true,
                 ImportKind::Default => false,
@@ -112,7 +113,7 @@ impl Index {
     /// re-exports it.
     fn effect_equivalent(&self, file: FileId, import: &Import) -> Option<(String, ImportKind)> {
         let target = self.resolve_module(file, import.written_source())?;
-        match &import.kind {
+        match import.written_kind() {
             ImportKind::Named(imported) => self.effect_export(target, imported, 0),
             ImportKind::Namespace => self
                 .effect_namespace(target, 0)
@@ -318,10 +319,12 @@ impl Index {
         let Some(import) = facts.import(name) else {
             return Resolved::Unknown;
         };
-        let Some(target) = self.resolve_module(file, &import.source) else {
+        // As written: a name the project adds beside a re-export of Effect's module
+        // (`Schedule.backoff10s` of a prelude) is the project's, in the project's module.
+        let Some(target) = self.resolve_module(file, import.written_source()) else {
             return Resolved::Unknown;
         };
-        match &import.kind {
+        match import.written_kind() {
             ImportKind::Namespace => Resolved::Namespace(target),
             ImportKind::Named(imported) => self.resolve_export_at(target, imported, depth + 1),
             ImportKind::Default => self.resolve_export_at(target, "default", depth + 1),

@@ -68,6 +68,7 @@ impl<'t> Extractor<'t, '_> {
             type_only,
             span: Self::span(node),
             via: None,
+            via_kind: None,
         });
     }
 
