@@ -73,9 +73,10 @@ impl Loader<'_> {
         let stat = std::fs::metadata(&file.absolute).ok().and_then(|m| Stat::of(&m));
         // Read as deep as before: a file read lazily is read in full when a call is followed
         // into it, by the demand stage.
-        let depth = match previous.facts.as_ref().is_some_and(|f| f.units_deferred) {
-            true => extract::Depth::Lazy,
-            false => extract::Depth::Full,
+        let depth = if previous.facts.as_ref().is_some_and(|f| f.units_deferred) {
+            extract::Depth::Lazy
+        } else {
+            extract::Depth::Full
         };
         let facts = Arc::new(crate::crash::within(&file.path, "extract", || {
             extract::extract_file_with(file.language, &text, aliases, depth)
@@ -225,9 +226,10 @@ impl Loader<'_> {
                 ..Loaded::default()
             };
         }
-        let depth = match filtered {
-            true => extract::Depth::Lazy,
-            false => extract::Depth::Full,
+        let depth = if filtered {
+            extract::Depth::Lazy
+        } else {
+            extract::Depth::Full
         };
         let facts = Arc::new(crate::crash::within(&file.path, "extract", || {
             extract::extract_file_with(file.language, &text, &[], depth)

@@ -346,9 +346,10 @@ impl<'t> Rx<'t> {
                 if !ty.starts_with(|c: char| c.is_ascii_uppercase()) {
                     return None;
                 }
-                let fields = match constructor.as_str() == "default" && self.args(receiver).is_empty() {
-                    true => self.default_fields(receiver, ty, module, depth),
-                    false => HashMap::new(),
+                let fields = if constructor == "default" && self.args(receiver).is_empty() {
+                    self.default_fields(receiver, ty, module, depth)
+                } else {
+                    HashMap::new()
                 };
                 Some((ty.clone(), fields))
             }
