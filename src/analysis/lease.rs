@@ -113,15 +113,7 @@ pub fn target_comparison<'p>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::extract::sql::SqlSource;
-    use crate::facts::sql::SqlOrigin;
-    use crate::source::Span;
-
-    fn statement(text: &str) -> Statement {
-        let mut source = SqlSource::new();
-        source.push_str(text, 0);
-        source.finish(Span::new(0, text.len()), SqlOrigin::SqlFile).statements()[0].clone()
-    }
+    use crate::extract::sql::first_statement as statement;
 
     #[test]
     fn names_match_whatever_their_case_and_underscores() {

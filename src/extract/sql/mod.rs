@@ -22,6 +22,14 @@ pub struct SqlSource {
     holes: Vec<String>,
 }
 
+/// The first statement of `text`, read as a `.sql` file's (for tests).
+#[cfg(test)]
+pub(crate) fn first_statement(text: &str) -> crate::facts::sql::Statement {
+    let mut source = SqlSource::new();
+    source.push_str(text, 0);
+    source.finish(Span::new(0, text.len()), SqlOrigin::SqlFile).statements()[0].clone()
+}
+
 impl SqlSource {
     pub fn new() -> SqlSource {
         SqlSource::default()

@@ -343,6 +343,22 @@ fn parse_number(text: &str) -> Option<f64> {
     clean.parse::<f64>().ok()
 }
 
+/// The module's top-level declarations, `export`ed ones unwrapped: what `const make = …` and
+/// `pgTable(…)` definitions are looked up in.
+pub(super) fn top_level_declarations(root: Node) -> Vec<Node> {
+    let mut cursor = root.walk();
+    root.named_children(&mut cursor)
+        .filter_map(|statement| {
+            if statement.kind_str() == "export_statement" {
+                statement.field("declaration")
+            } else {
+                Some(statement)
+            }
+        })
+        .filter(|d| matches!(d.kind_str(), "lexical_declaration" | "variable_declaration"))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -117,16 +117,7 @@ fn table(source: &[u8], root: Node, variable: &str) -> Table {
         name: snake_case(variable),
         columns: Vec::new(),
     };
-    let mut cursor = root.walk();
-    for statement in root.named_children(&mut cursor) {
-        let declaration = if statement.kind_str() == "export_statement" {
-            statement.field("declaration")
-        } else {
-            Some(statement)
-        };
-        let Some(declaration) = declaration.filter(|d| d.kind_str() == "lexical_declaration") else {
-            continue;
-        };
+    for declaration in super::top_level_declarations(root) {
         let mut inner = declaration.walk();
         for declarator in declaration.named_children(&mut inner) {
             let named = declarator.field("name").is_some_and(|n| text(source, n) == variable);

@@ -192,20 +192,11 @@ pub fn service_defs(source: &[u8], root: Node, bindings: &[Binding]) -> Vec<Serv
     let mut defs: Vec<ServiceDef> = Vec::new();
     // Top-level `const make = …` declarations, for implementations given by name.
     let mut declared: Vec<(&str, Node)> = Vec::new();
-    let mut cursor = root.walk();
-    for statement in root.named_children(&mut cursor) {
-        let declaration = if statement.kind_str() == "export_statement" {
-            statement.field("declaration")
-        } else {
-            Some(statement)
-        };
-        let Some(declaration) = declaration else { continue };
-        if matches!(declaration.kind_str(), "lexical_declaration" | "variable_declaration") {
-            let mut inner = declaration.walk();
-            for declarator in declaration.named_children(&mut inner) {
-                if let Some((name, value)) = declarator.field("name").zip(declarator.field("value")) {
-                    declared.push((text(source, name), value));
-                }
+    for declaration in super::top_level_declarations(root) {
+        let mut inner = declaration.walk();
+        for declarator in declaration.named_children(&mut inner) {
+            if let Some((name, value)) = declarator.field("name").zip(declarator.field("value")) {
+                declared.push((text(source, name), value));
             }
         }
     }
