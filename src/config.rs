@@ -496,18 +496,19 @@ impl Config {
     }
 }
 
+/// `path` made absolute with links resolved, or an error that names it ("cannot check PATH",
+/// with `what` before the reason when given) and says what to do.
+pub fn canonical_path(path: &Path, help: &str, what: &str) -> Result<PathBuf, Report> {
+    std::fs::canonicalize(path)
+        .map_err(|e| miette!(help = help.to_string(), "cannot check {}{what}: {e}", path.display()))
+}
+
 /// The project root for a checked path, and the config file that marks it: the nearest
 /// `retrylint.toml` from the path upwards — or, when that one `extend`s a config in a directory
 /// above it (a monorepo package's), that one's, and so on —, else the git root (the nearest
 /// directory holding `.git`), else the path itself (its directory, for a file).
 pub fn project_root(path: &Path) -> Result<(PathBuf, Option<PathBuf>), Report> {
-    let absolute = std::fs::canonicalize(path).map_err(|e| {
-        miette!(
-            help = "check the path, or run from the project root",
-            "cannot check {}: {e}",
-            path.display()
-        )
-    })?;
+    let absolute = canonical_path(path, "check the path, or run from the project root", "")?;
     let start = if absolute.is_dir() {
         absolute.clone()
     } else {

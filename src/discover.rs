@@ -53,13 +53,7 @@ pub fn discover(paths: &[PathBuf], configs: &mut Configs) -> Result<Discovery, R
     // What the walk skipped and says so: unreadable directories, links, odd names.
     let notes: Mutex<Vec<Note>> = Mutex::new(Vec::new());
     for path in paths {
-        let absolute = std::fs::canonicalize(path).map_err(|e| {
-            miette!(
-                help = "check the path, or run from the project root",
-                "cannot check {}: {e}",
-                path.display()
-            )
-        })?;
+        let absolute = crate::config::canonical_path(path, "check the path, or run from the project root", "")?;
         // A symbolic link is skipped with a note: `--fix` would write through it, and its
         // target is checked where it lives.
         if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) && absolute.is_file() {

@@ -7,6 +7,21 @@ use std::path::Path;
 /// Replaces `path` with `content` atomically: a reader sees the old file or the new one,
 /// never half of it. The original permissions are kept.
 pub fn write_atomically(path: &Path, content: &[u8]) -> std::io::Result<()> {
+    let metadata = std::fs::metadata(path).ok();
+    replace_through_temporary(path, content, |temporary| match &metadata {
+        Some(metadata) => std::fs::set_permissions(temporary, metadata.permissions()),
+        None => Ok(()),
+    })
+}
+
+/// Writes `content` to a temporary file beside `path`, lets `prepare` give it what the old
+/// file had (permissions, owner), then renames it over `path`. The temporary is removed when
+/// any step fails.
+fn replace_through_temporary(
+    path: &Path,
+    content: &[u8],
+    prepare: impl FnOnce(&Path) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
@@ -17,9 +32,7 @@ pub fn write_atomically(path: &Path, content: &[u8]) -> std::io::Result<()> {
         let mut file = std::fs::File::create(&temporary)?;
         file.write_all(content)?;
         file.sync_all()?;
-        if let Ok(metadata) = std::fs::metadata(path) {
-            std::fs::set_permissions(&temporary, metadata.permissions())?;
-        }
+        prepare(&temporary)?;
         std::fs::rename(&temporary, path)
     })();
     if result.is_err() {
@@ -105,31 +118,18 @@ fn write_in_place(path: &Path, content: &[u8]) -> std::io::Result<()> {
 
 /// [`write_atomically`], giving the new file the old one's owner and group too.
 fn write_atomically_owned(path: &Path, content: &[u8], metadata: &std::fs::Metadata) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
-    let temporary = dir.join(format!(".{name}.retrylint-{}.tmp", std::process::id()));
-    let result = (|| {
-        let mut file = std::fs::File::create(&temporary)?;
-        file.write_all(content)?;
-        file.sync_all()?;
-        std::fs::set_permissions(&temporary, metadata.permissions())?;
+    replace_through_temporary(path, content, |temporary| {
+        std::fs::set_permissions(temporary, metadata.permissions())?;
         #[cfg(unix)]
         {
             use std::os::unix::fs::MetadataExt;
-            let new = std::fs::metadata(&temporary)?;
+            let new = std::fs::metadata(temporary)?;
             if new.uid() != metadata.uid() || new.gid() != metadata.gid() {
-                std::os::unix::fs::chown(&temporary, Some(metadata.uid()), Some(metadata.gid()))?;
+                std::os::unix::fs::chown(temporary, Some(metadata.uid()), Some(metadata.gid()))?;
             }
         }
-        std::fs::rename(&temporary, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&temporary);
-    }
-    result
+        Ok(())
+    })
 }
 
 /// A config larger than this is not a config (`--config /dev/zero`, a misnamed dump).

@@ -362,6 +362,17 @@ fn a_suppression_naming_no_rule_is_reported_and_suppresses_nothing() {
     assert!(message.as_str().unwrap().contains("names no rule"), "{message}");
 }
 
+/// `retrylint ARGS` in the effect-app fixture, with both output streams piped.
+fn spawn_piped(args: &[&str]) -> std::process::Child {
+    common::bin()
+        .current_dir(common::fixture("effect-app"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 #[test]
 fn output_into_a_closed_pipe_ends_quietly() {
     for args in [
@@ -370,13 +381,7 @@ fn output_into_a_closed_pipe_ends_quietly() {
         &["rules"],
         &["policies", "."],
     ] {
-        let mut child = common::bin()
-            .current_dir(common::fixture("effect-app"))
-            .args(args)
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child = spawn_piped(args);
         // `| head -0`: the reader is gone before the first write.
         drop(child.stdout.take());
         let output = child.wait_with_output().unwrap();
@@ -525,13 +530,7 @@ fn closed_stdout_and_stderr_end_quietly() {
         &["check", ".", "--diff"],
         &["check", ".", "--select", "stacked-retries"],
     ] {
-        let mut child = common::bin()
-            .current_dir(common::fixture("effect-app"))
-            .args(args)
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child = spawn_piped(args);
         drop(child.stdout.take());
         drop(child.stderr.take());
         let status = child.wait().unwrap();

@@ -77,6 +77,21 @@ const REQUIRED_SECTIONS: &[&str] = &[
     "Options",
 ];
 
+/// A project of the doc's context blocks and `block`, with a package.json naming the Effect
+/// version the block asks for.
+fn project_of(context: &[&Block], block: &Block) -> tempfile::TempDir {
+    let mut files: Vec<(&str, &str)> = context.iter().map(|c| (c.path.as_str(), c.code.as_str())).collect();
+    files.push((&block.path, &block.code));
+    let manifest = block
+        .effect
+        .as_ref()
+        .map(|version| format!("{{\"dependencies\": {{\"effect\": \"{version}\"}}}}\n"));
+    if let Some(manifest) = &manifest {
+        files.push(("package.json", manifest));
+    }
+    common::project(&files)
+}
+
 #[test]
 fn every_rule_doc_example_is_executed() {
     let output = common::bin().arg("rules").output().unwrap();
@@ -110,16 +125,7 @@ fn every_rule_doc_example_is_executed() {
         assert!(!incorrect.is_empty(), "{name}: no incorrect example");
         assert!(!correct.is_empty(), "{name}: no correct example");
         for (block, want) in incorrect.iter().map(|b| (b, 1)).chain(correct.iter().map(|b| (b, 0))) {
-            let mut files: Vec<(&str, &str)> = context.iter().map(|c| (c.path.as_str(), c.code.as_str())).collect();
-            files.push((&block.path, &block.code));
-            let manifest = block
-                .effect
-                .as_ref()
-                .map(|version| format!("{{\"dependencies\": {{\"effect\": \"{version}\"}}}}\n"));
-            if let Some(manifest) = &manifest {
-                files.push(("package.json", manifest));
-            }
-            let dir = common::project(&files);
+            let dir = project_of(&context, block);
             let (_, report) = common::check_json(dir.path(), &[".", "--no-config", "--select", name]);
             let found = common::findings(&report);
             let found_in_block: Vec<_> = found.iter().filter(|(p, _, _)| *p == block.path).collect();
@@ -184,16 +190,7 @@ fn every_rule_doc_fix_is_executed_idempotent_and_reparses() {
             "{name}: an `after=N` block names no example"
         );
         for (at, block) in incorrect.iter().enumerate() {
-            let mut files: Vec<(&str, &str)> = context.iter().map(|c| (c.path.as_str(), c.code.as_str())).collect();
-            files.push((&block.path, &block.code));
-            let manifest = block
-                .effect
-                .as_ref()
-                .map(|version| format!("{{\"dependencies\": {{\"effect\": \"{version}\"}}}}\n"));
-            if let Some(manifest) = &manifest {
-                files.push(("package.json", manifest));
-            }
-            let dir = common::project(&files);
+            let dir = project_of(&context, block);
             let fix = [".", "--no-config", "--select", name, "--fix", "--unsafe-fixes"];
             let output = common::check(dir.path(), &fix);
             assert_ne!(

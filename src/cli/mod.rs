@@ -86,13 +86,11 @@ impl WriteColor for Output {
 /// to check so that its imports resolve: the paths given (when not just the default `.`), else
 /// its project root, with the file itself added when none of them holds it.
 pub fn stdin_paths(name: &Path, given: &[PathBuf], config: &Config) -> Result<(PathBuf, Vec<PathBuf>), Report> {
-    let absolute = std::fs::canonicalize(name).map_err(|e| {
-        miette!(
-            help = "--stdin-filename names an existing file whose text stdin replaces",
-            "cannot check {} from stdin: {e}",
-            name.display()
-        )
-    })?;
+    let absolute = retrylint::config::canonical_path(
+        name,
+        "--stdin-filename names an existing file whose text stdin replaces",
+        " from stdin",
+    )?;
     if !absolute.is_file() {
         return Err(miette!("--stdin-filename {} is not a file", name.display()));
     }

@@ -123,8 +123,13 @@ impl<'t> FieldExt<'t> for tree_sitter::Node<'t> {
 
 /// How many error and missing nodes a tree holds.
 pub fn count_errors(tree: &Tree) -> usize {
+    count_error_nodes(tree.root_node())
+}
+
+/// How many error and missing nodes lie below `root` (subtrees without errors are skipped).
+pub(crate) fn count_error_nodes(root: tree_sitter::Node) -> usize {
     let mut count = 0;
-    let mut cursor = tree.walk();
+    let mut cursor = root.walk();
     'walk: loop {
         let node = cursor.node();
         if node.is_error() || node.is_missing() {

@@ -65,22 +65,7 @@ fn errors(root: Node) -> usize {
     if !root.has_error() {
         return 0;
     }
-    let mut count = 0;
-    let mut cursor = root.walk();
-    'walk: loop {
-        let node = cursor.node();
-        if node.is_error() || node.is_missing() {
-            count += 1;
-        } else if node.has_error() && cursor.goto_first_child() {
-            continue;
-        }
-        while !cursor.goto_next_sibling() {
-            if !cursor.goto_parent() {
-                break 'walk;
-            }
-        }
-    }
-    count
+    crate::extract::count_error_nodes(root)
 }
 
 /// Rewrites every known macro invocation below `root` into `out`; whether any was.
