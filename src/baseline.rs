@@ -2,7 +2,8 @@
 //! only findings that are not in it. Entries that no longer match are reported as stale, so
 //! the baseline only shrinks. Entries name files relative to the project root, so a
 //! baseline written from one working directory matches from any other. Its text is the
-//! user's to edit, so whatever of it is printed goes through [`printable`] first.
+//! user's to edit, so whatever of it is printed goes through
+//! [`crate::source::printable`] first.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -82,7 +83,7 @@ pub fn read(path: &Path) -> Result<Baseline, Report> {
             help = "write one with `retrylint check --write-baseline FILE`",
             "{} is not a retrylint baseline: {}",
             path.display(),
-            printable(&e.to_string())
+            crate::source::printable::line(&e.to_string())
         )
     })?;
     if baseline.version != 1 {
@@ -93,20 +94,6 @@ pub fn read(path: &Path) -> Result<Baseline, Report> {
         ));
     }
     Ok(baseline)
-}
-
-/// `text` safe to print on a terminal: control characters (escape sequences, carriage
-/// returns, bells) are written as escapes (`\u{1b}`), everything else as is.
-pub fn printable(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if c.is_control() || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}') {
-            out.extend(c.escape_unicode());
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 /// Removes the findings the baseline knows (each entry matches one finding) and returns the
@@ -138,17 +125,4 @@ pub fn filter(baseline: &Baseline, index: &Index, diagnostics: &mut Vec<Diagnost
         }
     }
     stale
-}
-
-#[cfg(test)]
-mod tests {
-    use super::printable;
-
-    #[test]
-    fn printable_escapes_control_characters() {
-        assert_eq!(printable("src/a.ts"), "src/a.ts");
-        assert_eq!(printable("a\u{1b}[2Jb\r\u{7}"), "a\\u{1b}[2Jb\\u{d}\\u{7}");
-        assert_eq!(printable("x\u{202e}y"), "x\\u{202e}y", "bidi overrides too");
-        assert_eq!(printable("café"), "café");
-    }
 }

@@ -261,14 +261,24 @@ impl Config {
 
     /// `parse`, `depth` configs down an `extend` chain.
     fn parse_at(text: &str, path: &Path, root: PathBuf, rules: &[&str], depth: usize) -> Result<Config, Report> {
-        let source = || NamedSource::new(path.display().to_string(), text.to_string());
+        // The config's lines are shown with its control characters as symbols (a config is
+        // the pull request's too), and the labels moved with them.
+        let shown = crate::source::printable::Shown::of(text);
+        let place = |span: std::ops::Range<usize>| shown.as_ref().map_or(span.clone(), |s| s.range(span));
+        let source = || {
+            let text = shown.as_ref().map_or_else(|| text.to_string(), |s| s.text.clone());
+            NamedSource::new(crate::source::printable::path(path), text)
+        };
         let raw: RawConfig = toml::from_str(text).map_err(|e| {
-            let labels = e.span().map(|s| vec![LabeledSpan::at(s, "here")]).unwrap_or_default();
+            let labels = e
+                .span()
+                .map(|s| vec![LabeledSpan::at(place(s), "here")])
+                .unwrap_or_default();
             miette!(labels = labels, "invalid config: {}", e.message()).with_source_code(source())
         })?;
         let at = |span: std::ops::Range<usize>, message: String, help: &str| {
             miette!(
-                labels = vec![LabeledSpan::at(span, "here")],
+                labels = vec![LabeledSpan::at(place(span), "here")],
                 help = help.to_string(),
                 "{message}"
             )

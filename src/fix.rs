@@ -177,7 +177,8 @@ pub fn fix_project(
 pub fn unified_diff(file: &FixedFile) -> String {
     let before = String::from_utf8_lossy(&file.original);
     let after = String::from_utf8_lossy(&file.fixed);
-    let path = file.path.to_string_lossy().replace('\\', "/");
+    // A file name with a newline or an escape sequence would end the header line.
+    let path = crate::source::printable::line(&file.path.to_string_lossy().replace('\\', "/")).into_owned();
     similar::TextDiff::from_lines(before.as_ref(), after.as_ref())
         .unified_diff()
         .context_radius(3)

@@ -16,6 +16,7 @@ use retrylint::fix::{self, Applicability};
 use retrylint::render::github::GithubEnv;
 use retrylint::render::{self, Format};
 use retrylint::rules::{self, Rule, Severity};
+use retrylint::source::printable;
 
 /// `eprintln!` that never panics: stderr closed with stdout (`check 2>&1 | head`) ends the
 /// run quietly, as a closed stdout does.
@@ -206,7 +207,7 @@ fn main() -> ExitCode {
         Err(_) => return ExitCode::from(2),
         Ok(Ok(code)) => code,
         Ok(Err(report)) => {
-            say!("{report:?}");
+            say!("{:?}", cli::printable(report));
             ExitCode::from(2)
         }
     };
@@ -397,7 +398,7 @@ fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
             let place = config
                 .path
                 .as_ref()
-                .map_or_else(|| "the config".to_string(), |p| p.display().to_string());
+                .map_or_else(|| "the config".to_string(), |p| printable::path(p));
             say!(
                 "note: --select {}: the rule is turned off in {place} (`{} = \"off\"`), so it does not run",
                 rule.name,
@@ -445,13 +446,14 @@ fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
                 .retain(|file| only.iter().any(|p| file.absolute.starts_with(p)));
         }
         for note in report.notes.iter().filter(|_| !args.quiet) {
-            say!("note: {}: {}", note.path.display(), note.message);
+            say!(
+                "note: {}: {}",
+                printable::path(&note.path),
+                printable::line(&note.message)
+            );
         }
         if args.diff {
-            let mut out = std::io::stdout().lock();
-            for file in &report.files {
-                let _ = write!(out, "{}", fix::unified_diff(file));
-            }
+            print_diff(&report.files);
             if !args.quiet {
                 say!(
                     "{} fix{} in {} file{} (not written)",
@@ -472,10 +474,14 @@ fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
             match retrylint::files::write_fix(&file.absolute, &file.original, &file.fixed) {
                 Ok(retrylint::files::Written::Written) => written.push(&file.path),
                 Ok(retrylint::files::Written::Skipped(reason)) => {
-                    say!("note: {}: {reason}", file.path.display());
+                    say!(
+                        "note: {}: {}",
+                        printable::path(&file.path),
+                        printable::line(&reason.to_string())
+                    );
                 }
                 Err(e) => {
-                    let done: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
+                    let done: Vec<String> = written.iter().map(|p| printable::path(p)).collect();
                     return Err(miette!(
                         help = if done.is_empty() {
                             "no file was written".to_string()
@@ -483,7 +489,7 @@ fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
                             format!("already written (fixed): {}", done.join(", "))
                         },
                         "cannot write {}: {e}; it is left as it was",
-                        file.path.display()
+                        printable::path(&file.path)
                     ));
                 }
             }
@@ -510,15 +516,15 @@ fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
         say!(
             "wrote {count} finding{} to {}",
             if count == 1 { "" } else { "s" },
-            path.display()
+            printable::path(path)
         );
         return Ok(ExitCode::SUCCESS);
     }
     for entry in outcome.stale.iter().filter(|_| !args.quiet) {
         say!(
             "note: {}: baseline entry for {} no longer matches a finding; regenerate the baseline so it only shrinks",
-            baseline::printable(&entry.path),
-            baseline::printable(&entry.rule)
+            printable::line(&entry.path),
+            printable::line(&entry.rule)
         );
     }
     let color = match args.color {
@@ -578,6 +584,38 @@ fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
     Ok(if failing { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
+/// Prints `--diff`. The diff holds the project's own lines, so it is printed as a patch only
+/// where a patch is read: on a terminal every control character but newlines and tabs is
+/// escaped (`\u{1b}`), and in a GitHub Actions log the runner is told to read no workflow
+/// command until the diff ends (`::stop-commands::`), since a context line of the project's
+/// (` ::error::…`) would otherwise be read as one.
+fn print_diff(files: &[fix::FixedFile]) {
+    let mut out = std::io::stdout().lock();
+    let terminal = std::io::stdout().is_terminal();
+    let actions = std::env::var_os("GITHUB_ACTIONS").is_some_and(|v| v == "true");
+    let token = actions.then(|| {
+        use std::hash::{BuildHasher, Hasher};
+        format!(
+            "retrylint-{:016x}",
+            std::collections::hash_map::RandomState::new().build_hasher().finish()
+        )
+    });
+    if let Some(token) = &token {
+        let _ = writeln!(out, "::stop-commands::{token}");
+    }
+    for file in files {
+        let diff = fix::unified_diff(file);
+        let _ = if terminal {
+            write!(out, "{}", printable::lines(&diff))
+        } else {
+            write!(out, "{diff}")
+        };
+    }
+    if let Some(token) = &token {
+        let _ = writeln!(out, "::{token}::");
+    }
+}
+
 /// Appends the Markdown job summary to `GITHUB_STEP_SUMMARY` when the runner set it. A summary
 /// that cannot be written is a warning: the annotations and the exit code still stand.
 fn write_step_summary(outcome: &check::Outcome, env: &GithubEnv, changed_since: Option<&str>) {
@@ -596,7 +634,7 @@ fn write_step_summary(outcome: &check::Outcome, env: &GithubEnv, changed_since: 
             "cannot write the job summary to {}: {e}",
             PathBuf::from(path).display()
         );
-        say!("{report:?}");
+        say!("{:?}", cli::printable(report));
     }
 }
 

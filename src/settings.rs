@@ -38,17 +38,17 @@ fn written_globs(config: &Config, key: &str) -> Option<Vec<String>> {
 pub fn show(config: &Config, file: &Path) -> Result<String, Report> {
     let absolute = std::fs::canonicalize(file).map_err(|e| miette!("cannot read {}: {e}", file.display()))?;
     let mut out = String::new();
-    let _ = writeln!(out, "# settings for {}", file.display());
+    let _ = writeln!(out, "# settings for {}", crate::source::printable::path(file));
     match &config.path {
         Some(path) => {
-            let _ = writeln!(out, "# config: {}", path.display());
+            let _ = writeln!(out, "# config: {}", crate::source::printable::path(path));
         }
         None => out.push_str("# config: none found, the defaults apply\n"),
     }
     if let Some(base) = &config.extends {
-        let _ = writeln!(out, "# extends: {}", base.display());
+        let _ = writeln!(out, "# extends: {}", crate::source::printable::path(base));
     }
-    let _ = writeln!(out, "# root: {}", config.root.display());
+    let _ = writeln!(out, "# root: {}", crate::source::printable::path(&config.root));
     let language = match Language::from_path(&absolute) {
         Some(Language::TypeScript) => "typescript",
         Some(Language::Tsx) => "tsx",

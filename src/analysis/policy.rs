@@ -547,8 +547,9 @@ pub fn table(rows: &[PolicyRow]) -> String {
         let total = row.total_ms.map(format_ms).unwrap_or_else(|| "-".into());
         let worst = row.worst_total_ms.map(format_ms).unwrap_or_else(|| "-".into());
         cells.push(vec![
-            row.name.clone(),
-            format!("{}:{}", row.path, row.line),
+            // Names and paths are the project's: one line each, nothing a terminal acts on.
+            crate::source::printable::line(&row.name).into_owned(),
+            format!("{}:{}", crate::source::printable::line(&row.path), row.line),
             retries,
             attempts,
             gap,

@@ -10,6 +10,7 @@ use codespan_reporting::term::termcolor::{BufferedStandardStream, ColorChoice, C
 use miette::{miette, Report};
 
 use retrylint::config::Config;
+use retrylint::source::printable;
 
 /// The report's destination: stdout (coloured as asked) or a file (never coloured).
 pub enum Output {
@@ -157,7 +158,7 @@ pub fn init(dir: &Path, force: bool) -> Result<ExitCode, Report> {
         return Err(miette!(
             help = "pass --force to replace it",
             "{} already exists",
-            target.display()
+            printable::path(&target)
         ));
     }
     let inferred = retrylint::init::infer(dir)?;
@@ -165,7 +166,7 @@ pub fn init(dir: &Path, force: bool) -> Result<ExitCode, Report> {
     let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
     eprintln!(
         "wrote {}: {} ({}), {} ({}), {} ({})",
-        path.display(),
+        printable::path(&path),
         plural(inferred.retry_modules.len(), "retry module"),
         join_or_none(inferred.retry_modules.iter()),
         plural(inferred.lease_tables.len(), "lease table"),
@@ -177,10 +178,79 @@ pub fn init(dir: &Path, force: bool) -> Result<ExitCode, Report> {
 }
 
 fn join_or_none<'a>(items: impl Iterator<Item = &'a String>) -> String {
-    let all: Vec<&str> = items.map(String::as_str).collect();
+    let all: Vec<String> = items.map(|item| printable::line(item).into_owned()).collect();
     if all.is_empty() {
         "none found".to_string()
     } else {
         all.join(", ")
+    }
+}
+
+/// The tool's own error (a config error, an unreadable path), as printed: its message, help
+/// and labels quote paths and config text from the project, so they are escaped as every other
+/// project text is (`printable`); the config's source lines were made safe where the report was
+/// built (`Config::parse`).
+pub fn printable(report: Report) -> Report {
+    let message = printable::line(&report.to_string()).into_owned();
+    let help = report.help().map(|h| printable::lines(&h.to_string()).into_owned());
+    let labels: Vec<miette::LabeledSpan> = report
+        .labels()
+        .map(|labels| {
+            labels
+                .map(|l| {
+                    let text = l.label().map(|t| printable::line(t).into_owned());
+                    miette::LabeledSpan::new_with_span(text, *l.inner())
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    Report::new(Printable {
+        inner: report,
+        message,
+        help,
+        labels,
+    })
+}
+
+struct Printable {
+    inner: Report,
+    message: String,
+    help: Option<String>,
+    labels: Vec<miette::LabeledSpan>,
+}
+
+impl std::fmt::Display for Printable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::fmt::Debug for Printable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Printable {}
+
+impl miette::Diagnostic for Printable {
+    fn code<'a>(&'a self) -> Option<Box<dyn std::fmt::Display + 'a>> {
+        self.inner.code()
+    }
+
+    fn severity(&self) -> Option<miette::Severity> {
+        self.inner.severity()
+    }
+
+    fn help<'a>(&'a self) -> Option<Box<dyn std::fmt::Display + 'a>> {
+        self.help.as_ref().map(|h| Box::new(h) as Box<dyn std::fmt::Display>)
+    }
+
+    fn source_code(&self) -> Option<&dyn miette::SourceCode> {
+        self.inner.source_code()
+    }
+
+    fn labels(&self) -> Option<Box<dyn Iterator<Item = miette::LabeledSpan> + '_>> {
+        (!self.labels.is_empty()).then(|| Box::new(self.labels.iter().cloned()) as Box<dyn Iterator<Item = _>>)
     }
 }
