@@ -75,15 +75,26 @@ pub fn write(path: &Path, index: &Index, diagnostics: &[Diagnostic]) -> Result<u
     Ok(baseline.findings.len())
 }
 
+/// Reads a baseline: a regular file (`--baseline /dev/zero` or a FIFO is an error, never a
+/// hang), of at most [`crate::files::MAX_BASELINE_SIZE`] bytes.
 pub fn read(path: &Path) -> Result<Baseline, Report> {
-    let text = std::fs::read_to_string(path).map_err(|e| miette!("cannot read baseline {}: {e}", path.display()))?;
-    let baseline: Baseline = serde_json::from_str(&text).map_err(|e| {
-        // serde quotes the offending value, which is the file's text.
+    let bytes = crate::files::read_file(path, crate::files::MAX_BASELINE_SIZE, true)
+        .map_err(|e| miette!("cannot read baseline {}: {e}", path.display()))?;
+    let baseline: Baseline = serde_json::from_slice(&bytes).map_err(|e| {
+        // serde's message quotes the offending value, which is the file's text, and the file
+        // may be anything (`--baseline .env`): where, and what kind of mistake, is enough.
+        let what = match e.classify() {
+            serde_json::error::Category::Syntax => "not valid JSON",
+            serde_json::error::Category::Eof => "the JSON ends early",
+            serde_json::error::Category::Data => "JSON, but not a baseline's fields",
+            serde_json::error::Category::Io => "cannot be read",
+        };
         miette!(
             help = "write one with `retrylint check --write-baseline FILE`",
-            "{} is not a retrylint baseline: {}",
+            "{} is not a retrylint baseline: {what} (line {}, column {})",
             path.display(),
-            crate::source::printable::line(&e.to_string())
+            e.line(),
+            e.column()
         )
     })?;
     if baseline.version != 1 {

@@ -1,8 +1,10 @@
-//! Writing files the user owns: atomically, so a reader sees the old file or the new one and
-//! never half of it.
+//! Reading and writing files. Every file retrylint reads goes through [`read_file`] (or
+//! [`read_inside`], for a file that must stay inside the project): a regular file, opened
+//! without blocking, read up to a size bound. Files the user owns are written atomically, so a
+//! reader sees the old file or the new one and never half of it.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Replaces `path` with `content` atomically: a reader sees the old file or the new one,
 /// never half of it. The original permissions are kept.
@@ -80,7 +82,14 @@ pub fn write_fix(path: &Path, original: &[u8], fixed: &[u8]) -> std::io::Result<
     if std::env::var_os("RETRYLINT_TEST_FAIL_WRITE").is_some_and(|name| path.file_name() == Some(name.as_os_str())) {
         return Err(std::io::Error::other("RETRYLINT_TEST_FAIL_WRITE"));
     }
-    if std::fs::read(path)? != original {
+    // Read no more than the original: anything longer changed.
+    let current = match read_file(path, original.len() as u64, false) {
+        Ok(current) => Some(current),
+        Err(ReadError::TooLarge { .. }) => None,
+        Err(ReadError::Io(e)) => return Err(e),
+        Err(other) => return Err(std::io::Error::other(other.to_string())),
+    };
+    if current.as_deref() != Some(original) {
         return Ok(Written::Skipped(
             "not fixed: the file changed since it was read; run --fix again".into(),
         ));
@@ -132,18 +141,196 @@ fn write_atomically_owned(path: &Path, content: &[u8], metadata: &std::fs::Metad
     })
 }
 
-/// A config larger than this is not a config (`--config /dev/zero`, a misnamed dump).
+/// A config, manifest or tsconfig larger than this is not one (`--config /dev/zero`, a
+/// misnamed dump): retrylint.toml, package.json, tsconfig.json, wrangler, workspace files and
+/// ignore files are held to it.
 pub const MAX_CONFIG_SIZE: u64 = 1024 * 1024;
+/// Lockfiles of large monorepos run to tens of megabytes; a baseline of many findings too.
+pub const MAX_LOCKFILE_SIZE: u64 = 64 * 1024 * 1024;
+pub const MAX_BASELINE_SIZE: u64 = 64 * 1024 * 1024;
 
-/// Reads at most `limit` bytes of UTF-8 from `path` (a FIFO or device too): more is an error.
-pub fn read_bounded(path: &Path, limit: u64) -> std::io::Result<String> {
-    use std::io::Read;
-    let mut text = String::new();
-    std::fs::File::open(path)?.take(limit + 1).read_to_string(&mut text)?;
-    if text.len() as u64 > limit {
-        return Err(std::io::Error::other(format!("over the size limit of {limit} bytes")));
+/// Why a file was not read. Its message never holds the file's text.
+#[derive(Debug)]
+pub enum ReadError {
+    /// Missing, unreadable, a dangling link…
+    Io(std::io::Error),
+    /// A FIFO, a device, a socket, a directory (or, where links are not followed, a link).
+    NotRegular(&'static str),
+    TooLarge {
+        limit: u64,
+    },
+    /// The file (or what a link leads to) is outside the directory it must stay in.
+    Outside(PathBuf),
+}
+
+impl std::fmt::Display for ReadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReadError::Io(e) => write!(f, "{e}"),
+            ReadError::NotRegular(what) => write!(f, "not a regular file ({what})"),
+            ReadError::TooLarge { limit } => write!(f, "over the size limit of {limit} bytes"),
+            ReadError::Outside(dir) => write!(f, "it leads outside the project ({})", dir.display()),
+        }
     }
-    Ok(text)
+}
+
+impl ReadError {
+    /// Nothing is there: for optional files (a package without a tsconfig), not worth a word.
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, ReadError::Io(e) if e.kind() == std::io::ErrorKind::NotFound)
+    }
+}
+
+impl From<std::io::Error> for ReadError {
+    fn from(e: std::io::Error) -> ReadError {
+        ReadError::Io(e)
+    }
+}
+
+/// What a file type is, in a note's words, when it is not a regular file.
+pub fn kind_of(file_type: std::fs::FileType) -> Option<&'static str> {
+    if file_type.is_file() {
+        return None;
+    }
+    if file_type.is_dir() {
+        return Some("a directory");
+    }
+    if file_type.is_symlink() {
+        return Some("a symbolic link");
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if file_type.is_fifo() {
+            return Some("a FIFO");
+        }
+        if file_type.is_char_device() {
+            return Some("a character device");
+        }
+        if file_type.is_block_device() {
+            return Some("a block device");
+        }
+        if file_type.is_socket() {
+            return Some("a socket");
+        }
+    }
+    Some("not a file")
+}
+
+/// Opens `path` for reading if it is a regular file of at most `limit` bytes, without ever
+/// blocking: the open does not wait for a FIFO's writer (`O_NONBLOCK`) and the handle's type
+/// and size are checked before anything is read. With `follow` (a path the user named), links
+/// are followed and the type is checked before the open too, so a device is never opened;
+/// without, a symbolic link is refused (`O_NOFOLLOW`): the paths a walk or a resolution found.
+pub fn open_regular(path: &Path, limit: u64, follow: bool) -> Result<std::fs::File, ReadError> {
+    open_checked(path, limit, follow).map(|(file, _)| file)
+}
+
+fn open_checked(path: &Path, limit: u64, follow: bool) -> Result<(std::fs::File, u64), ReadError> {
+    let regular = |metadata: &std::fs::Metadata| match kind_of(metadata.file_type()) {
+        Some(what) => Err(ReadError::NotRegular(what)),
+        None if metadata.len() > limit => Err(ReadError::TooLarge { limit }),
+        None => Ok(metadata.len()),
+    };
+    if follow {
+        regular(&std::fs::metadata(path)?)?;
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        let no_follow = if follow { 0 } else { libc::O_NOFOLLOW };
+        options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | no_follow);
+    }
+    let file = match options.open(path) {
+        Ok(file) => file,
+        // `O_NOFOLLOW` on a link.
+        #[cfg(unix)]
+        Err(e) if !follow && e.raw_os_error() == Some(libc::ELOOP) => {
+            return Err(ReadError::NotRegular("a symbolic link"))
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let size = regular(&file.metadata()?)?;
+    Ok((file, size))
+}
+
+/// The bytes of the regular file at `path`, at most `limit` of them: more (a file that grew,
+/// a `/proc` file that reports no size) is [`ReadError::TooLarge`]. Links are followed when
+/// `follow`; see [`open_regular`].
+pub fn read_file(path: &Path, limit: u64, follow: bool) -> Result<Vec<u8>, ReadError> {
+    use std::io::Read;
+    let (file, size) = open_checked(path, limit, follow)?;
+    // Room for the whole file and one byte more: one read, and one that finds the end.
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0).saturating_add(1));
+    file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(ReadError::TooLarge { limit });
+    }
+    Ok(bytes)
+}
+
+/// [`read_file`] of a file that must lie inside `boundary` (canonical), links and `..`
+/// resolved: a project's own files, never what a link or a path in them points to elsewhere.
+pub fn read_inside(path: &Path, limit: u64, boundary: &Path) -> Result<Vec<u8>, ReadError> {
+    let canonical = inside(path, boundary)?;
+    read_file(&canonical, limit, false)
+}
+
+/// `path` with links and `..` resolved, if that lies inside `boundary` (canonical).
+pub fn inside(path: &Path, boundary: &Path) -> Result<PathBuf, ReadError> {
+    // Most files looked for are not there (a package.json in every directory upwards): one
+    // `lstat` says so before a component-by-component resolution.
+    std::fs::symlink_metadata(path)?;
+    let canonical = std::fs::canonicalize(path)?;
+    if !canonical.starts_with(boundary) {
+        return Err(ReadError::Outside(boundary.to_path_buf()));
+    }
+    Ok(canonical)
+}
+
+/// [`read_file`] as UTF-8 text.
+pub fn read_text(path: &Path, limit: u64, follow: bool) -> Result<String, ReadError> {
+    utf8(read_file(path, limit, follow)?)
+}
+
+/// [`read_inside`] as UTF-8 text.
+pub fn read_text_inside(path: &Path, limit: u64, boundary: &Path) -> Result<String, ReadError> {
+    utf8(read_inside(path, limit, boundary)?)
+}
+
+fn utf8(bytes: Vec<u8>) -> Result<String, ReadError> {
+    String::from_utf8(bytes)
+        .map_err(|_| ReadError::Io(std::io::Error::new(std::io::ErrorKind::InvalidData, "not valid UTF-8")))
+}
+
+/// `path` made absolute as the user named it: its directory is resolved (links, `..`), but a
+/// path that is itself a symbolic link stays the link, not what it points to. A path that
+/// does not exist (not even as a dangling link) is an error.
+pub fn as_given(path: &Path) -> std::io::Result<PathBuf> {
+    let metadata = std::fs::symlink_metadata(path)?;
+    match (metadata.file_type().is_symlink(), path.file_name()) {
+        (true, Some(name)) => {
+            let parent = path
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            Ok(std::fs::canonicalize(parent)?.join(name))
+        }
+        _ => std::fs::canonicalize(path),
+    }
+}
+
+/// The nearest directory at or above `dir` holding `.git` (a work tree's root).
+pub fn git_root(dir: &Path) -> Option<&Path> {
+    dir.ancestors().find(|d| d.join(".git").exists())
+}
+
+/// What a project may read besides the files it checks (tsconfig `extends`, package.json of
+/// workspace packages, lockfiles, ignore files): its git root, else its root (canonical).
+pub fn boundary(root: &Path) -> PathBuf {
+    git_root(root).unwrap_or(root).to_path_buf()
 }
 
 #[cfg(test)]
@@ -162,6 +349,58 @@ mod tests {
         std::fs::hard_link(&path, dir.path().join("b.ts")).unwrap();
         assert_eq!(write_fix(&path, b"old", b"new").unwrap(), Written::Written);
         assert_eq!(std::fs::read_to_string(dir.path().join("b.ts")).unwrap(), "new");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn reads_regular_files_only_and_never_past_the_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let (file, link, fifo) = (root.join("a.txt"), root.join("link.txt"), root.join("fifo"));
+        std::fs::write(&file, "hello").unwrap();
+        std::os::unix::fs::symlink(&file, &link).unwrap();
+        assert!(std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success());
+        assert_eq!(read_file(&file, 5, false).unwrap(), b"hello");
+        assert!(matches!(
+            read_file(&file, 4, false),
+            Err(ReadError::TooLarge { limit: 4 })
+        ));
+        assert_eq!(read_file(&link, 5, true).unwrap(), b"hello");
+        assert!(matches!(
+            read_file(&link, 5, false),
+            Err(ReadError::NotRegular("a symbolic link"))
+        ));
+        // Neither way blocks on a FIFO without a writer.
+        for follow in [true, false] {
+            assert!(matches!(
+                read_file(&fifo, 5, follow),
+                Err(ReadError::NotRegular("a FIFO"))
+            ));
+        }
+        assert!(matches!(
+            read_file(Path::new("/dev/zero"), 5, true),
+            Err(ReadError::NotRegular("a character device"))
+        ));
+        // A /proc file says it is empty: the bound holds while reading.
+        #[cfg(target_os = "linux")]
+        assert!(matches!(
+            read_file(Path::new("/proc/self/status"), 5, true),
+            Err(ReadError::TooLarge { limit: 5 })
+        ));
+        // Inside a boundary, links resolved.
+        let inner = root.join("inner");
+        std::fs::create_dir(&inner).unwrap();
+        std::os::unix::fs::symlink(&file, inner.join("out.txt")).unwrap();
+        assert!(matches!(
+            read_inside(&inner.join("out.txt"), 5, &inner),
+            Err(ReadError::Outside(_))
+        ));
+        assert_eq!(read_inside(&link, 5, &root).unwrap(), b"hello");
+        assert!(read_inside(&root.join("missing"), 5, &root).unwrap_err().is_not_found());
     }
 
     #[test]

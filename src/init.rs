@@ -73,7 +73,8 @@ pub fn infer(root: &Path) -> Result<Inferred, Report> {
             let facts = match project.loaded(id) {
                 Some(facts) => facts,
                 None => {
-                    let text = std::fs::read(&source.absolute).unwrap_or_default();
+                    let limit = project.config_of(id).max_file_size;
+                    let text = crate::files::read_file(&source.absolute, limit, false).unwrap_or_default();
                     read = crate::extract::extract_file(source.language, &text);
                     &read
                 }

@@ -259,7 +259,7 @@ fn find_config(explicit: Option<&std::path::Path>, no_config: bool, paths: &[Pat
     let (root, found) = retrylint::config::project_root(&first)?;
     if let Some(path) = explicit {
         // The file's globs stay relative to its own directory; the project is the paths'.
-        let mut config = Config::load(path, &rules::names())?;
+        let mut config = Config::load_given(path, &rules::names())?;
         config.root = root;
         return Ok(config);
     }
@@ -275,7 +275,7 @@ fn find_config(explicit: Option<&std::path::Path>, no_config: bool, paths: &[Pat
 /// DIR upwards (else the defaults, rooted at DIR).
 fn project_config(args: &CheckArgs, dir: &std::path::Path) -> Result<Config, Report> {
     if let Some(path) = &args.config {
-        let mut config = Config::load(path, &rules::names())?;
+        let mut config = Config::load_given(path, &rules::names())?;
         config.root = std::fs::canonicalize(dir).map_err(|e| miette!("cannot check project {}: {e}", dir.display()))?;
         return Ok(config);
     }
@@ -318,7 +318,7 @@ fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
         // where `check` roots them).
         let root = find_config(args.config.as_deref(), args.no_config, std::slice::from_ref(file))?;
         let mut configs = retrylint::config::Configs::from(root);
-        let absolute = std::fs::canonicalize(file).map_err(|e| miette!("cannot read {}: {e}", file.display()))?;
+        let absolute = retrylint::files::as_given(file).map_err(|e| miette!("cannot read {}: {e}", file.display()))?;
         let above = configs.configs_above(&absolute);
         configs.add_nested(above, &rules::names())?;
         stdout(&retrylint::settings::show(configs.for_path(&absolute), file)?)?;
@@ -378,10 +378,13 @@ fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
     if report_only.is_none() {
         let (only, mut paths) = cli::project_paths(&config.root, &args.paths)?;
         // A path in another project (lint-staged names files of every package) brings that
-        // project along as its context, where that config applies.
+        // project along as its context, where that config applies. Only a file or a
+        // directory does: a link, a FIFO or a device is skipped with a note, and its directory
+        // (`/dev` for `/dev/null`) is no project.
         let outside: Vec<PathBuf> = paths
             .iter()
             .skip(1)
+            .filter(|path| std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file() || m.is_dir()))
             .filter_map(|path| retrylint::config::project_root(path).ok())
             .map(|(root, _)| root)
             .filter(|root| !config.root.starts_with(root))
@@ -419,10 +422,19 @@ fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
     }
     options.prefilter = !args.no_prefilter;
     let no_cache = args.no_cache || std::env::var_os("RETRYLINT_NO_CACHE").is_some_and(|v| !v.is_empty() && v != "0");
-    options.cache = (!no_cache).then(|| {
-        let dir = std::env::var_os("RETRYLINT_CACHE_DIR").map(PathBuf::from);
-        std::sync::Arc::new(retrylint::cache::FactsCache::open(&config.root, dir.as_deref()))
-    });
+    let cache_dir = std::env::var_os("RETRYLINT_CACHE_DIR").map(PathBuf::from);
+    let own_cache = config.root.join(retrylint::cache::CACHE_DIR);
+    // The cache at the root must be the project's own directory: one that is a symbolic link
+    // (a checkout can hold one) would be read, written and pruned where it points.
+    let foreign = cache_dir.is_none() && std::fs::symlink_metadata(&own_cache).is_ok_and(|m| !m.file_type().is_dir());
+    if foreign && !no_cache && !args.quiet {
+        say!(
+            "note: {}: not a directory (a symbolic link?), so no facts cache is read or written",
+            printable::path(&own_cache)
+        );
+    }
+    options.cache = (!no_cache && !foreign)
+        .then(|| std::sync::Arc::new(retrylint::cache::FactsCache::open(&config.root, cache_dir.as_deref())));
     options.select = (!select.is_empty()).then_some(select);
     options.ignore = ignore;
     options.only = report_only;

@@ -111,7 +111,10 @@ pub fn stdin_paths(name: &Path, given: &[PathBuf], config: &Config) -> Result<(P
 }
 
 /// `--project DIR PATHS…`: the canonical PATHS (what to report) and the paths to analyse: DIR,
-/// and any of PATHS outside it.
+/// and any of PATHS outside it. A path that is a symbolic link is taken as the link (its
+/// directory resolved, not the link): it is reported on where it is, and never moves the
+/// project. A path that cannot be read is an error, as a missing one is: the run could not
+/// say anything about it.
 pub fn project_paths(dir: &Path, given: &[PathBuf]) -> Result<(Vec<PathBuf>, Vec<PathBuf>), Report> {
     let root = std::fs::canonicalize(dir).map_err(|e| miette!("cannot check project {}: {e}", dir.display()))?;
     if !root.is_dir() {
@@ -120,32 +123,39 @@ pub fn project_paths(dir: &Path, given: &[PathBuf]) -> Result<(Vec<PathBuf>, Vec
     let mut only = Vec::new();
     let mut paths = vec![dir.to_path_buf()];
     for path in given {
-        let absolute = std::fs::canonicalize(path).map_err(|e| {
-            miette!(
-                help = "check the path, or run from the project root",
-                "cannot check {}: {e}",
-                path.display()
-            )
-        })?;
-        // A symbolic link is reported on as the link (discovery skips it with a note there),
-        // not as its target.
-        let absolute = match (std::fs::symlink_metadata(path), path.parent(), path.file_name()) {
-            (Ok(m), Some(parent), Some(name)) if m.file_type().is_symlink() => {
-                let parent = if parent.as_os_str().is_empty() {
-                    Path::new(".")
-                } else {
-                    parent
-                };
-                std::fs::canonicalize(parent).map_or(absolute, |p| p.join(name))
-            }
-            _ => absolute,
-        };
+        let absolute = retrylint::config::given_path(path, "check the path, or run from the project root")?;
+        readable(path)?;
         if !absolute.starts_with(&root) {
             paths.push(path.clone());
         }
         only.push(absolute);
     }
     Ok((only, paths))
+}
+
+/// An error when `path` (named on the command line) is a directory that cannot be listed or
+/// a regular file that cannot be opened: exit 2, never a run that looks clean. Anything else
+/// (a link, a FIFO, a device) is not opened here; the run skips it with a note.
+fn readable(path: &Path) -> Result<(), Report> {
+    let Ok(metadata) = std::fs::symlink_metadata(path) else {
+        return Ok(());
+    };
+    let result = if metadata.is_dir() {
+        std::fs::read_dir(path).map(drop).map_err(|e| e.to_string())
+    } else if metadata.is_file() {
+        retrylint::files::open_regular(path, u64::MAX, false)
+            .map(drop)
+            .map_err(|e| e.to_string())
+    } else {
+        Ok(())
+    };
+    result.map_err(|e| {
+        miette!(
+            help = "a path named on the command line must be readable: fix its permissions, or leave it out",
+            "cannot read {}: {e}",
+            path.display()
+        )
+    })
 }
 
 /// `retrylint init [DIR] [--force]`.

@@ -54,6 +54,9 @@ pub struct Index {
     configs: Configs,
     /// Each file's config, as a [`Configs::position`].
     file_configs: Vec<usize>,
+    /// What may be read beside the sources for each config's files (by position): its root's
+    /// git root, else its root ([`crate::files::boundary`]).
+    boundaries: Vec<PathBuf>,
     pub files: Vec<SourceFile>,
     loaded: Vec<Loaded>,
     /// Texts read again for rendering (see `Loaded::hash`).
@@ -77,6 +80,7 @@ impl Index {
         let configs: Configs = configs.into();
         let config = configs.root.clone();
         let file_configs: Vec<usize> = files.iter().map(|f| configs.position(&f.absolute)).collect();
+        let boundaries = configs.all().map(|c| crate::files::boundary(&c.root)).collect();
         let by_absolute = files
             .iter()
             .enumerate()
@@ -88,6 +92,7 @@ impl Index {
         Index {
             configs,
             file_configs,
+            boundaries,
             loaded: vec![Loaded::default(); files.len()],
             reread: (0..files.len()).map(|_| std::sync::OnceLock::new()).collect(),
             config,
@@ -112,8 +117,18 @@ impl Index {
     /// language server keeps them until a file comes or goes, or a package.json changes).
     pub fn workspace_packages(&self) -> &WorkspacePackages {
         self.project.workspace_packages(|| {
-            WorkspacePackages::find(self.files.iter().map(|f| f.absolute.as_path()), &self.config.root)
+            WorkspacePackages::find(
+                self.files.iter().map(|f| f.absolute.as_path()),
+                &self.config.root,
+                &self.boundaries[0],
+            )
         })
+    }
+
+    /// What may be read beside the sources for `file`: its config root's git root, else that
+    /// root.
+    pub fn boundary(&self, file: FileId) -> &std::path::Path {
+        &self.boundaries[self.file_configs[file]]
     }
 
     /// The settings for `file`: its package's config, else the project root's.
@@ -185,7 +200,8 @@ impl Index {
         let hash = loaded.hash?;
         self.reread[file]
             .get_or_init(|| {
-                let bytes = std::fs::read(&self.files[file].absolute).ok()?;
+                let limit = self.config_of(file).max_file_size;
+                let bytes = crate::files::read_file(&self.files[file].absolute, limit, false).ok()?;
                 (crate::source::fnv1a64(&bytes) == hash).then(|| bytes.into())
             })
             .as_deref()
@@ -331,7 +347,7 @@ impl Index {
     /// `package.json` that uses Effect; 0 when unknown.
     pub fn effect_major(&self, file: FileId) -> u8 {
         match self.files[file].absolute.parent() {
-            Some(dir) => self.project.effect_major(dir, &self.config.root),
+            Some(dir) => self.project.effect_major(dir, self.boundary(file)),
             None => 0,
         }
     }
@@ -339,7 +355,8 @@ impl Index {
     /// The largest `max_retries` of the queue consumers in the nearest wrangler config.
     pub fn wrangler_max_retries(&self, file: FileId) -> Option<u64> {
         let dir = self.files[file].absolute.parent()?;
-        self.project.wrangler_max_retries(dir, &self.config.root)
+        self.project
+            .wrangler_max_retries(dir, &self.config.root, self.boundary(file))
     }
 }
 

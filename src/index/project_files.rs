@@ -1,6 +1,8 @@
 //! What the index reads beside the source files, once per directory: the nearest
 //! `package.json` (Effect's version), `tsconfig.json` (module aliases) and Cloudflare
-//! `wrangler` config (queue redeliveries). Read during the index stage, never by rules.
+//! `wrangler` config (queue redeliveries). Read during the index stage, never by rules, and
+//! only inside the project's boundary (its git root, else its root; links resolved): a
+//! tsconfig `extends` or a package.json that leads elsewhere is not read, and unknown.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -23,9 +25,9 @@ impl ProjectFiles {
     /// [`crate::effect_version::EffectVersion::code`]: the `effect` of the nearest
     /// `package.json` that declares it (installed, locked or declared); 0, unknown, when none
     /// does (every line's names are understood then).
-    pub fn effect_major(&self, dir: &Path, root: &Path) -> u8 {
-        nearest(&self.effect_versions, dir, None, |d| {
-            crate::effect_version::package_effect_version(d, root).map(|v| v.code())
+    pub fn effect_major(&self, dir: &Path, boundary: &Path) -> u8 {
+        nearest(&self.effect_versions, dir, boundary, |d| {
+            crate::effect_version::package_effect_version(d, boundary).map(|v| v.code())
         })
         .unwrap_or(0)
     }
@@ -35,11 +37,12 @@ impl ProjectFiles {
         self.workspace.get_or_init(find)
     }
 
-    /// The `compilerOptions.paths` / `baseUrl` of the tsconfig.json nearest to `dir`.
-    pub fn tsconfig_paths(&self, dir: &Path) -> Option<Arc<TsPaths>> {
-        nearest(&self.tsconfigs, dir, None, |d| {
+    /// The `compilerOptions.paths` / `baseUrl` of the tsconfig.json nearest to `dir`, inside
+    /// `boundary`.
+    pub fn tsconfig_paths(&self, dir: &Path, boundary: &Path) -> Option<Arc<TsPaths>> {
+        nearest(&self.tsconfigs, dir, boundary, |d| {
             let config = d.join("tsconfig.json");
-            config.is_file().then(|| TsPaths::read(&config).map(Arc::new))
+            config.is_file().then(|| TsPaths::read(&config, boundary).map(Arc::new))
         })
         .flatten()
     }
@@ -47,12 +50,13 @@ impl ProjectFiles {
     /// The queue consumer settings of the nearest Cloudflare `wrangler.toml` /
     /// `wrangler.json(c)` at or below `root`: the largest `max_retries` among its consumers
     /// (Cloudflare's default is 3).
-    pub fn wrangler_max_retries(&self, dir: &Path, root: &Path) -> Option<u64> {
-        nearest(&self.wrangler, dir, Some(root), |d| {
+    pub fn wrangler_max_retries(&self, dir: &Path, root: &Path, boundary: &Path) -> Option<u64> {
+        nearest(&self.wrangler, dir, root, |d| {
             ["wrangler.toml", "wrangler.jsonc", "wrangler.json"]
                 .iter()
                 .find_map(|name| {
-                    let text = std::fs::read_to_string(d.join(name)).ok()?;
+                    let text =
+                        crate::files::read_text_inside(&d.join(name), crate::files::MAX_CONFIG_SIZE, boundary).ok()?;
                     Some(queue_max_retries(name, &text))
                 })
         })
@@ -60,19 +64,19 @@ impl ProjectFiles {
     }
 }
 
-/// The answer `read` gives for the nearest directory at or above `dir` (and at or below
-/// `stop`) where it gives one, cached for every directory on the way.
+/// The answer `read` gives for the nearest directory at or above `dir` (and inside `within`)
+/// where it gives one, cached for every directory on the way.
 fn nearest<T: Clone>(
     cache: &Mutex<HashMap<PathBuf, Option<T>>>,
     dir: &Path,
-    stop: Option<&Path>,
+    within: &Path,
     read: impl Fn(&Path) -> Option<T>,
 ) -> Option<T> {
     let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
     let mut visited = Vec::new();
     let mut current = Some(dir);
     let mut found = None;
-    while let Some(d) = current {
+    while let Some(d) = current.filter(|d| d.starts_with(within)) {
         if let Some(known) = cache.get(d) {
             found = known.clone();
             break;
@@ -80,9 +84,6 @@ fn nearest<T: Clone>(
         visited.push(d.to_path_buf());
         if let Some(value) = read(d) {
             found = Some(value);
-            break;
-        }
-        if stop == Some(d) {
             break;
         }
         current = d.parent();
@@ -117,9 +118,9 @@ struct PathGroup {
 const MAX_TSCONFIG_DEPTH: usize = 8;
 
 impl TsPaths {
-    fn read(path: &Path) -> Option<TsPaths> {
+    fn read(path: &Path, boundary: &Path) -> Option<TsPaths> {
         let mut groups = Vec::new();
-        read_tsconfig(path, 0, &mut groups);
+        read_tsconfig(path, 0, &mut groups, boundary);
         (!groups.is_empty()).then_some(TsPaths { groups })
     }
 
@@ -151,12 +152,12 @@ impl TsPaths {
     }
 }
 
-/// Adds the alias groups `path` defines or inherits to `groups`.
-fn read_tsconfig(path: &Path, depth: usize, groups: &mut Vec<PathGroup>) {
+/// Adds the alias groups `path` defines or inherits to `groups` (configs inside `boundary`).
+fn read_tsconfig(path: &Path, depth: usize, groups: &mut Vec<PathGroup>, boundary: &Path) {
     if depth > MAX_TSCONFIG_DEPTH {
         return;
     }
-    let Some(json) = read_json(path) else { return };
+    let Some(json) = read_json(path, boundary) else { return };
     let Some(dir) = path.parent() else { return };
     let options = json.get("compilerOptions");
     let base_url = options.and_then(|o| o.get("baseUrl")).and_then(|b| b.as_str());
@@ -194,7 +195,7 @@ fn read_tsconfig(path: &Path, depth: usize, groups: &mut Vec<PathGroup>) {
             target.set_extension("json");
         }
         let before = groups.len();
-        read_tsconfig(&target, depth + 1, groups);
+        read_tsconfig(&target, depth + 1, groups, boundary);
         if groups.len() > before {
             return;
         }
@@ -209,13 +210,13 @@ fn read_tsconfig(path: &Path, depth: usize, groups: &mut Vec<PathGroup>) {
         } else {
             target.join("tsconfig.json")
         };
-        read_tsconfig(&target, depth + 1, groups);
+        read_tsconfig(&target, depth + 1, groups, boundary);
     }
 }
 
-/// A JSON or JSONC file, if it reads and parses.
-pub(crate) fn read_json(path: &Path) -> Option<serde_json::Value> {
-    let text = std::fs::read_to_string(path).ok()?;
+/// A JSON or JSONC file inside `boundary`, if it reads and parses.
+pub(crate) fn read_json(path: &Path, boundary: &Path) -> Option<serde_json::Value> {
+    let text = crate::files::read_text_inside(path, crate::files::MAX_CONFIG_SIZE, boundary).ok()?;
     serde_json::from_str(&strip_json_comments(&text)).ok()
 }
 
@@ -236,8 +237,9 @@ struct Package {
 }
 
 impl WorkspacePackages {
-    /// Reads the package.json of every directory from each file's up to `root`.
-    pub fn find<'a>(files: impl Iterator<Item = &'a Path>, root: &Path) -> WorkspacePackages {
+    /// Reads the package.json of every directory from each file's up to `root` (each inside
+    /// `boundary`, links resolved).
+    pub fn find<'a>(files: impl Iterator<Item = &'a Path>, root: &Path, boundary: &Path) -> WorkspacePackages {
         let mut seen: std::collections::HashSet<PathBuf> = std::collections::HashSet::new();
         let mut packages = HashMap::new();
         for file in files {
@@ -246,7 +248,7 @@ impl WorkspacePackages {
                 if !d.starts_with(root) || !seen.insert(d.to_path_buf()) {
                     break;
                 }
-                if let Some(json) = read_json(&d.join("package.json")) {
+                if let Some(json) = read_json(&d.join("package.json"), boundary) {
                     if let Some(name) = json.get("name").and_then(|n| n.as_str()) {
                         let entries = ["source", "types", "typings", "module", "main"]
                             .iter()

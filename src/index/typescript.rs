@@ -61,7 +61,7 @@ impl Index {
             return None;
         }
         // A `paths` alias or `baseUrl` of the nearest tsconfig.json (`@/infra/retry`).
-        if let Some(aliases) = self.project.tsconfig_paths(dir) {
+        if let Some(aliases) = self.project.tsconfig_paths(dir, self.boundary(from)) {
             if let Some(found) = aliases
                 .targets(specifier)
                 .into_iter()
