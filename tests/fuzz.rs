@@ -7,7 +7,8 @@
 //! files, killed if it does not answer in time: a hang); a crash, an exit other than 0 or 1, a
 //! panic or an "internal error" note fails, and the failing input is found alone, saved under
 //! the target directory and printed with the seed. A sample of each batch goes through the
-//! language server too (`didOpen`, `didChange`, a request after each): it must keep answering.
+//! language server too (`didOpen`, `didChange` to a mutation, then a ranged edit, requests
+//! after each): it must keep answering.
 //!
 //! `RETRYLINT_FUZZ_SECONDS` is the time all fuzzers share (default 4, so `cargo test` stays
 //! quick; `.ci/run` gives them a minute); `RETRYLINT_FUZZ_SEED` replays a run (a fresh seed
@@ -457,26 +458,26 @@ fn language_id(path: &str) -> &'static str {
     }
 }
 
-/// Opens each of `inputs` in a server on `root`, then changes it to a mutation of itself,
-/// with a request after each step; `Err` names the input the server failed on.
+/// Opens each of `inputs` in a server on `root`, then changes it to a mutation of itself and
+/// edits a random range (past the end now and then), with requests after each step; `Err`
+/// names the input the server failed on.
 fn lsp_session<'i>(root: &Path, inputs: &[&'i Input], rng: &mut Rng) -> Result<(), (&'i Input, String)> {
     let first = inputs[0];
     let mut lsp = Lsp::start(root).map_err(|e| (first, e))?;
     for input in inputs {
-        let step = |lsp: &mut Lsp, rng: &mut Rng, text: &str, version: i64| -> Result<(), String> {
-            let uri = format!("file://{}", root.join(&input.path).display());
-            if version == 1 {
-                lsp.notify(
-                    "textDocument/didOpen",
-                    json!({ "textDocument": { "uri": uri, "languageId": language_id(&input.path), "version": 1, "text": text } }),
-                )?;
-            } else {
-                lsp.notify(
-                    "textDocument/didChange",
-                    json!({ "textDocument": { "uri": uri, "version": version }, "contentChanges": [{ "text": text }] }),
-                )?;
-            }
-            let lines = text.lines().count().max(1);
+        let uri = format!("file://{}", root.join(&input.path).display());
+        let text = String::from_utf8_lossy(&input.bytes).into_owned();
+        let lines = text.lines().count() + 1;
+        let opened = json!({ "textDocument": { "uri": uri, "languageId": language_id(&input.path), "version": 1, "text": text } });
+        let changed = String::from_utf8_lossy(&mutate(rng, &input.bytes, &[])).into_owned();
+        let mut position = || json!({ "line": rng.below(lines + 2), "character": rng.below(120) });
+        let (start, end) = (position(), position());
+        let edits = [
+            json!([{ "text": changed }]),
+            json!([{ "range": { "start": start, "end": end }, "text": "Effect.retry(Schedule.spaced(\"1 second\"))\n{" }]),
+        ];
+        let mut step = |lsp: &mut Lsp, notification: Result<(), String>| -> Result<(), String> {
+            notification?;
             let position = json!({ "line": rng.below(lines), "character": rng.below(80) });
             lsp.request(
                 "textDocument/hover",
@@ -489,10 +490,15 @@ fn lsp_session<'i>(root: &Path, inputs: &[&'i Input], rng: &mut Rng) -> Result<(
             )?;
             Ok(())
         };
-        let text = String::from_utf8_lossy(&input.bytes).into_owned();
-        step(&mut lsp, rng, &text, 1).map_err(|e| (*input, e))?;
-        let changed = String::from_utf8_lossy(&mutate(rng, &input.bytes, &[])).into_owned();
-        step(&mut lsp, rng, &changed, 2).map_err(|e| (*input, e))?;
+        let open = lsp.notify("textDocument/didOpen", opened);
+        step(&mut lsp, open).map_err(|e| (*input, e))?;
+        for (version, changes) in edits.into_iter().enumerate() {
+            let change = lsp.notify(
+                "textDocument/didChange",
+                json!({ "textDocument": { "uri": uri, "version": version + 2 }, "contentChanges": changes }),
+            );
+            step(&mut lsp, change).map_err(|e| (*input, e))?;
+        }
     }
     lsp.stop().map_err(|e| (first, e))
 }
@@ -1279,8 +1285,8 @@ fn survives(files: &[(&str, String)]) -> Vec<(String, String)> {
         .collect()
 }
 
-/// Every file of `files`, opened in the language server and changed to a mutation of itself,
-/// with requests after each: the server answers them all and shuts down cleanly.
+/// Every file of `files`, opened in the language server and changed (a mutation, a ranged
+/// edit), with requests after each: the server answers them all and shuts down cleanly.
 fn server_survives(files: &[(&str, String)]) {
     let dir = tempfile::tempdir().expect("temp dir");
     let inputs: Vec<Input> = files
