@@ -100,6 +100,82 @@ fn unsafe_fixes_apply_with_the_flag_and_converge() {
     assert_eq!(read(&dir, "src/a.ts"), fixed, "a second run changes nothing");
 }
 
+/// Schedules whose jitter fix once did not clear its finding (appended ten times a run): a
+/// conditional schedule (the `.pipe(…)` bound to the last branch alone), and a delay with a
+/// block body one branch of which retries at once (no delay to spread, read as unjittered).
+const UNJITTERED_SHAPES: &str = r#"import { Duration, Effect, Schedule } from "effect"
+declare const config: { readonly patient: boolean }
+declare const call: Effect.Effect<number, { readonly status: number }>
+export const poll = call.pipe(
+  Effect.retry({ schedule: config.patient ? Schedule.spaced("1 second") : Schedule.recurs(3), while: (e) => e.status === 503 }),
+)
+export const both = call.pipe(
+  Effect.retry({ schedule: config.patient ? Schedule.spaced("1 second").pipe(Schedule.take(3)) : Schedule.exponential("10 millis").pipe(Schedule.take(3)), while: (e) => e.status === 503 }),
+)
+export const block = call.pipe(
+  Effect.retry({
+    schedule: Schedule.identity<{ readonly status: number }>().pipe(
+      Schedule.addDelay((e) => {
+        if (e.status >= 500) {
+          return Duration.seconds(1)
+        }
+        return Duration.zero
+      }),
+      Schedule.intersect(Schedule.recurs(5)),
+    ),
+    while: (e) => e.status === 503,
+  }),
+)
+"#;
+
+#[test]
+fn a_jitter_fix_clears_its_finding_on_conditional_and_block_bodied_schedules() {
+    let dir = project(&[("src/a.ts", UNJITTERED_SHAPES)]);
+    let args = [".", "--no-config", "--select", "unjittered-schedule"];
+    let (_, report) = check_json(dir.path(), &args);
+    assert_eq!(findings(&report).len(), 3, "{report:#}");
+    let mut fix = args.to_vec();
+    fix.extend(["--fix", "--unsafe-fixes"]);
+    let output = check(dir.path(), &fix);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("fixed 3 findings in 1 file"), "{stderr}");
+    let fixed = read(&dir, "src/a.ts");
+    assert!(
+        fixed.contains(r#"config.patient ? Schedule.spaced("1 second").pipe(Schedule.jittered) : Schedule.recurs(3)"#),
+        "the branch that waits is jittered, the immediate one left: {fixed}"
+    );
+    assert!(
+        fixed.contains(r#"Schedule.spaced("1 second").pipe(Schedule.take(3), Schedule.jittered) : Schedule.exponential("10 millis").pipe(Schedule.take(3), Schedule.jittered)"#),
+        "each branch that waits is jittered: {fixed}"
+    );
+    assert!(
+        fixed.contains("      Schedule.intersect(Schedule.recurs(5)), Schedule.jittered,\n    ),"),
+        "{fixed}"
+    );
+    assert_eq!(fixed.matches("jittered").count(), 4, "{fixed}");
+    let (code, report) = check_json(dir.path(), &args);
+    assert_eq!((code, findings(&report)), (0, vec![]), "the findings are gone: {fixed}");
+    check(dir.path(), &fix);
+    assert_eq!(read(&dir, "src/a.ts"), fixed, "a second run changes nothing");
+}
+
+/// A policy that never retries (`times: 0`) is jittered in vain: the model still reads it as
+/// unjittered, so no fix is offered rather than one appended every round.
+#[test]
+fn no_jitter_fix_is_offered_that_would_not_clear_its_finding() {
+    let text = "import { Effect, Schedule } from \"effect\"\nexport const a = Effect.succeed(1).pipe(Effect.retry({ schedule: Schedule.spaced(\"1 second\"), times: 0, while: (e) => e === 1 }))\n";
+    let dir = project(&[("src/a.ts", text)]);
+    let args = [".", "--no-config", "--select", "unjittered-schedule"];
+    let (_, report) = check_json(dir.path(), &args);
+    let diagnostics = report["diagnostics"].as_array().unwrap();
+    assert_eq!(diagnostics.len(), 1, "{report:#}");
+    assert!(diagnostics[0]["fix"].is_null(), "{report:#}");
+    let mut fix = args.to_vec();
+    fix.extend(["--fix", "--unsafe-fixes"]);
+    check(dir.path(), &fix);
+    assert_eq!(read(&dir, "src/a.ts"), text);
+}
+
 #[test]
 fn diff_prints_and_writes_nothing() {
     let dir = app();
