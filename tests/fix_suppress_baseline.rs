@@ -361,6 +361,27 @@ fn a_file_edited_while_retrylint_ran_is_left_alone_with_a_note() {
     assert!(text.contains("Schedule.max"), "and no fix is written over it: {text}");
 }
 
+/// The summary counts what was written: a file skipped as changed since read is not in it,
+/// and a note says what was left.
+#[test]
+fn the_fix_summary_counts_only_what_was_written() {
+    let dir = app();
+    std::fs::write(dir.path().join("src/features/z.ts"), FEATURE).unwrap();
+    let output = check_env(
+        dir.path(),
+        &[".", "--fix"],
+        &[("RETRYLINT_TEST_EDIT_BEFORE_WRITE", "a.ts")],
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("\nfixed 1 finding in 1 file\n"), "{stderr}");
+    assert!(
+        stderr.contains("note: not fixed: 1 finding in 1 file, left as they were"),
+        "{stderr}"
+    );
+    assert!(read(&dir, "src/features/z.ts").contains("schedule: Retry.contention,"));
+    assert!(read(&dir, "src/features/a.ts").contains("Schedule.max"));
+}
+
 #[cfg(unix)]
 #[test]
 fn a_fix_keeps_permissions_and_hard_links_and_never_writes_through_a_symlink() {
