@@ -382,6 +382,99 @@ fn the_fix_summary_counts_only_what_was_written() {
     assert!(read(&dir, "src/features/a.ts").contains("Schedule.max"));
 }
 
+/// An edit that lands after the last check, as the fix goes into place, is found in the file
+/// the fix displaced and put back: by the swap undone, or (where there is no swap) by the old
+/// file's text written again.
+#[test]
+fn an_edit_during_the_swap_is_put_back_and_the_fix_skipped() {
+    for plain in [false, true] {
+        let dir = app();
+        let before = read(&dir, "src/features/a.ts");
+        let mut env = vec![("RETRYLINT_TEST_EDIT_BEFORE_RENAME", "a.ts")];
+        if plain {
+            env.push(("RETRYLINT_TEST_PLAIN_RENAME", "1"));
+        }
+        let output = check_env(dir.path(), &[".", "--fix"], &env);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains("note: src/features/a.ts: not fixed: the file changed while the fix was written"),
+            "plain rename {plain}: {stderr}"
+        );
+        assert!(!stderr.contains("fixed 1"), "{stderr}");
+        assert_eq!(
+            read(&dir, "src/features/a.ts"),
+            format!("{before}\n// edited while retrylint ran\n"),
+            "plain rename {plain}: the edit is at the path, without the fix"
+        );
+        let entries: Vec<_> = std::fs::read_dir(dir.path().join("src/features")).unwrap().collect();
+        assert_eq!(entries.len(), 1, "no temporary file left");
+    }
+}
+
+/// A writer races `--fix`: in each trial a thread appends a line to the file being fixed at a
+/// moment around its write (once the fix's temporary file appears, after a pseudo-random
+/// pause of up to 3 ms). The line is never lost: either the fix is skipped with a note, or
+/// the fix is written and the line appended to it.
+#[test]
+fn a_line_appended_while_the_fix_is_written_is_never_lost() {
+    use std::io::Write;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let trials = 50;
+    let (mut lost, mut skipped, mut written, mut raced) = (Vec::new(), 0, 0, 0);
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    for trial in 0..trials {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let pause = std::time::Duration::from_micros(seed % 3000);
+        let dir = app();
+        let features = dir.path().join("src/features");
+        let path = features.join("a.ts");
+        let line = format!("// appended in trial {trial}\n");
+        let done = Arc::new(AtomicBool::new(false));
+        let appender = {
+            let (done, line, path) = (done.clone(), line.clone(), path.clone());
+            std::thread::spawn(move || {
+                // Until the fix's temporary file appears beside the file, or the run ends.
+                let mut saw = false;
+                while !saw && !done.load(Ordering::Relaxed) {
+                    saw = std::fs::read_dir(&features)
+                        .unwrap()
+                        .flatten()
+                        .any(|e| e.file_name().to_string_lossy().ends_with(".tmp"));
+                }
+                let start = std::time::Instant::now();
+                while start.elapsed() < pause {
+                    std::hint::spin_loop();
+                }
+                let mut file = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+                file.write_all(line.as_bytes()).unwrap();
+                saw
+            })
+        };
+        let output = check(dir.path(), &[".", "--fix"]);
+        done.store(true, Ordering::Relaxed);
+        raced += usize::from(appender.join().unwrap());
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let text = read(&dir, "src/features/a.ts");
+        if !text.contains(&line) {
+            lost.push((trial, stderr.to_string()));
+        } else if text.contains("schedule: Retry.contention,") {
+            written += 1;
+        } else {
+            assert!(stderr.contains("note: src/features/a.ts: not fixed"), "{stderr}");
+            skipped += 1;
+        }
+    }
+    assert!(
+        lost.is_empty(),
+        "{} of {trials} trials lost the appended line ({written} written, {skipped} skipped): {lost:#?}",
+        lost.len()
+    );
+    assert!(raced >= trials / 2, "only {raced} of {trials} trials raced the write");
+}
+
 #[cfg(unix)]
 #[test]
 fn a_fix_keeps_permissions_and_hard_links_and_never_writes_through_a_symlink() {
