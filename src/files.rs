@@ -110,13 +110,14 @@ pub fn write_fix(path: &Path, original: &[u8], fixed: &[u8]) -> std::io::Result<
         return Err(std::io::Error::other("RETRYLINT_TEST_FAIL_WRITE"));
     }
     let changed = || Written::Skipped("not fixed: the file changed since it was read; run --fix again".into());
-    let held = match std::fs::File::open(path) {
+    let held = match open_held(path) {
         Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(changed()),
         Err(e) => return Err(e),
     };
-    let seen = Seen::of(&held.metadata()?);
-    if !seen.unchanged(path, &held, original)? {
+    let opened = held.metadata()?;
+    let seen = Seen::of(&opened);
+    if !opened.is_file() || !seen.unchanged(path, &held, original)? {
         return Ok(changed());
     }
     if hard_links(&metadata) > 1 {
@@ -136,6 +137,15 @@ pub fn write_fix(path: &Path, original: &[u8], fixed: &[u8]) -> std::io::Result<
         }
         Err(e) => Err(e),
     }
+}
+
+/// Opens `path` for reading without blocking on a FIFO swapped in since it was a regular file.
+fn open_held(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(target_os = "linux")]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+    options.open(path)
 }
 
 fn test_hook(name: &str, path: &Path) -> bool {
