@@ -469,8 +469,8 @@ fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
             if !args.quiet {
                 say!(
                     "{} fix{} in {} file{} (not written)",
-                    report.applied,
-                    if report.applied == 1 { "" } else { "es" },
+                    report.applied(),
+                    if report.applied() == 1 { "" } else { "es" },
                     report.files.len(),
                     if report.files.len() == 1 { "" } else { "s" }
                 );
@@ -481,39 +481,19 @@ fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
                 ExitCode::from(1)
             });
         }
-        let mut written: Vec<&std::path::Path> = Vec::new();
-        for file in &report.files {
-            match retrylint::files::write_fix(&file.absolute, &file.original, &file.fixed) {
-                Ok(retrylint::files::Written::Written) => written.push(&file.path),
-                Ok(retrylint::files::Written::Skipped(reason)) => {
-                    say!(
-                        "note: {}: {}",
-                        printable::path(&file.path),
-                        printable::line(&reason.to_string())
-                    );
-                }
-                Err(e) => {
-                    let done: Vec<String> = written.iter().map(|p| printable::path(p)).collect();
-                    return Err(miette!(
-                        help = if done.is_empty() {
-                            "no file was written".to_string()
-                        } else {
-                            format!("already written (fixed): {}", done.join(", "))
-                        },
-                        "cannot write {}: {e}; it is left as it was",
-                        printable::path(&file.path)
-                    ));
-                }
-            }
-        }
-        if !written.is_empty() && !args.quiet {
+        let written = fix::write(&report)?;
+        for (path, reason, _) in &written.skipped {
             say!(
-                "fixed {} finding{} in {} file{}",
-                report.applied,
-                if report.applied == 1 { "" } else { "s" },
-                written.len(),
-                if written.len() == 1 { "" } else { "s" }
+                "note: {}: {}",
+                printable::path(path),
+                printable::line(&reason.to_string())
             );
+        }
+        if let Some(summary) = written.summary().filter(|_| !args.quiet) {
+            say!("{summary}");
+        }
+        if let Some(skipped) = written.skipped_summary().filter(|_| !args.quiet) {
+            say!("note: {skipped}");
         }
     }
 

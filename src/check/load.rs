@@ -218,10 +218,18 @@ impl Loader<'_> {
                 };
             }
         }
+        // The same text was ruled out by the same prefilter (a racy or touched file).
+        let ruled_out = filtered
+            && self
+                .cache
+                .zip(hash)
+                .is_some_and(|(cache, hash)| cache.skipped_by_hash(&file.absolute, hash) == Some(self.key(file)));
         let irrelevant = || {
-            self.prefilter
-                .as_ref()
-                .is_some_and(|prefilter| !prefilter.is_relevant(file.language, &text))
+            ruled_out
+                || self
+                    .prefilter
+                    .as_ref()
+                    .is_some_and(|prefilter| !prefilter.is_relevant(file.language, &text))
         };
         if filtered && (skip_generated || irrelevant()) {
             if let (Some(cache), Some(hash)) = (self.cache, hash) {
@@ -234,6 +242,7 @@ impl Loader<'_> {
             return Loaded {
                 prefiltered: true,
                 generated: skip_generated,
+                cached: ruled_out,
                 ..Loaded::default()
             };
         }
