@@ -761,8 +761,9 @@ fn exit_without_shutdown_is_an_error_exit() {
 /// Neovim's built-in LSP client, headless: it starts `retrylint lsp`, receives the findings,
 /// applies the jitter fix as a code action, and writes what it saw.
 #[test]
+#[ignore = "needs Neovim 0.7+ (apt-get install neovim); .ci/run runs it"]
 fn neovim_receives_diagnostics_and_applies_a_code_action() {
-    let Some(nvim) = common::nvim() else { return };
+    let nvim = common::nvim();
     let (dir, root) = fixture();
     let file = root.join("src/features/editor/Editor.ts");
     let out = dir.path().join("nvim-result.json");
