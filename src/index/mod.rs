@@ -7,10 +7,13 @@
 //! records a *miss*; the pipeline loads the missed files and analyses again, until nothing
 //! is missed. After that the index is read-only, and rules see a complete picture.
 
+mod json;
 mod project_files;
+pub mod resolve;
 mod retry_modules;
 mod rs2;
 mod rust;
+pub mod tsconfig;
 mod typescript;
 
 use std::collections::HashMap;
@@ -70,6 +73,10 @@ pub struct Index {
     misses: Mutex<Vec<FileId>>,
     /// JSON and YAML files by directory (RS2 tenants), built on first use.
     config_dirs: std::sync::OnceLock<HashMap<PathBuf, Vec<FileId>>>,
+    /// Each import specifier of each file, resolved once (see `typescript.rs`).
+    resolutions: std::sync::RwLock<HashMap<(FileId, String), resolve::Resolution>>,
+    /// The TypeScript project of each file that resolved an import.
+    file_projects: std::sync::RwLock<HashMap<FileId, Option<Arc<tsconfig::Project>>>>,
 }
 
 impl Index {
@@ -99,6 +106,8 @@ impl Index {
             project: Arc::default(),
             misses: Mutex::new(Vec::new()),
             config_dirs: std::sync::OnceLock::new(),
+            resolutions: Default::default(),
+            file_projects: Default::default(),
         }
     }
 

@@ -1,13 +1,16 @@
-//! TypeScript module resolution: import specifiers to files (relative paths, `.js`
-//! specifiers, `index` barrels, tsconfig `paths` and `baseUrl`), and names to what they
-//! are (bindings, namespaces, re-exports). Resolution never parses: a file whose facts are
+//! TypeScript module resolution: import specifiers to files (as TypeScript resolves them,
+//! `resolve.rs`, with the options of the file's project, `tsconfig.rs`), and names to what
+//! they are (bindings, namespaces, re-exports). Resolution never parses: a file whose facts are
 //! not loaded is a miss, recorded for the demand stage, and unknown until it is loaded.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
+use super::resolve::{self, Hit, Host, PackageJson, Resolution};
+use super::tsconfig::{CompilerOptions, Project};
 use super::{FileId, Index};
 use crate::facts::{is_effect_source, EffectAlias, Export, Expr, Import, ImportKind};
-use crate::source::{normalize, Span};
+use crate::source::Span;
 
 /// How deep re-export chains and binding aliases are followed.
 const MAX_RESOLVE_DEPTH: usize = 16;
@@ -48,33 +51,79 @@ pub enum Resolved<'p> {
 }
 
 impl Index {
-    /// Resolves an import specifier from `from` to a discovered file: relative paths with or
-    /// without extension (`./retry`, `./retry.js`), and directory barrels (`./infra` →
-    /// `./infra/index.ts`). Package imports are not resolved.
+    /// Resolves an import specifier from `from` to a discovered file, as TypeScript resolves
+    /// it with the options of the project that owns `from` (see `resolve.rs`).
     pub fn resolve_module(&self, from: FileId, specifier: &str) -> Option<FileId> {
-        let dir = self.files[from].absolute.parent()?;
-        if specifier.starts_with('.') {
-            return self.find_module(&normalize(&dir.join(specifier)));
+        match self.resolution(from, specifier) {
+            Resolution::File(id) => Some(id),
+            _ => None,
         }
+    }
+
+    /// What an import specifier of `from` names: a file of the index, a file it does not
+    /// read, a package outside the workspace, or nothing. Computed once per file and specifier.
+    pub fn resolution(&self, from: FileId, specifier: &str) -> Resolution {
         // Effect's own packages are never project modules.
         if is_effect_source(specifier) {
-            return None;
+            return Resolution::Package;
         }
-        // A `paths` alias or `baseUrl` of the nearest tsconfig.json (`@/infra/retry`).
-        if let Some(aliases) = self.project.tsconfig_paths(dir) {
-            if let Some(found) = aliases
-                .targets(specifier)
-                .into_iter()
-                .find_map(|target| self.find_module(&target))
-            {
-                return Some(found);
+        let key = (from, specifier.to_string());
+        if let Some(known) = self.resolutions.read().unwrap_or_else(|e| e.into_inner()).get(&key) {
+            return known.clone();
+        }
+        let project = self.project_of(from);
+        let defaults = CompilerOptions {
+            allow_js: Some(true),
+            ..CompilerOptions::default()
+        };
+        let options = project.as_deref().map_or(&defaults, |p| &p.options);
+        let file = &self.files[from].absolute;
+        let mut resolved = resolve::resolve(self, options, file, specifier);
+        if resolved == Resolution::Missing && !specifier.starts_with('.') && !specifier.starts_with('#') {
+            resolved = self.installed_or_missing(file, specifier, options);
+        }
+        self.resolutions
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key, resolved.clone());
+        resolved
+    }
+
+    /// A bare specifier nothing in the project resolves: a package installed in a
+    /// `node_modules` above (not read), one that looks like an npm package (a `paths` pattern
+    /// without a prefix, such as `*`, falls back to `node_modules`), or missing — a workspace
+    /// package, or an alias with a prefix of its own (`~/`, `@/`), that names nothing.
+    fn installed_or_missing(&self, file: &Path, specifier: &str, options: &CompilerOptions) -> Resolution {
+        let (name, _) = resolve::package_name(specifier);
+        let mut dir = file.parent();
+        while let Some(d) = dir {
+            if d.join("node_modules").join(name).exists() {
+                return Resolution::Package;
             }
+            dir = d.parent();
         }
-        // A package of the workspace (`@app/shared`), through its package.json.
-        self.workspace_packages()
-            .entry_candidates(specifier)
-            .into_iter()
-            .find_map(|target| self.find_module(&target))
+        if self.workspace_packages().dir_of(name).is_some() {
+            return Resolution::Missing;
+        }
+        match options.paths.as_ref().and_then(|paths| alias_of(paths, specifier)) {
+            Some(pattern) if !pattern.starts_with('*') => Resolution::Missing,
+            _ => Resolution::Package,
+        }
+    }
+
+    /// The TypeScript project that owns `file` (see [`super::ProjectFiles::project_for`]).
+    pub fn project_of(&self, file: FileId) -> Option<Arc<Project>> {
+        if let Some(known) = self.file_projects.read().unwrap_or_else(|e| e.into_inner()).get(&file) {
+            return known.clone();
+        }
+        let project = self
+            .project
+            .project_for(&self.files[file].absolute, &[".vue", ".svelte"]);
+        self.file_projects
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(file, project.clone());
+        project
     }
 
     /// The imports of `file` that name Effect through a project module that re-exports it,
@@ -208,37 +257,6 @@ impl Index {
         })
     }
 
-    /// The discovered file a module path (without or with an extension) names.
-    fn find_module(&self, base: &Path) -> Option<FileId> {
-        let base_str = base.to_str()?;
-        let mut candidates: Vec<PathBuf> = vec![base.to_path_buf()];
-        // ESM TypeScript imports name the emitted `.js` file.
-        for (js, ts) in [
-            (".js", [".ts", ".tsx"]),
-            (".mjs", [".mts", ".mts"]),
-            (".cjs", [".cts", ".cts"]),
-            (".jsx", [".tsx", ".tsx"]),
-        ] {
-            if let Some(stem) = base_str.strip_suffix(js) {
-                candidates.extend(ts.iter().map(|ext| PathBuf::from(format!("{stem}{ext}"))));
-            }
-        }
-        for ext in [".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs"] {
-            candidates.push(PathBuf::from(format!("{base_str}{ext}")));
-        }
-        for index in [
-            "index.ts",
-            "index.tsx",
-            "index.mts",
-            "index.js",
-            "index.jsx",
-            "index.mjs",
-        ] {
-            candidates.push(base.join(index));
-        }
-        candidates.into_iter().find_map(|c| self.by_absolute.get(&c).copied())
-    }
-
     /// What `name`, exported by `file`, is.
     pub fn resolve_export(&self, file: FileId, name: &str) -> Resolved<'_> {
         self.resolve_export_at(file, name, 0)
@@ -361,5 +379,36 @@ impl Index {
             };
         }
         current
+    }
+}
+
+/// The `paths` pattern `specifier` matches, if any.
+fn alias_of<'p>(paths: &'p [(String, Vec<String>)], specifier: &str) -> Option<&'p str> {
+    let options = CompilerOptions {
+        paths: Some(paths.to_vec()),
+        ..CompilerOptions::default()
+    };
+    if !resolve::matches_paths(&options, specifier) {
+        return None;
+    }
+    resolve::best_pattern(paths.iter().map(|(k, _)| k.as_str()), specifier).map(|(k, _)| k)
+}
+
+impl Host for Index {
+    fn probe(&self, path: &Path) -> Option<Hit> {
+        if let Some(&id) = self.by_absolute.get(path) {
+            return Some(Hit::File(id));
+        }
+        std::fs::metadata(path)
+            .is_ok_and(|m| m.is_file())
+            .then_some(Hit::Unread)
+    }
+
+    fn package_json(&self, dir: &Path) -> Option<Arc<PackageJson>> {
+        self.project.package_json(dir)
+    }
+
+    fn workspace_package(&self, name: &str) -> Option<PathBuf> {
+        self.workspace_packages().dir_of(name).map(Path::to_path_buf)
     }
 }
