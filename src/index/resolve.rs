@@ -458,13 +458,34 @@ fn load_by_relative_name_trailing(state: &State, ext: u8, candidate: &Path, trai
 }
 
 fn load_from_file(state: &State, ext: u8, candidate: &Path) -> Option<Found> {
-    if let Some(found) = load_from_file_no_implicit_extensions(state, ext, candidate) {
-        return Some(found);
+    let found = load_from_file_no_implicit_extensions(state, ext, candidate).or_else(|| {
+        (state.features & ESM == 0)
+            .then(|| try_adding_extensions(state, candidate, ext, ""))
+            .flatten()
+    });
+    or_source(state, ext, candidate, found)
+}
+
+/// `found`, unless `candidate` lies in a package's build output and `found` is not a
+/// TypeScript file the index has: then the source the output is built from, when the index
+/// has it ([`workspace_source`]) — whether the package was built or not.
+fn or_source(state: &State, ext: u8, candidate: &Path, found: Option<Found>) -> Option<Found> {
+    let is_source = |f: &Found| {
+        matches!(f.hit, Hit::File(_))
+            && [".ts", ".tsx", ".mts", ".cts"]
+                .iter()
+                .any(|e| f.path.to_string_lossy().ends_with(e))
+    };
+    if found.as_ref().is_some_and(is_source) {
+        return found;
     }
-    if state.features & ESM == 0 {
-        return try_adding_extensions(state, candidate, ext, "");
+    let in_output = candidate
+        .components()
+        .any(|c| matches!(c.as_os_str().to_str(), Some("dist" | "build" | "lib" | "out")));
+    if !in_output {
+        return found;
     }
-    None
+    workspace_source(state, ext, candidate).or(found)
 }
 
 fn load_from_file_no_implicit_extensions(state: &State, ext: u8, candidate: &Path) -> Option<Found> {
@@ -531,13 +552,14 @@ fn load_from_package_json_field(state: &State, ext: u8, candidate: &Path) -> Opt
     let text = candidate.to_str()?;
     let ts_impl = [".ts", ".tsx", ".mts", ".cts"].iter().any(|e| text.ends_with(e)) && !is_declaration(text);
     if (ext & TS != 0 && ts_impl) || (ext & DTS != 0 && is_declaration(text)) {
-        let hit = state.host.probe(candidate)?;
-        return Some(Found {
+        let found = state.host.probe(candidate).map(|hit| Found {
             path: candidate.to_path_buf(),
             hit,
         });
+        return or_source(state, ext, candidate, found);
     }
-    load_from_file_no_implicit_extensions(state, ext, candidate)
+    let found = load_from_file_no_implicit_extensions(state, ext, candidate);
+    or_source(state, ext, candidate, found)
 }
 
 fn is_declaration(path: &str) -> bool {
@@ -571,7 +593,7 @@ fn load_from_directory_worker(
     });
     let is_module = package.is_some_and(PackageJson::is_module);
     let mut loader = |e: u8, c: &Path| -> Option<Found> {
-        if let Some(found) = workspace_source(state, e, c).or_else(|| load_from_package_json_field(state, e, c)) {
+        if let Some(found) = load_from_package_json_field(state, e, c) {
             return Some(found);
         }
         let expanded = if e == DTS { TS | DTS } else { e };
@@ -938,7 +960,7 @@ fn load_target(
                 format!("{target}{subpath}")
             };
             let final_path = normalize(&scope.dir.join(&resolved));
-            workspace_source(state, ext, &final_path).or_else(|| load_from_package_json_field(state, ext, &final_path))
+            load_from_package_json_field(state, ext, &final_path)
         }
         Json::Object(_) => {
             for (condition, sub) in target.entries()? {
@@ -985,7 +1007,12 @@ fn workspace_source(state: &State, ext: u8, output: &Path) -> Option<Found> {
     let rest = components.as_path().to_str()?;
     let (stem, original) = [".d.ts", ".d.mts", ".d.cts", ".js", ".mjs", ".cjs", ".jsx"]
         .iter()
-        .find_map(|e| rest.strip_suffix(e).map(|s| (s, *e)))?;
+        .find_map(|e| rest.strip_suffix(e).map(|s| (s, *e)))
+        .unwrap_or((rest, ""));
+    // An ESM import names its file with the extension.
+    if original.is_empty() && state.features & ESM != 0 {
+        return None;
+    }
     let source = package.dir.join("src").join(stem);
     let original = match original {
         ".d.mts" => ".mjs",

@@ -1,0 +1,368 @@
+//! Differential test of TypeScript module resolution against TypeScript itself (the
+//! `typescript` package pinned in `tests/oracle/package.json`).
+//!
+//! For every import and re-export retrylint records, in every fixture and in generated
+//! layouts of every tricky kind (`tests/oracle/layouts.mjs`, seeded: extends chains, published
+//! bases, solution-style references, `paths` patterns with and without `baseUrl`, `rootDirs`,
+//! each `moduleResolution`, `.js` specifiers naming `.ts` files, directory imports, package
+//! `exports` and `imports` with conditions and patterns, `typesVersions`, workspaces of each
+//! package manager, declarations, case), `retrylint resolve-imports` must name the file
+//! `ts.resolveModuleName` names (`tests/oracle/resolve.mjs`, with the importing file's own
+//! project and mode), after the two mappings retrylint documents (a workspace's build output
+//! stands for its source; a declaration for the implementation beside it):
+//!
+//! - `file` / `unread` (a file retrylint reads / one on disk it does not read): the same path;
+//! - `package` (a package outside the workspace, not looked up): TypeScript names nothing, or
+//!   a file inside node_modules;
+//! - `missing`: TypeScript names nothing.
+//!
+//! TypeScript is shown an installed and built workspace (links in node_modules, declaration
+//! stubs of the build output); retrylint must answer the same without them. The agreement is
+//! printed per category; a disagreement fails, unless `EXCLUDED` lists it with the reason.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+const SEEDS: &str = "42 7";
+/// Layouts per category and seed.
+const COUNT: &str = "12";
+/// For a deeper run: `RESOLVE_SEEDS="1 2 3" RESOLVE_COUNT=60 cargo test --test resolve_oracle`.
+fn setting(name: &str, default: &str) -> String {
+    std::env::var(name).unwrap_or_else(|_| default.to_string())
+}
+
+/// Disagreements that are known and justified: (category, specifier, why). None today; an
+/// entry here must say why retrylint is right to differ, and every entry must still match.
+const EXCLUDED: &[(&str, &str, &str)] = &[];
+
+fn oracle_dir() -> PathBuf {
+    common::repo_root().join("tests/oracle")
+}
+
+fn ensure_node_packages(dir: &Path) {
+    if dir.join("node_modules/typescript/package.json").is_file() {
+        return;
+    }
+    let status = Command::new("npm")
+        .args(["ci", "--no-audit", "--no-fund"])
+        .current_dir(dir)
+        .status()
+        .expect("npm is needed for the differential test (.ci/run installs it)");
+    assert!(status.success(), "npm ci failed in {}", dir.display());
+}
+
+fn lines(bytes: &[u8]) -> Vec<Value> {
+    String::from_utf8_lossy(bytes)
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect()
+}
+
+/// `retrylint resolve-imports` on the project at `root`.
+fn retrylint(root: &Path) -> Vec<Value> {
+    let output = common::bin()
+        .arg("resolve-imports")
+        .arg(root)
+        .current_dir(root)
+        .output()
+        .expect("the binary runs");
+    assert!(
+        output.status.success(),
+        "resolve-imports failed on {}: {}",
+        root.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    lines(&output.stdout)
+}
+
+/// TypeScript's answers to `requests` (`{id, root, file, specifier}`), by id.
+fn typescript(requests: &[Value]) -> BTreeMap<u64, Value> {
+    let input: Vec<u8> = requests.iter().flat_map(|r| format!("{r}\n").into_bytes()).collect();
+    let mut child = Command::new("node")
+        .arg("resolve.mjs")
+        .current_dir(oracle_dir())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("Node.js is needed (.ci/run installs it)");
+    let mut stdin = child.stdin.take().unwrap();
+    let feeder = std::thread::spawn(move || stdin.write_all(&input));
+    let output = child.wait_with_output().unwrap();
+    feeder.join().unwrap().unwrap();
+    assert!(output.status.success(), "resolve.mjs failed");
+    lines(&output.stdout)
+        .into_iter()
+        .map(|a| (a["id"].as_u64().unwrap(), a))
+        .collect()
+}
+
+/// Whether retrylint's answer is TypeScript's.
+fn agrees(mine: &Value, theirs: &Value) -> bool {
+    let mapped = theirs["mapped"].as_str();
+    match mine["kind"].as_str().unwrap() {
+        "file" | "unread" => mine["resolved"].as_str() == mapped,
+        "package" => mapped.is_none_or(|p| format!("/{p}").contains("/node_modules/")),
+        "missing" => mapped.is_none(),
+        other => panic!("unknown kind {other}"),
+    }
+}
+
+/// Answers keyed by (file, specifier).
+fn keyed(answers: &[Value]) -> BTreeMap<(String, String), (String, Value)> {
+    answers
+        .iter()
+        .map(|a| {
+            (
+                (
+                    a["file"].as_str().unwrap().to_string(),
+                    a["specifier"].as_str().unwrap().to_string(),
+                ),
+                (a["kind"].as_str().unwrap().to_string(), a["resolved"].clone()),
+            )
+        })
+        .collect()
+}
+
+/// Removes what `layouts.mjs` and `install.mjs` add for TypeScript (links in node_modules,
+/// files marked `// built`), leaving the workspace as a fresh checkout has it; whether there
+/// was any.
+fn uninstall(dir: &Path) -> bool {
+    let mut removed = false;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let entry = entry.unwrap();
+        let path = entry.path();
+        let kind = entry.file_type().unwrap();
+        if kind.is_symlink() {
+            if path.components().any(|c| c.as_os_str() == "node_modules") {
+                std::fs::remove_file(&path).unwrap();
+                removed = true;
+            }
+        } else if kind.is_dir() {
+            removed |= uninstall(&path);
+        } else if std::fs::read(&path).is_ok_and(|b| b.starts_with(b"// built")) {
+            std::fs::remove_file(&path).unwrap();
+            removed = true;
+        }
+    }
+    removed
+}
+
+/// Copies a tree, links as links.
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        let kind = entry.file_type().unwrap();
+        if kind.is_symlink() {
+            std::os::unix::fs::symlink(std::fs::read_link(entry.path()).unwrap(), &target).unwrap();
+        } else if kind.is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// One project to compare: retrylint's answers on it (installed and built), the root TypeScript
+/// reads, and its category.
+struct Case {
+    category: String,
+    root: PathBuf,
+    answers: Vec<Value>,
+}
+
+#[derive(Default)]
+struct Tally {
+    agree: usize,
+    total: usize,
+}
+
+#[test]
+fn module_resolution_agrees_with_typescript() {
+    let dir = oracle_dir();
+    ensure_node_packages(&dir);
+    let scratch = tempfile::tempdir().unwrap();
+    let mut cases = Vec::new();
+    let mut unbuilt_problems = Vec::new();
+
+    // The fixtures, installed and built in a copy; retrylint must answer the same on the
+    // fixture as it is.
+    let mut fixtures: Vec<PathBuf> = std::fs::read_dir(common::repo_root().join("fixtures"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    fixtures.sort();
+    for fixture in fixtures {
+        let name = fixture.file_name().unwrap().to_string_lossy().to_string();
+        let copy = scratch.path().join("fixtures").join(&name);
+        copy_tree(&fixture, &copy);
+        let status = Command::new("node")
+            .arg(dir.join("install.mjs"))
+            .arg(&copy)
+            .status()
+            .expect("node runs install.mjs");
+        assert!(status.success(), "install.mjs failed on {name}");
+        let installed = retrylint(&copy);
+        let as_is = keyed(&retrylint(&fixture));
+        if as_is != keyed(&installed) {
+            unbuilt_problems.push(format!("fixtures/{name}: answers change once installed and built"));
+        }
+        cases.push(Case {
+            category: format!("fixtures/{name}"),
+            root: copy,
+            answers: installed,
+        });
+    }
+
+    // The generated layouts, each seed.
+    for seed in setting("RESOLVE_SEEDS", SEEDS).split_whitespace() {
+        let out = scratch.path().join(format!("seed-{seed}"));
+        let generated = Command::new("node")
+            .arg("layouts.mjs")
+            .args(["--seed", seed, "--count", &setting("RESOLVE_COUNT", COUNT), "--out"])
+            .arg(&out)
+            .current_dir(&dir)
+            .stderr(Stdio::inherit())
+            .output()
+            .expect("node runs the generator");
+        assert!(generated.status.success(), "the generator failed");
+        for layout in lines(&generated.stdout) {
+            let root = PathBuf::from(layout["dir"].as_str().unwrap());
+            let answers = retrylint(&root);
+            // Without the links and the build, what resolved to a file still does.
+            let bare = scratch
+                .path()
+                .join("bare")
+                .join(root.strip_prefix(scratch.path()).unwrap());
+            copy_tree(&root, &bare);
+            if !uninstall(&bare) {
+                cases.push(Case {
+                    category: layout["category"].as_str().unwrap().to_string(),
+                    root,
+                    answers,
+                });
+                continue;
+            }
+            let without = keyed(&retrylint(&bare));
+            for (key, (kind, resolved)) in keyed(&answers) {
+                if kind == "file" && without.get(&key) != Some(&(kind.clone(), resolved.clone())) {
+                    unbuilt_problems.push(format!(
+                        "{} {} imports {:?}: {} installed and built, {:?} without",
+                        root.display(),
+                        key.0,
+                        key.1,
+                        resolved,
+                        without.get(&key)
+                    ));
+                }
+            }
+            cases.push(Case {
+                category: layout["category"].as_str().unwrap().to_string(),
+                root,
+                answers,
+            });
+        }
+    }
+
+    // Every request to TypeScript at once.
+    let mut requests = Vec::new();
+    for (c, case) in cases.iter().enumerate() {
+        for (i, answer) in case.answers.iter().enumerate() {
+            requests.push(serde_json::json!({
+                "id": (c as u64) << 20 | i as u64,
+                "root": case.root, "file": answer["file"], "specifier": answer["specifier"],
+            }));
+        }
+    }
+    let theirs = typescript(&requests);
+
+    let mut tallies: BTreeMap<String, Tally> = BTreeMap::new();
+    let mut kinds: BTreeMap<String, usize> = BTreeMap::new();
+    let mut mappings: BTreeMap<String, usize> = BTreeMap::new();
+    let mut failures = Vec::new();
+    let mut excluded_used = vec![0usize; EXCLUDED.len()];
+    for (c, case) in cases.iter().enumerate() {
+        let tally = tallies.entry(case.category.clone()).or_default();
+        for (i, mine) in case.answers.iter().enumerate() {
+            let answer = &theirs[&((c as u64) << 20 | i as u64)];
+            tally.total += 1;
+            *kinds.entry(mine["kind"].as_str().unwrap().to_string()).or_default() += 1;
+            if let Some(mapping) = answer["mapping"].as_str() {
+                *mappings.entry(mapping.to_string()).or_default() += 1;
+            }
+            if let Some(error) = answer.get("error") {
+                failures.push(format!("{}: TypeScript failed on {mine}: {error}", case.root.display()));
+                continue;
+            }
+            if agrees(mine, answer) {
+                tally.agree += 1;
+                continue;
+            }
+            let specifier = mine["specifier"].as_str().unwrap();
+            if let Some(k) = EXCLUDED
+                .iter()
+                .position(|(category, spec, _)| *category == case.category && *spec == specifier)
+            {
+                excluded_used[k] += 1;
+                continue;
+            }
+            failures.push(format!(
+                "[{}] {} {} imports {:?}: retrylint {} {}, TypeScript {} (mapped {}, project {}, mode {})",
+                case.category,
+                case.root.display(),
+                mine["file"].as_str().unwrap(),
+                specifier,
+                mine["kind"].as_str().unwrap(),
+                mine["resolved"],
+                answer["resolved"],
+                answer["mapped"],
+                answer["project"],
+                answer["mode"],
+            ));
+        }
+    }
+
+    println!("module resolution vs TypeScript {}:", typescript_version(&dir));
+    let (mut agree, mut total) = (0, 0);
+    for (category, tally) in &tallies {
+        println!("  {category}: agree {} / {}", tally.agree, tally.total);
+        agree += tally.agree;
+        total += tally.total;
+    }
+    println!("  retrylint's answers: {kinds:?}; mappings applied to TypeScript's: {mappings:?}");
+    println!("agree {agree} / {total}");
+    assert!(
+        unbuilt_problems.is_empty(),
+        "retrylint's answers depend on the install or the build:\n{}",
+        unbuilt_problems.join("\n")
+    );
+    assert!(
+        failures.is_empty(),
+        "{} disagreements with TypeScript:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    for ((category, spec, _), used) in EXCLUDED.iter().zip(excluded_used) {
+        assert!(
+            used > 0,
+            "the exclusion of {spec:?} in {category} matches nothing: remove it"
+        );
+    }
+    assert!(total > 1500, "only {total} imports compared");
+}
+
+fn typescript_version(dir: &Path) -> String {
+    let manifest: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("node_modules/typescript/package.json")).unwrap()).unwrap();
+    manifest["version"].as_str().unwrap_or("?").to_string()
+}
