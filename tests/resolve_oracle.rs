@@ -366,3 +366,135 @@ fn typescript_version(dir: &Path) -> String {
         serde_json::from_slice(&std::fs::read(dir.join("node_modules/typescript/package.json")).unwrap()).unwrap();
     manifest["version"].as_str().unwrap_or("?").to_string()
 }
+
+/// The findings of `fixtures/resolution-app` hang on its tricky imports: each one broken
+/// (the specifier pointed at nothing) silences its file's findings, and the note says why.
+#[test]
+fn the_resolution_fixture_depends_on_each_tricky_import() {
+    let fixture = common::fixture("resolution-app");
+    let (_, report) = common::check_json(&fixture, &["."]);
+    let all = common::findings(&report);
+    for (file, specifier) in [
+        ("src/features/Alias.ts", "~/lib/effect.js"),
+        ("src/features/Hash.ts", "#src/lib/effect.js"),
+        ("src/features/Workspace.ts", "@app/retry"),
+    ] {
+        assert!(all.iter().any(|(p, _, _)| p == file), "{file} has findings: {all:?}");
+        let copy = tempfile::tempdir().unwrap();
+        common::copy_dir(&fixture, copy.path());
+        let path = copy.path().join(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let broken = specifier
+            .replace("effect", "efect")
+            .replace("@app/retry", "@app/retry/nothing");
+        std::fs::write(
+            &path,
+            text.replace(&format!("\"{specifier}\""), &format!("\"{broken}\"")),
+        )
+        .unwrap();
+        let (_, report) = common::check_json(copy.path(), &["."]);
+        let left: Vec<_> = common::findings(&report)
+            .into_iter()
+            .filter(|(p, _, _)| p == file)
+            .collect();
+        assert!(left.is_empty(), "{file} still has findings with {broken:?}: {left:?}");
+        let notes = report["notes"].as_array().unwrap();
+        assert!(
+            notes.iter().any(|n| n["path"] == file
+                && n["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains(&format!("`{broken}` does not resolve"))),
+            "no note on {broken:?}: {notes:?}"
+        );
+    }
+}
+
+/// An import that resolves to nothing gets one note per specifier pattern (a relative path, a
+/// `paths` alias, an `imports` entry, a workspace package), naming a file that uses it and
+/// why; packages of node_modules never do.
+#[test]
+fn an_unresolved_project_import_gets_one_note_per_pattern() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let write = |path: &str, text: &str| {
+        std::fs::create_dir_all(root.join(path).parent().unwrap()).unwrap();
+        std::fs::write(root.join(path), text).unwrap();
+    };
+    write("retrylint.toml", "");
+    write(
+        "package.json",
+        r##"{ "name": "app", "type": "module", "workspaces": ["packages/*"], "imports": { "#src/*": "./src/*" } }"##,
+    );
+    write(
+        "tsconfig.json",
+        r#"{ "compilerOptions": { "module": "NodeNext", "paths": { "@/*": ["./src/*"] } }, "include": ["src"] }"#,
+    );
+    write(
+        "packages/db/package.json",
+        r#"{ "name": "@app/db", "exports": { ".": "./src/index.ts" } }"#,
+    );
+    write("packages/db/src/index.ts", "export const db = 1\n");
+    write("src/lib/retry.ts", "export const transient = 1\n");
+    let retrying =
+        "declare const task: Effect.Effect<void, Error>\nexport const run = task.pipe(Effect.retry({ times: 3 }))\n";
+    for name in ["features/a", "jobs/b"] {
+        write(
+            &format!("src/{name}.ts"),
+            &format!(
+                "import {{ Effect }} from \"effect\"\nimport * as z from \"zod\"\nimport * as fs from \"node:fs\"\n\
+                 import * as R from \"@/lib/retryy.js\"\nimport * as S from \"#src/lib/gone.js\"\n\
+                 import * as D from \"@app/db/internal\"\nimport * as L from \"./nope.js\"\n\
+                 import * as ok from \"@/lib/retry.js\"\n{retrying}"
+            ),
+        );
+    }
+    let (_, report) = common::check_json(root, &["."]);
+    let notes: Vec<String> = report["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| {
+            format!(
+                "{}:{} {}",
+                n["path"].as_str().unwrap(),
+                n["line"],
+                n["message"].as_str().unwrap()
+            )
+        })
+        .filter(|n| n.contains("does not resolve"))
+        .collect();
+    let expect = [
+        (
+            "src/features/a.ts:4",
+            "`@/lib/retryy.js`",
+            "the `paths` alias `@/*` of tsconfig.json",
+        ),
+        (
+            "src/features/a.ts:5",
+            "`#src/lib/gone.js`",
+            "the `imports` entry `#src/*` of package.json",
+        ),
+        (
+            "src/features/a.ts:6",
+            "`@app/db/internal`",
+            "the workspace package `@app/db`",
+        ),
+        ("src/features/a.ts:7", "`./nope.js`", "no file src/features/nope.js"),
+        ("src/jobs/b.ts:7", "`./nope.js`", "no file src/jobs/nope.js"),
+    ];
+    for (at, specifier, why) in expect {
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.starts_with(at) && n.contains(specifier) && n.contains(why)),
+            "no note {at} {specifier} ({why}) in {notes:#?}"
+        );
+    }
+    // Once per pattern: the alias, the imports entry and the package say how many imports.
+    assert_eq!(notes.len(), expect.len(), "{notes:#?}");
+    assert!(notes[0].contains("2 imports in 2 files"), "{notes:#?}");
+    assert!(!notes
+        .iter()
+        .any(|n| n.contains("zod") || n.contains("node:fs") || n.contains("`effect`")));
+}

@@ -264,6 +264,7 @@ impl Index {
                 ),
             })
             .collect();
+        notes.extend(self.unresolved_import_notes());
         for (id, loaded) in self.loaded.iter().enumerate() {
             notes.extend(loaded.notes.iter().cloned());
             if let Some(facts) = &loaded.facts {

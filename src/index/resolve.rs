@@ -28,7 +28,7 @@ pub enum Resolution {
     Unread(PathBuf),
     /// A package outside the workspace: not looked up (node_modules sources are not read).
     Package,
-    /// Nothing there.
+    /// Nothing there. (A bare specifier the caller may still find installed in node_modules.)
     Missing,
 }
 
@@ -260,18 +260,6 @@ pub fn resolve(host: &dyn Host, options: &CompilerOptions, file: &Path, spec: &s
                 .map(Resolution::File)
                 .unwrap_or(Resolution::Unread(found.path)),
         },
-        None if !is_relative(spec)
-            && !spec.starts_with('#')
-            && host.workspace_package(package_name(spec).0).is_none() =>
-        {
-            // A bare specifier no setting maps and no workspace package has: a package of
-            // node_modules, not looked up.
-            if spec.contains(':') || matches_paths(options, spec) {
-                Resolution::Missing
-            } else {
-                Resolution::Package
-            }
-        }
         None => Resolution::Missing,
     }
 }

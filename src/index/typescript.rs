@@ -10,7 +10,7 @@ use super::resolve::{self, Hit, Host, PackageJson, Resolution};
 use super::tsconfig::{CompilerOptions, Project};
 use super::{FileId, Index};
 use crate::facts::{is_effect_source, EffectAlias, Export, Expr, Import, ImportKind};
-use crate::source::Span;
+use crate::source::{Note, Span};
 
 /// How deep re-export chains and binding aliases are followed.
 const MAX_RESOLVE_DEPTH: usize = 16;
@@ -94,6 +94,10 @@ impl Index {
     /// without a prefix, such as `*`, falls back to `node_modules`), or missing — a workspace
     /// package, or an alias with a prefix of its own (`~/`, `@/`), that names nothing.
     fn installed_or_missing(&self, file: &Path, specifier: &str, options: &CompilerOptions) -> Resolution {
+        // `node:fs`, `bun:test`, a URL: not the project's.
+        if specifier.contains(':') {
+            return Resolution::Package;
+        }
         let (name, _) = resolve::package_name(specifier);
         let mut dir = file.parent();
         while let Some(d) = dir {
@@ -107,6 +111,7 @@ impl Index {
         }
         match options.paths.as_ref().and_then(|paths| alias_of(paths, specifier)) {
             Some(pattern) if !pattern.starts_with('*') => Resolution::Missing,
+            _ if !is_package_name(name) => Resolution::Missing,
             _ => Resolution::Package,
         }
     }
@@ -382,6 +387,23 @@ impl Index {
     }
 }
 
+/// Whether `name` can be a package of the npm registry (`effect`, `@effect/platform`,
+/// `JSONStream`): an alias such as `~/lib` or `@/lib` cannot, and names the project's own code.
+fn is_package_name(name: &str) -> bool {
+    let part = |p: &str| {
+        !p.is_empty()
+            && !p.starts_with(['.', '_', '~'])
+            && p.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_' | '~'))
+    };
+    match name.strip_prefix('@') {
+        Some(scoped) => scoped
+            .split_once('/')
+            .is_some_and(|(scope, rest)| part(scope) && part(rest)),
+        None => part(name),
+    }
+}
+
 /// The `paths` pattern `specifier` matches, if any.
 fn alias_of<'p>(paths: &'p [(String, Vec<String>)], specifier: &str) -> Option<&'p str> {
     let options = CompilerOptions {
@@ -410,5 +432,171 @@ impl Host for Index {
 
     fn workspace_package(&self, name: &str) -> Option<PathBuf> {
         self.workspace_packages().dir_of(name).map(Path::to_path_buf)
+    }
+}
+
+/// What a project-local import that resolves to nothing went through: the pattern its note
+/// is about, once.
+struct Unresolved {
+    /// Identifies the pattern (one note each).
+    key: String,
+    reason: String,
+}
+
+impl Index {
+    /// One note per specifier pattern that resolves to nothing — a relative path, a tsconfig
+    /// `paths` alias, a package.json `imports` entry (`#src/*`), a workspace package — naming
+    /// the first file that uses it: what such imports bring is unknown, so a policy imported
+    /// through one is never checked, and the user is told why. Packages outside the workspace
+    /// are not looked up and never noted.
+    pub fn unresolved_import_notes(&self) -> Vec<Note> {
+        // key → (note, files, imports)
+        let mut found: Vec<(String, Note, Vec<FileId>, usize)> = Vec::new();
+        for file in 0..self.files.len() {
+            let Some(facts) = self
+                .loaded(file)
+                .filter(|f| f.parsed && self.files[file].language.is_script())
+            else {
+                continue;
+            };
+            let mut specifiers: Vec<(&str, Option<usize>)> = facts
+                .imports
+                .iter()
+                .map(|i| (i.written_source(), Some(facts.lines.line_of(i.span.start) + 1)))
+                .collect();
+            specifiers.extend(facts.exports.iter().filter_map(|e| match e {
+                Export::Named { source, .. } | Export::Namespace { source, .. } | Export::Star { source } => {
+                    Some((source.as_str(), None))
+                }
+                Export::Local { .. } => None,
+            }));
+            let mut seen = std::collections::HashSet::new();
+            specifiers.retain(|(s, _)| seen.insert(*s));
+            for (specifier, line) in specifiers {
+                if self.resolution(file, specifier) != Resolution::Missing {
+                    continue;
+                }
+                let unresolved = self.unresolved(file, specifier);
+                match found.iter_mut().find(|(key, ..)| *key == unresolved.key) {
+                    Some((_, _, files, imports)) => {
+                        *imports += 1;
+                        if !files.contains(&file) {
+                            files.push(file);
+                        }
+                    }
+                    None => found.push((
+                        unresolved.key.clone(),
+                        Note {
+                            path: self.files[file].path.clone(),
+                            line,
+                            message: format!(
+                                "`{specifier}` does not resolve: {}; what it imports is unknown, so retries through it go unchecked",
+                                unresolved.reason
+                            ),
+                        },
+                        vec![file],
+                        1,
+                    )),
+                }
+            }
+        }
+        found
+            .into_iter()
+            .map(|(_, mut note, files, imports)| {
+                if imports > 1 {
+                    note.message.push_str(&format!(
+                        " ({imports} imports in {} {} resolve nothing this way)",
+                        files.len(),
+                        if files.len() == 1 { "file" } else { "files" }
+                    ));
+                }
+                note
+            })
+            .collect()
+    }
+
+    /// Why `specifier` of `file` resolves to nothing, and the pattern it goes through.
+    fn unresolved(&self, file: FileId, specifier: &str) -> Unresolved {
+        let shown = |path: &Path| {
+            path.strip_prefix(&self.config.root)
+                .unwrap_or(path)
+                .to_string_lossy()
+                .replace('\\', "/")
+        };
+        let absolute = &self.files[file].absolute;
+        let dir = absolute.parent().unwrap_or(Path::new("/"));
+        if specifier.starts_with('.') || specifier.starts_with('/') {
+            let target = crate::source::normalize(&dir.join(specifier));
+            return Unresolved {
+                key: format!("relative:{}", target.display()),
+                reason: format!(
+                    "no file {} (or with a TypeScript or JavaScript extension, or an index)",
+                    shown(&target)
+                ),
+            };
+        }
+        if specifier.starts_with('#') {
+            let mut scope = Some(dir);
+            while let Some(d) = scope {
+                if let Some(package) = self.project.package_json(d) {
+                    let manifest = shown(&package.dir.join("package.json"));
+                    let keys: Vec<String> = package
+                        .json
+                        .get("imports")
+                        .and_then(|i| i.entries())
+                        .map(|e| e.iter().map(|(k, _)| k.to_string()).collect())
+                        .unwrap_or_default();
+                    let pattern = resolve::best_pattern(keys.iter().map(String::as_str), specifier)
+                        .map_or_else(|| specifier.to_string(), |(k, _)| k.to_string());
+                    let reason = if keys.is_empty() {
+                        format!("{manifest} has no `imports`")
+                    } else if keys.contains(&pattern) {
+                        format!("the `imports` entry `{pattern}` of {manifest} names no file")
+                    } else {
+                        format!("no `imports` entry of {manifest} matches it")
+                    };
+                    return Unresolved {
+                        key: format!("imports:{}:{pattern}", package.dir.display()),
+                        reason,
+                    };
+                }
+                scope = d.parent();
+            }
+            return Unresolved {
+                key: format!("imports::{specifier}"),
+                reason: "no package.json above it has `imports`".into(),
+            };
+        }
+        let (name, _) = resolve::package_name(specifier);
+        if let Some(project) = self.project_of(file) {
+            if let Some(pattern) = project.options.paths.as_ref().and_then(|p| alias_of(p, specifier)) {
+                if !pattern.starts_with('*') {
+                    let config = shown(&project.config);
+                    return Unresolved {
+                        key: format!("paths:{}:{pattern}", project.config.display()),
+                        reason: format!("the `paths` alias `{pattern}` of {config} names no file for it"),
+                    };
+                }
+            }
+        }
+        if !is_package_name(name) {
+            let alias = format!("{}/*", specifier.split('/').next().unwrap_or(specifier));
+            let reason = match self.project_of(file) {
+                Some(project) => format!("no `paths` alias of {} matches it", shown(&project.config)),
+                None => {
+                    "no tsconfig.json or jsconfig.json includes this file, so no `paths` alias applies to it".into()
+                }
+            };
+            return Unresolved {
+                key: format!("alias:{alias}"),
+                reason,
+            };
+        }
+        Unresolved {
+            key: format!("package:{name}"),
+            reason: format!(
+                "the workspace package `{name}` has no file at that path (its `exports`, `types` or `main`)"
+            ),
+        }
     }
 }
