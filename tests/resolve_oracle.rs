@@ -498,3 +498,25 @@ fn an_unresolved_project_import_gets_one_note_per_pattern() {
         .iter()
         .any(|n| n.contains("zod") || n.contains("node:fs") || n.contains("`effect`")));
 }
+
+/// Installed, a workspace package still gets its note: its node_modules link is the package
+/// itself, not another copy that could have the path.
+#[test]
+fn an_installed_workspace_package_that_lacks_the_path_is_noted() {
+    let copy = tempfile::tempdir().unwrap();
+    common::copy_dir(&common::fixture("resolution-app"), copy.path());
+    std::fs::create_dir_all(copy.path().join("node_modules/@app")).unwrap();
+    std::os::unix::fs::symlink("../../packages/retry", copy.path().join("node_modules/@app/retry")).unwrap();
+    let path = copy.path().join("src/features/Workspace.ts");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, text.replace("\"@app/retry\"", "\"@app/retry/nothing\"")).unwrap();
+    let (_, report) = common::check_json(copy.path(), &["."]);
+    let notes = report["notes"].as_array().unwrap();
+    assert!(
+        notes.iter().any(|n| n["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("`@app/retry/nothing` does not resolve")),
+        "{notes:?}"
+    );
+}

@@ -89,28 +89,35 @@ impl Index {
         resolved
     }
 
-    /// A bare specifier nothing in the project resolves: a package installed in a
-    /// `node_modules` above (not read), one that looks like an npm package (a `paths` pattern
-    /// without a prefix, such as `*`, falls back to `node_modules`), or missing — a workspace
-    /// package, or an alias with a prefix of its own (`~/`, `@/`), that names nothing.
+    /// A bare specifier nothing in the project resolves: a package of node_modules (not read:
+    /// installed or not, a name npm could publish; a `paths` pattern without a prefix, such as
+    /// `*`, falls back to node_modules), or missing — a workspace package, an alias with a
+    /// prefix of its own (`@/`), or a name no package can have (`~/lib`), that names nothing.
     fn installed_or_missing(&self, file: &Path, specifier: &str, options: &CompilerOptions) -> Resolution {
         // `node:fs`, `bun:test`, a URL: not the project's.
         if specifier.contains(':') {
             return Resolution::Package;
         }
         let (name, _) = resolve::package_name(specifier);
-        let mut dir = file.parent();
-        while let Some(d) = dir {
-            if d.join("node_modules").join(name).exists() {
-                return Resolution::Package;
-            }
-            dir = d.parent();
-        }
+        // A workspace package resolved by name: nothing at that path (its node_modules link,
+        // if installed, leads to the same package).
         if self.workspace_packages().dir_of(name).is_some() {
             return Resolution::Missing;
         }
+        let installed = || {
+            let mut dir = file.parent();
+            while let Some(d) = dir {
+                if d.join("node_modules").join(name).exists() {
+                    return true;
+                }
+                dir = d.parent();
+            }
+            false
+        };
         match options.paths.as_ref().and_then(|paths| alias_of(paths, specifier)) {
-            Some(pattern) if !pattern.starts_with('*') => Resolution::Missing,
+            // An alias with a prefix of its own names the project's code, unless a package of
+            // that name is installed (TypeScript falls back to node_modules).
+            Some(pattern) if !pattern.starts_with('*') && !installed() => Resolution::Missing,
             _ if !is_package_name(name) => Resolution::Missing,
             _ => Resolution::Package,
         }
