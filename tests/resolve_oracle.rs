@@ -520,3 +520,59 @@ fn an_installed_workspace_package_that_lacks_the_path_is_noted() {
         "{notes:?}"
     );
 }
+
+/// Hostile project files: a tsconfig that extends itself (and a device), and a FIFO named
+/// package.json in a directory an import names but discovery skips (hidden): resolution reads
+/// neither FIFO nor device, and the run ends normally.
+#[test]
+fn hostile_configs_neither_hang_nor_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("retrylint.toml"), "").unwrap();
+    std::fs::write(
+        root.join("tsconfig.json"),
+        r#"{ "extends": ["./tsconfig.json", "./a.json", "/dev/zero"], "compilerOptions": { "paths": { "~/*": ["./src/*"] } } }"#,
+    )
+    .unwrap();
+    std::fs::write(root.join("a.json"), r#"{ "extends": "./tsconfig.json" }"#).unwrap();
+    std::fs::create_dir_all(root.join("src/lib")).unwrap();
+    std::fs::create_dir_all(root.join("src/.cfg")).unwrap();
+    let status = Command::new("mkfifo").arg(root.join("src/.cfg/package.json")).status();
+    assert!(status.is_ok_and(|s| s.success()), "mkfifo runs");
+    std::fs::write(root.join("src/lib/index.ts"), "export const transient = 1\n").unwrap();
+    std::fs::write(
+        root.join("src/main.ts"),
+        "import { Effect } from \"effect\"\nimport * as R from \"~/lib\"\nimport * as C from \"./.cfg\"\n\
+         declare const t: Effect.Effect<void>\nexport const x = t.pipe(Effect.retry({ times: 3 }))\n",
+    )
+    .unwrap();
+    let mut child = common::bin()
+        .args(["resolve-imports", "."])
+        .current_dir(root)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > std::time::Duration::from_secs(60) {
+            child.kill().unwrap();
+            panic!("resolve-imports hangs on a FIFO named package.json");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success());
+    let answers = lines(&output.stdout);
+    assert!(
+        answers
+            .iter()
+            .any(|a| a["specifier"] == "~/lib" && a["resolved"] == "src/lib/index.ts"),
+        "{answers:?}"
+    );
+    assert!(
+        answers
+            .iter()
+            .any(|a| a["specifier"] == "./.cfg" && a["kind"] == "missing"),
+        "{answers:?}"
+    );
+}

@@ -124,7 +124,11 @@ impl<'de> Visitor<'de> for JsonVisitor {
 
 /// A JSON or JSONC file of the project (a `package.json`, a `tsconfig.json`), if it reads
 /// within the config size bound and parses.
+/// Anything but a regular file (a FIFO, a device: opening one could block) is not read.
 pub fn read(path: &Path) -> Option<Json> {
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return None;
+    }
     let text = crate::files::read_bounded(path, crate::files::MAX_CONFIG_SIZE).ok()?;
     parse(&text)
 }
