@@ -576,3 +576,57 @@ fn hostile_configs_neither_hang_nor_crash() {
         "{answers:?}"
     );
 }
+
+/// A workspace as checked out (not installed, not built): a tsconfig that extends a config
+/// package of the workspace by name, and a package whose build is rooted at the package
+/// (`dist/src/x.d.ts` ← `src/x.ts`) — the layout of a real Effect v4 app.
+#[test]
+fn an_uninstalled_workspace_extends_its_config_package_and_maps_a_rooted_build() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let write = |path: &str, text: &str| {
+        std::fs::create_dir_all(root.join(path).parent().unwrap()).unwrap();
+        std::fs::write(root.join(path), text).unwrap();
+    };
+    write("retrylint.toml", "");
+    write(
+        "package.json",
+        r#"{ "name": "mono", "private": true, "workspaces": ["apps/*", "packages/*", "tooling/*"] }"#,
+    );
+    write(
+        "tooling/typescript-config/package.json",
+        r#"{ "name": "@mono/typescript-config" }"#,
+    );
+    write(
+        "tooling/typescript-config/node.json",
+        r#"{ "compilerOptions": { "module": "NodeNext", "moduleResolution": "NodeNext" } }"#,
+    );
+    write(
+        "apps/api/package.json",
+        r##"{ "name": "@mono/api", "type": "module", "imports": { "#src/*": "./src/*" } }"##,
+    );
+    write(
+        "apps/api/tsconfig.json",
+        r#"{ "extends": ["@mono/typescript-config/node"], "include": ["src"] }"#,
+    );
+    write("apps/api/src/lib/retry.ts", "export const transient = 1\n");
+    write(
+        "packages/schema/package.json",
+        r#"{ "name": "@mono/schema", "type": "module", "exports": { "./api": { "types": "./dist/src/api.d.ts", "default": "./dist/src/api.js" } } }"#,
+    );
+    write("packages/schema/src/api.ts", "export const api = 1\n");
+    write(
+        "apps/api/src/main.ts",
+        "import * as R from \"#src/lib/retry.js\"\nimport * as A from \"@mono/schema/api\"\n",
+    );
+    let answers = retrylint(root);
+    let of = |specifier: &str| {
+        answers
+            .iter()
+            .find(|a| a["specifier"] == specifier)
+            .unwrap_or_else(|| panic!("{specifier} in {answers:?}"))["resolved"]
+            .clone()
+    };
+    assert_eq!(of("#src/lib/retry.js"), "apps/api/src/lib/retry.ts", "{answers:?}");
+    assert_eq!(of("@mono/schema/api"), "packages/schema/src/api.ts", "{answers:?}");
+}

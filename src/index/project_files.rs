@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use super::resolve::PackageJson;
-use super::tsconfig::{Project, CONFIG_NAMES};
+use super::tsconfig::{Project, Workspace, CONFIG_NAMES};
 
 /// Per-directory answers, cached: the nearest file of each kind above a directory.
 #[derive(Default)]
@@ -46,12 +46,12 @@ impl ProjectFiles {
     /// (solution-style configs, depth first), else the same one directory up. `None`: no
     /// project has it (TypeScript's defaults apply). `extra` are the extensions beyond
     /// TypeScript's that a project includes (`.vue`, `.svelte`, as their tooling does).
-    pub fn project_for(&self, file: &Path, extra: &[&str]) -> Option<Arc<Project>> {
+    pub fn project_for(&self, file: &Path, extra: &[&str], workspace: Workspace) -> Option<Arc<Project>> {
         let mut dir = file.parent();
         while let Some(d) = dir {
             if let Some(config) = self.config_file(d) {
                 let mut visited = Vec::new();
-                if let Some(project) = self.including(&config, file, extra, &mut visited) {
+                if let Some(project) = self.including(&config, file, extra, workspace, &mut visited) {
                     return Some(project);
                 }
             }
@@ -68,28 +68,29 @@ impl ProjectFiles {
         config: &Path,
         file: &Path,
         extra: &[&str],
+        workspace: Workspace,
         visited: &mut Vec<PathBuf>,
     ) -> Option<Arc<Project>> {
         if visited.len() > 64 || visited.iter().any(|v| v == config) {
             return None;
         }
         visited.push(config.to_path_buf());
-        let project = self.project(config)?;
+        let project = self.project(config, workspace)?;
         if project.includes(file, extra) {
             return Some(project);
         }
         project
             .references
             .iter()
-            .find_map(|reference| self.including(reference, file, extra, visited))
+            .find_map(|reference| self.including(reference, file, extra, workspace, visited))
     }
 
     /// The project of one config file, read once.
-    fn project(&self, config: &Path) -> Option<Arc<Project>> {
+    fn project(&self, config: &Path, workspace: Workspace) -> Option<Arc<Project>> {
         if let Some(known) = self.projects.lock().unwrap_or_else(|e| e.into_inner()).get(config) {
             return known.clone();
         }
-        let project = Project::read(config).map(Arc::new);
+        let project = Project::read(config, workspace).map(Arc::new);
         self.projects
             .lock()
             .unwrap_or_else(|e| e.into_inner())

@@ -979,7 +979,7 @@ fn versioned_types_key(conditions: &[String], key: &str) -> bool {
 }
 
 /// The source a workspace package's build output is compiled from (`dist/x.js`, `lib/x.d.ts`
-/// → `src/x.ts`), when the index has it: retrylint reads the source, which a checkout that was
+/// → `src/x.ts`; `dist/src/x.js` → `src/x.ts`), when the index has it: retrylint reads the source, which a checkout that was
 /// never built has too.
 fn workspace_source(state: &State, ext: u8, output: &Path) -> Option<Found> {
     if ext & TS == 0 {
@@ -1001,15 +1001,18 @@ fn workspace_source(state: &State, ext: u8, output: &Path) -> Option<Found> {
     if original.is_empty() && state.features & ESM != 0 {
         return None;
     }
-    let source = package.dir.join("src").join(stem);
     let original = match original {
         ".d.mts" => ".mjs",
         ".d.cts" => ".cjs",
         ".d.ts" => ".js",
         other => other,
     };
-    let found = try_adding_extensions(state, &source, TS, original)?;
-    matches!(found.hit, Hit::File(_)).then_some(found)
+    // The output mirrors src/ (`dist/x.js` ← `src/x.ts`), or the package itself, for a build
+    // rooted there (`dist/src/x.js` ← `src/x.ts`).
+    [package.dir.join("src").join(stem), package.dir.join(stem)]
+        .iter()
+        .filter_map(|source| try_adding_extensions(state, source, TS, original))
+        .find(|found| matches!(found.hit, Hit::File(_)))
 }
 
 /// Classic resolution: relative files (no directories), then each ancestor directory for a

@@ -199,12 +199,12 @@ struct Raw {
 impl Project {
     /// Reads the project of `config`, or `None` when it does not read or parse (TypeScript
     /// reports an error then, and resolves nothing with it).
-    pub fn read(config: &Path) -> Option<Project> {
+    pub fn read(config: &Path, workspace: Workspace) -> Option<Project> {
         let json = json::read(config)?;
         let dir = config.parent()?.to_path_buf();
         let jsconfig = config.file_name().is_some_and(|n| n == "jsconfig.json");
         let mut stack = vec![config.to_path_buf()];
-        let mut raw = read_raw(&json, config, &dir, &dir, &mut stack)?;
+        let mut raw = read_raw(&json, config, &dir, &dir, &mut stack, workspace)?;
         if jsconfig && raw.options.allow_js.is_none() {
             raw.options.allow_js = Some(true);
         }
@@ -279,7 +279,14 @@ impl Project {
 
 /// What `compilerOptions` of `json` say, made absolute against `dir`, with `extends` applied.
 /// `leaf` is the directory of the config being read (`${configDir}`).
-fn read_raw(json: &Json, config: &Path, dir: &Path, leaf: &Path, stack: &mut Vec<PathBuf>) -> Option<Raw> {
+fn read_raw(
+    json: &Json,
+    config: &Path,
+    dir: &Path,
+    leaf: &Path,
+    stack: &mut Vec<PathBuf>,
+    workspace: Workspace,
+) -> Option<Raw> {
     if stack.len() > MAX_DEPTH {
         return None;
     }
@@ -299,7 +306,9 @@ fn read_raw(json: &Json, config: &Path, dir: &Path, leaf: &Path, stack: &mut Vec
     }
     let mut merged = Raw::default();
     for base in extends {
-        let Some(path) = extends_path(base, dir) else { continue };
+        let Some(path) = extends_path(base, dir, workspace) else {
+            continue;
+        };
         if stack.contains(&path) {
             continue;
         }
@@ -308,7 +317,7 @@ fn read_raw(json: &Json, config: &Path, dir: &Path, leaf: &Path, stack: &mut Vec
             continue;
         };
         stack.push(path.clone());
-        let base_raw = read_raw(&base_json, &path, &base_dir, leaf, stack);
+        let base_raw = read_raw(&base_json, &path, &base_dir, leaf, stack, workspace);
         stack.pop();
         let Some(base_raw) = base_raw else { continue };
         // `include`, `exclude` and `files` come from the base when the config has none
@@ -336,8 +345,8 @@ fn read_raw(json: &Json, config: &Path, dir: &Path, leaf: &Path, stack: &mut Vec
 /// The config an `extends` entry names: a path relative to `dir` (`.json` added when the
 /// file without it does not exist), or a package's config found in `node_modules` above
 /// (`@tsconfig/node20/tsconfig.json`, `@tsconfig/node20`: its package.json `tsconfig` field,
-/// else its `tsconfig.json`).
-fn extends_path(name: &str, dir: &Path) -> Option<PathBuf> {
+/// else its `tsconfig.json`), else in a package of the workspace by that name.
+fn extends_path(name: &str, dir: &Path, workspace: Workspace) -> Option<PathBuf> {
     let name = name.replace('\\', "/");
     if name.starts_with("./") || name.starts_with("../") || name.starts_with('/') {
         let path = normalize(&dir.join(&name));
@@ -353,33 +362,52 @@ fn extends_path(name: &str, dir: &Path) -> Option<PathBuf> {
     let mut current = Some(dir);
     while let Some(d) = current {
         if d.file_name().is_some_and(|n| n != "node_modules") || d.parent().is_none() {
-            let candidate = normalize(&d.join("node_modules").join(&name));
-            if candidate.is_file() && name.ends_with(".json") {
-                return Some(candidate);
-            }
-            let with_json = PathBuf::from(format!("{}.json", candidate.display()));
-            if with_json.is_file() {
-                return Some(with_json);
-            }
-            if candidate.is_dir() {
-                let field = json::read(&candidate.join("package.json"))
-                    .and_then(|p| p.get("tsconfig").and_then(Json::as_str).map(String::from));
-                if let Some(field) = field {
-                    let path = normalize(&candidate.join(field));
-                    if path.is_file() {
-                        return Some(path);
-                    }
-                }
-                let index = candidate.join("tsconfig.json");
-                if index.is_file() {
-                    return Some(index);
-                }
+            if let Some(found) = package_config(&normalize(&d.join("node_modules").join(&name)), &name) {
+                return Some(found);
             }
         }
         current = d.parent();
     }
+    // A package of the workspace, by name, as its node_modules link would find it installed.
+    let (package, rest) = super::resolve::package_name(&name);
+    let dir = workspace(package)?;
+    let candidate = if rest.is_empty() {
+        dir
+    } else {
+        normalize(&dir.join(rest))
+    };
+    package_config(&candidate, &name)
+}
+
+/// The config `candidate` (a path in a package) names: the file, the file with `.json`, or
+/// a directory's package.json `tsconfig` field, else its `tsconfig.json`.
+fn package_config(candidate: &Path, name: &str) -> Option<PathBuf> {
+    if candidate.is_file() && name.ends_with(".json") {
+        return Some(candidate.to_path_buf());
+    }
+    let with_json = PathBuf::from(format!("{}.json", candidate.display()));
+    if with_json.is_file() {
+        return Some(with_json);
+    }
+    if candidate.is_dir() {
+        let field = json::read(&candidate.join("package.json"))
+            .and_then(|p| p.get("tsconfig").and_then(Json::as_str).map(String::from));
+        if let Some(field) = field {
+            let path = normalize(&candidate.join(field));
+            if path.is_file() {
+                return Some(path);
+            }
+        }
+        let index = candidate.join("tsconfig.json");
+        if index.is_file() {
+            return Some(index);
+        }
+    }
     None
 }
+
+/// The directory of a workspace package by name.
+pub type Workspace<'w> = &'w dyn Fn(&str) -> Option<PathBuf>;
 
 /// `${configDir}` replaced by the directory of the config being read, else `value` made
 /// absolute against `dir`.

@@ -130,7 +130,9 @@ impl Index {
         }
         let project = self
             .project
-            .project_for(&self.files[file].absolute, &[".vue", ".svelte"]);
+            .project_for(&self.files[file].absolute, &[".vue", ".svelte"], &|name| {
+                self.workspace_packages().dir_of(name).map(Path::to_path_buf)
+            });
         self.file_projects
             .write()
             .unwrap_or_else(|e| e.into_inner())

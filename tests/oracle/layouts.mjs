@@ -79,8 +79,9 @@ class Layout {
     this.links.set(p, target);
     return this;
   }
-  /// A declaration-only build of `pkg`'s src/ into `outDir`.
-  build(pkg, outDir = "dist") {
+  /// A declaration-only build of `pkg`'s src/ into `outDir` (`rooted`: of the package, so
+  /// `outDir/src/…`).
+  build(pkg, outDir = "dist", rooted = false) {
     for (const [p] of [...this.files]) {
       const prefix = `${pkg}/src/`;
       if (!p.startsWith(prefix) || /\.d\.[mc]?ts$/.test(p)) continue;
@@ -88,7 +89,7 @@ class Layout {
       const m = rel.match(/^(.*)\.(ts|tsx|mts|cts)$/);
       if (!m) continue;
       const ext = { ts: ".d.ts", tsx: ".d.ts", mts: ".d.mts", cts: ".d.cts" }[m[2]];
-      this.file(`${pkg}/${outDir}/${m[1]}${ext}`, "// built\nexport declare const value: number\n");
+      this.file(`${pkg}/${outDir}/${rooted ? "src/" : ""}${m[1]}${ext}`, "// built\nexport declare const value: number\n");
     }
     return this;
   }
@@ -163,9 +164,19 @@ function extendsPackage() {
     ["@tsconfig/strictest", { strict: true }],
   ]);
   const [name, compilerOptions] = base;
-  l.json(`node_modules/${name}/package.json`, { name, version: "1.0.0" });
-  l.json(`node_modules/${name}/tsconfig.json`, { compilerOptions });
-  const extendsName = pick([`${name}/tsconfig.json`, name, `${name}/tsconfig`]);
+  let extendsName;
+  if (chance(0.35)) {
+    // A config package of the workspace (`tooling/tsconfig`), linked into node_modules.
+    l.json("tooling/tsconfig/package.json", { name: "@ws/tsconfig", version: "1.0.0" });
+    l.json("tooling/tsconfig/node.json", { compilerOptions });
+    l.json("tooling/tsconfig/tsconfig.json", { compilerOptions });
+    l.link("node_modules/@ws/tsconfig", "tooling/tsconfig");
+    extendsName = pick(["@ws/tsconfig/node", "@ws/tsconfig/node.json", "@ws/tsconfig"]);
+  } else {
+    l.json(`node_modules/${name}/package.json`, { name, version: "1.0.0" });
+    l.json(`node_modules/${name}/tsconfig.json`, { compilerOptions });
+    extendsName = pick([`${name}/tsconfig.json`, name, `${name}/tsconfig`]);
+  }
   l.json("tsconfig.json", { extends: extendsName, compilerOptions: chance(0.3) ? { baseUrl: "." } : {} });
   l.json("package.json", { name: "app", ...(chance(0.6) ? { type: "module" } : {}) });
   l.module("src/a.ts").module("src/dir/index.ts").module("src/b.mts").module("src/c.cts");
@@ -296,6 +307,7 @@ function exportsConditions() {
     { import: { types: "./dist/index.d.mts", default: "./dist/index.mjs" }, require: { types: "./dist/index.d.cts", default: "./dist/index.cjs" } },
     { source: "./src/index.ts", types: "./dist/index.d.ts", default: "./dist/index.js" },
     { types: "./dist/index.d.ts", import: "./dist/index.js", require: "./dist/index.cjs" },
+    { types: "./dist/src/index.d.ts", default: "./dist/src/index.js" },
     ["./src/index.ts", "./fallback.js"],
     { node: { import: "./src/node.ts" }, default: "./src/index.ts" },
   ]);
@@ -312,7 +324,7 @@ function exportsConditions() {
   const dir = workspacePackage(l, "@ws/lib", manifest, manager);
   l.module(`${dir}/src/index.ts`).module(`${dir}/src/node.ts`).module(`${dir}/src/retry.ts`).module(`${dir}/src/retry.cts`);
   l.module(`${dir}/src/features/a.ts`).module(`${dir}/src/features/internal/x.ts`).module(`${dir}/src/index.mts`).module(`${dir}/src/index.cts`);
-  l.build(dir);
+  l.build(dir).build(dir, "dist", true);
   // A published package in node_modules, never read by retrylint.
   l.json("node_modules/published/package.json", { name: "published", exports: { ".": { types: "./index.d.ts", default: "./index.js" } } });
   l.file("node_modules/published/index.d.ts", "export declare const value: number\n").module("node_modules/published/index.js");

@@ -17,8 +17,9 @@
 // `mapped` applies, to TypeScript's answer, the two mappings retrylint documents (README,
 // "Resolution across files"), and nothing else:
 //   - "build-output": a file in a package's dist/, build/, lib/ or out/ (not in node_modules)
-//     stands for the source it is built from, src/<same path> with a TypeScript extension,
-//     when that file exists (`dist/x.d.ts`, `dist/x.js` → `src/x.ts`).
+//     stands for the source it is built from, src/<same path> (else <same path> in the package,
+//     for a build rooted there) with a TypeScript extension, when that file exists
+//     (`dist/x.d.ts`, `dist/x.js` → `src/x.ts`; `dist/src/x.d.ts` → `src/x.ts`).
 //   - "declaration-implementation": a declaration `x.d.ts` (`.d.mts`, `.d.cts`) stands for
 //     the implementation beside it, `x.js` (`.mjs`, `.cjs`), when that exists outside
 //     node_modules: retrylint reads the code, not its types.
@@ -127,10 +128,12 @@ function map(resolved) {
     const outputs = ["dist", "build", "lib", "out"];
     const m = rel.slice(1).join("/").match(/^(.*?)(\.d\.ts|\.d\.mts|\.d\.cts|\.js|\.mjs|\.cjs|\.jsx)$/);
     if (outputs.includes(rel[0]) && m) {
-      const stem = path.join(pkg, "src", m[1]);
       const candidates = { ".mjs": [".mts"], ".d.mts": [".mts"], ".cjs": [".cts"], ".d.cts": [".cts"], ".jsx": [".tsx", ".ts"] }[m[2]] ?? [".ts", ".tsx"];
-      for (const ext of candidates) {
-        if (fs.existsSync(stem + ext)) return { mapped: stem + ext, mapping: "build-output" };
+      // The output mirrors src/, or the package itself (a build rooted there: dist/src/x.js).
+      for (const stem of [path.join(pkg, "src", m[1]), path.join(pkg, m[1])]) {
+        for (const ext of candidates) {
+          if (fs.existsSync(stem + ext)) return { mapped: stem + ext, mapping: "build-output" };
+        }
       }
     }
   }
