@@ -530,8 +530,9 @@ fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
     let color = match args.color {
         Color::Always => ColorChoice::Always,
         Color::Never => ColorChoice::Never,
-        Color::Auto if args.output_file.is_none() && std::io::stdout().is_terminal() => ColorChoice::Auto,
-        Color::Auto => ColorChoice::Never,
+        Color::Auto => auto_color(args.output_file.is_none(), std::io::stdout().is_terminal(), |name| {
+            std::env::var_os(name)
+        }),
     };
     let mut out = cli::Output::open(args.output_file.as_deref(), color)?;
     let mut stderr = std::io::stderr();
@@ -582,6 +583,23 @@ fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
     // file). The operating system takes the memory back at once.
     std::mem::forget(outcome);
     Ok(if failing { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// `--color auto`: `NO_COLOR` (set, not empty) turns colour off; else `FORCE_COLOR` or
+/// `CLICOLOR_FORCE` (set, not empty, not `0`/`false`) turns it on where stdout is not a terminal
+/// (a CI log), though never into `--output-file`; else colour on a terminal.
+fn auto_color(to_stdout: bool, terminal: bool, var: impl Fn(&str) -> Option<std::ffi::OsString>) -> ColorChoice {
+    let set = |name: &str| var(name).is_some_and(|v| !v.is_empty());
+    let forced = |name: &str| var(name).is_some_and(|v| !v.is_empty() && v != "0" && v != "false");
+    if set("NO_COLOR") || !to_stdout {
+        ColorChoice::Never
+    } else if forced("FORCE_COLOR") || forced("CLICOLOR_FORCE") {
+        ColorChoice::Always
+    } else if terminal {
+        ColorChoice::Auto
+    } else {
+        ColorChoice::Never
+    }
 }
 
 /// Prints `--diff`. The diff holds the project's own lines, so it is printed as a patch only
