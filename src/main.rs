@@ -337,8 +337,15 @@ fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
         .format
         .unwrap_or(if on_github { Format::Github } else { Format::Human });
     if args.statistics && !matches!(format, Format::Human | Format::Short | Format::Json) {
+        let name = clap::ValueEnum::to_possible_value(&format).map_or_else(String::new, |v| v.get_name().to_string());
+        let given = if args.format.is_some() {
+            format!("`--format {name}`")
+        } else {
+            format!("`{name}`, the default format under GitHub Actions (GITHUB_ACTIONS=true)")
+        };
         return Err(miette!(
-            "--statistics prints counts in the human, short or json format, not {format:?}"
+            help = "pass --format human, short or json with --statistics",
+            "--statistics prints counts in the human, short or json format, not {given}"
         ));
     }
     // `--project DIR`: DIR is checked, and the findings in the paths given are reported.

@@ -260,6 +260,46 @@ fn force_color_and_clicolor_force_colour_a_pipe() {
     );
 }
 
+/// `--statistics` with a format it does not print names that format as the user gave it (or
+/// as GitHub Actions chose it), not as the program spells it.
+#[test]
+fn statistics_with_another_format_names_it() {
+    let dir = app();
+    // The message as one line: miette wraps it at the terminal width.
+    let text = |bytes: &[u8]| -> String {
+        let text = String::from_utf8_lossy(bytes);
+        text.split_whitespace()
+            .filter(|w| *w != "│")
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    for format in ["github", "sarif", "gitlab", "junit"] {
+        let output = run(dir.path(), &["check", ".", "--statistics", "--format", format]);
+        assert_eq!(output.status.code(), Some(2));
+        let stderr = text(&output.stderr);
+        assert!(
+            stderr.contains(&format!("in the human, short or json format, not `--format {format}`")),
+            "{stderr}"
+        );
+        assert!(
+            stderr.contains("pass --format human, short or json with --statistics"),
+            "{stderr}"
+        );
+    }
+    let output = common::bin()
+        .current_dir(dir.path())
+        .env("GITHUB_ACTIONS", "true")
+        .args(["check", ".", "--statistics"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains("not `github`, the default format under GitHub Actions (GITHUB_ACTIONS=true)"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn statistics_count_findings_per_rule() {
     let fixture = common::fixture("effect-app");
