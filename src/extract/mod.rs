@@ -255,6 +255,7 @@ fn extract_unguarded(
         Language::Sql => sql_text::sql_file(&mut facts, text),
         Language::Json | Language::Yaml => rs2::extract(&mut facts, text),
     }
+    facts.forget_lookups();
     facts
 }
 
