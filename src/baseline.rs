@@ -2,7 +2,8 @@
 //! only findings that are not in it. Entries that no longer match are reported as stale, so
 //! the baseline only shrinks. Entries name files relative to the project root, so a
 //! baseline written from one working directory matches from any other. Its text is the
-//! user's to edit, so whatever of it is printed goes through [`printable`] first.
+//! user's to edit, so whatever of it is printed goes through
+//! [`crate::source::printable`] first.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -74,15 +75,26 @@ pub fn write(path: &Path, index: &Index, diagnostics: &[Diagnostic]) -> Result<u
     Ok(baseline.findings.len())
 }
 
+/// Reads a baseline: a regular file (`--baseline /dev/zero` or a FIFO is an error, never a
+/// hang), of at most [`crate::files::MAX_BASELINE_SIZE`] bytes.
 pub fn read(path: &Path) -> Result<Baseline, Report> {
-    let text = std::fs::read_to_string(path).map_err(|e| miette!("cannot read baseline {}: {e}", path.display()))?;
-    let baseline: Baseline = serde_json::from_str(&text).map_err(|e| {
-        // serde quotes the offending value, which is the file's text.
+    let bytes = crate::files::read_file(path, crate::files::MAX_BASELINE_SIZE, true)
+        .map_err(|e| miette!("cannot read baseline {}: {e}", path.display()))?;
+    let baseline: Baseline = serde_json::from_slice(&bytes).map_err(|e| {
+        // serde's message quotes the offending value, which is the file's text, and the file
+        // may be anything (`--baseline .env`): where, and what kind of mistake, is enough.
+        let what = match e.classify() {
+            serde_json::error::Category::Syntax => "not valid JSON",
+            serde_json::error::Category::Eof => "the JSON ends early",
+            serde_json::error::Category::Data => "JSON, but not a baseline's fields",
+            serde_json::error::Category::Io => "cannot be read",
+        };
         miette!(
             help = "write one with `retrylint check --write-baseline FILE`",
-            "{} is not a retrylint baseline: {}",
+            "{} is not a retrylint baseline: {what} (line {}, column {})",
             path.display(),
-            printable(&e.to_string())
+            e.line(),
+            e.column()
         )
     })?;
     if baseline.version != 1 {
@@ -93,20 +105,6 @@ pub fn read(path: &Path) -> Result<Baseline, Report> {
         ));
     }
     Ok(baseline)
-}
-
-/// `text` safe to print on a terminal: control characters (escape sequences, carriage
-/// returns, bells) are written as escapes (`\u{1b}`), everything else as is.
-pub fn printable(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if c.is_control() || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}') {
-            out.extend(c.escape_unicode());
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 /// Removes the findings the baseline knows (each entry matches one finding) and returns the
@@ -138,17 +136,4 @@ pub fn filter(baseline: &Baseline, index: &Index, diagnostics: &mut Vec<Diagnost
         }
     }
     stale
-}
-
-#[cfg(test)]
-mod tests {
-    use super::printable;
-
-    #[test]
-    fn printable_escapes_control_characters() {
-        assert_eq!(printable("src/a.ts"), "src/a.ts");
-        assert_eq!(printable("a\u{1b}[2Jb\r\u{7}"), "a\\u{1b}[2Jb\\u{d}\\u{7}");
-        assert_eq!(printable("x\u{202e}y"), "x\\u{202e}y", "bidi overrides too");
-        assert_eq!(printable("café"), "café");
-    }
 }

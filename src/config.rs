@@ -225,7 +225,8 @@ impl Config {
         }
     }
 
-    /// Finds `retrylint.toml` from `start` upwards.
+    /// Finds `retrylint.toml` from `start` upwards: the nearest entry of that name that is not
+    /// a directory (a FIFO or a link there is the config too, and loading it says what is wrong).
     pub fn discover(start: &Path) -> Option<PathBuf> {
         let start = std::fs::canonicalize(start).ok()?;
         let mut dir = if start.is_dir() {
@@ -235,7 +236,7 @@ impl Config {
         };
         while let Some(current) = dir {
             let candidate = current.join(CONFIG_FILE);
-            if candidate.is_file() {
+            if is_config_entry(&candidate) {
                 return Some(candidate);
             }
             dir = current.parent();
@@ -243,32 +244,63 @@ impl Config {
         None
     }
 
-    /// Reads and validates a config file. `rules` are the names `[rules]` may set.
+    /// Reads and validates a config file that was found (the project root's, a package's): a
+    /// regular `.toml` file inside its project or git root, links resolved (see
+    /// [`read_config`]). `rules` are the names `[rules]` may set.
     pub fn load(path: &Path, rules: &[&str]) -> Result<Config, Report> {
-        let text = crate::files::read_bounded(path, crate::files::MAX_CONFIG_SIZE)
-            .map_err(|e| miette!("cannot read config {}: {e}", path.display()))?;
-        let root = std::fs::canonicalize(path)
+        Config::load_from(path, rules, Some(&config_boundary(path)))
+    }
+
+    /// [`Config::load`] for a config named on the command line (`--config FILE`): any regular
+    /// `.toml` file, wherever it is.
+    pub fn load_given(path: &Path, rules: &[&str]) -> Result<Config, Report> {
+        Config::load_from(path, rules, None)
+    }
+
+    fn load_from(path: &Path, rules: &[&str], boundary: Option<&Path>) -> Result<Config, Report> {
+        let text = read_config(path, boundary).map_err(|e| miette!("cannot read config {}: {e}", path.display()))?;
+        // The directory the config is in as named: a `retrylint.toml` that is a link keeps the
+        // project (and its globs) where the link is.
+        let root = crate::files::as_given(path)
             .ok()
             .and_then(|p| p.parent().map(Path::to_path_buf))
             .unwrap_or_else(|| PathBuf::from("."));
-        Config::parse(&text, path, root, rules)
+        Config::parse_at(&text, path, root, rules, 0, boundary)
     }
 
     /// Validates a config's text. `rules` are the names `[rules]` may set.
     pub fn parse(text: &str, path: &Path, root: PathBuf, rules: &[&str]) -> Result<Config, Report> {
-        Config::parse_at(text, path, root, rules, 0)
+        Config::parse_at(text, path, root, rules, 0, None)
     }
 
-    /// `parse`, `depth` configs down an `extend` chain.
-    fn parse_at(text: &str, path: &Path, root: PathBuf, rules: &[&str], depth: usize) -> Result<Config, Report> {
-        let source = || NamedSource::new(path.display().to_string(), text.to_string());
+    /// `parse`, `depth` configs down an `extend` chain whose configs must lie inside `boundary`
+    /// (`None`: the first config's [`config_boundary`], found when it extends one).
+    fn parse_at(
+        text: &str,
+        path: &Path,
+        root: PathBuf,
+        rules: &[&str],
+        depth: usize,
+        boundary: Option<&Path>,
+    ) -> Result<Config, Report> {
+        // The config's lines are shown with its control characters as symbols (a config is
+        // the pull request's too), and the labels moved with them.
+        let shown = crate::source::printable::Shown::of(text);
+        let place = |span: std::ops::Range<usize>| shown.as_ref().map_or(span.clone(), |s| s.range(span));
+        let source = || {
+            let text = shown.as_ref().map_or_else(|| text.to_string(), |s| s.text.clone());
+            NamedSource::new(crate::source::printable::path(path), text)
+        };
         let raw: RawConfig = toml::from_str(text).map_err(|e| {
-            let labels = e.span().map(|s| vec![LabeledSpan::at(s, "here")]).unwrap_or_default();
+            let labels = e
+                .span()
+                .map(|s| vec![LabeledSpan::at(place(s), "here")])
+                .unwrap_or_default();
             miette!(labels = labels, "invalid config: {}", e.message()).with_source_code(source())
         })?;
         let at = |span: std::ops::Range<usize>, message: String, help: &str| {
             miette!(
-                labels = vec![LabeledSpan::at(span, "here")],
+                labels = vec![LabeledSpan::at(place(span), "here")],
                 help = help.to_string(),
                 "{message}"
             )
@@ -278,15 +310,18 @@ impl Config {
         let mut config = match &raw.extend {
             None => Config::defaults(root),
             Some(extend) => {
-                // Relative to this config's directory, as a glob is.
-                let base = root.join(extend.get_ref());
-                let canonical = std::fs::canonicalize(&base).map_err(|e| {
+                // Relative to this config's directory, as a glob is. Only a config of the
+                // project is read: what it says is quoted in an error, and nothing else may be.
+                let boundary = boundary.map_or_else(|| config_boundary(path), Path::to_path_buf);
+                let cannot = |reason: String| {
                     at(
                         extend.span(),
-                        format!("cannot read the config `{}` extends: {e}", extend.get_ref()),
-                        "extend names another retrylint.toml, relative to this one: extend = \"../retrylint.toml\"",
+                        format!("cannot read the config `{}` extends: {reason}", extend.get_ref()),
+                        "extend names another retrylint.toml inside the project (or its git root), relative to this one: extend = \"../retrylint.toml\"",
                     )
-                })?;
+                };
+                let canonical =
+                    std::fs::canonicalize(root.join(extend.get_ref())).map_err(|e| cannot(e.to_string()))?;
                 if depth >= MAX_EXTEND_DEPTH {
                     return Err(at(
                         extend.span(),
@@ -294,15 +329,9 @@ impl Config {
                         "a package's config extends its project's; the project's extends nothing",
                     ));
                 }
-                let base_text = std::fs::read_to_string(&canonical).map_err(|e| {
-                    at(
-                        extend.span(),
-                        format!("cannot read the config `{}` extends: {e}", extend.get_ref()),
-                        "extend names another retrylint.toml, relative to this one",
-                    )
-                })?;
+                let base_text = read_config(&canonical, Some(&boundary)).map_err(cannot)?;
                 let base_root = canonical.parent().map_or_else(|| root.clone(), Path::to_path_buf);
-                let mut base = Config::parse_at(&base_text, &canonical, base_root, rules, depth + 1)?;
+                let mut base = Config::parse_at(&base_text, &canonical, base_root, rules, depth + 1, Some(&boundary))?;
                 base.extends = Some(canonical);
                 base.root = root;
                 base
@@ -503,39 +532,109 @@ pub fn canonical_path(path: &Path, help: &str, what: &str) -> Result<PathBuf, Re
         .map_err(|e| miette!(help = help.to_string(), "cannot check {}{what}: {e}", path.display()))
 }
 
+/// [`canonical_path`], except that a path that is itself a symbolic link stays the link (see
+/// [`crate::files::as_given`]): the project is where the user's path is, not where it points.
+pub fn given_path(path: &Path, help: &str) -> Result<PathBuf, Report> {
+    crate::files::as_given(path).map_err(|e| miette!(help = help.to_string(), "cannot check {}: {e}", path.display()))
+}
+
+/// Whether `path` is a config's place: an entry that is not a directory.
+fn is_config_entry(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| !m.is_dir())
+}
+
+/// A config's text: a regular `.toml` file (its name as given and, links resolved, the file it
+/// is), of at most [`crate::files::MAX_CONFIG_SIZE`] bytes, read without blocking. With a
+/// `boundary`, the file (links resolved) must lie inside it; `None` is for a config the user
+/// named. A config is the only file whose lines an error quotes, so nothing else passes.
+/// The error is the reason, without the file's text.
+pub fn read_config(path: &Path, boundary: Option<&Path>) -> Result<String, String> {
+    let target = match boundary {
+        Some(boundary) => crate::files::inside(path, boundary).map_err(|e| match e {
+            crate::files::ReadError::Outside(dir) => format!(
+                "it leads outside the project ({}): a config is read only from inside its project or git root",
+                dir.display()
+            ),
+            other => other.to_string(),
+        })?,
+        None => path.to_path_buf(),
+    };
+    let metadata = std::fs::metadata(&target).map_err(|e| e.to_string())?;
+    if let Some(what) = crate::files::kind_of(metadata.file_type()) {
+        return Err(format!("not a regular file ({what})"));
+    }
+    let toml = |p: &Path| p.extension().is_some_and(|e| e == "toml");
+    if !toml(path) || !toml(&target) {
+        return Err("not a `.toml` file (a config is a retrylint.toml, or another `.toml` file)".into());
+    }
+    crate::files::read_text(&target, crate::files::MAX_CONFIG_SIZE, boundary.is_none()).map_err(|e| e.to_string())
+}
+
+/// What a config may `extend` (and, found, what it may be a link to): its git root, else its
+/// project root — the top of its chain of configs extending one in a directory above, as
+/// [`project_root`] finds it.
+pub fn config_boundary(config: &Path) -> PathBuf {
+    let dir = config
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    if let Some(git) = crate::files::git_root(&dir) {
+        return git.to_path_buf();
+    }
+    let own = dir.join(config.file_name().unwrap_or(CONFIG_FILE.as_ref()));
+    let top = chain_top(&own);
+    top.parent().map_or(dir, Path::to_path_buf)
+}
+
+/// The last config of the chain that `found` starts, each extending one in a directory above.
+fn chain_top(found: &Path) -> PathBuf {
+    let git = found.parent().and_then(crate::files::git_root).map(Path::to_path_buf);
+    let mut found = found.to_path_buf();
+    for _ in 0..MAX_EXTEND_DEPTH {
+        let Some(base) = extended_above(&found, git.as_deref()) else {
+            break;
+        };
+        found = base;
+    }
+    found
+}
+
 /// The project root for a checked path, and the config file that marks it: the nearest
 /// `retrylint.toml` from the path upwards — or, when that one `extend`s a config in a directory
 /// above it (a monorepo package's), that one's, and so on —, else the git root (the nearest
 /// directory holding `.git`), else the path itself (its directory, for a file).
+///
+/// The path counts as given: a symbolic link named on the command line (a staged link that
+/// pre-commit passes) is looked at where it is, never from where it points.
 pub fn project_root(path: &Path) -> Result<(PathBuf, Option<PathBuf>), Report> {
-    let absolute = canonical_path(path, "check the path, or run from the project root", "")?;
-    let start = if absolute.is_dir() {
+    let absolute = given_path(path, "check the path, or run from the project root")?;
+    // A directory starts at itself; a file or a link (to anything) in its directory.
+    let start = if std::fs::symlink_metadata(&absolute).is_ok_and(|m| m.is_dir()) {
         absolute.clone()
     } else {
         absolute.parent().map_or_else(|| absolute.clone(), Path::to_path_buf)
     };
-    if let Some(mut found) = Config::discover(&start) {
-        for _ in 0..MAX_EXTEND_DEPTH {
-            let Some(base) = extended_above(&found) else { break };
-            found = base;
-        }
+    if let Some(found) = Config::discover(&start) {
+        let found = chain_top(&found);
         let root = found.parent().map_or_else(|| start.clone(), Path::to_path_buf);
         return Ok((root, Some(found)));
     }
-    let git = start.ancestors().find(|dir| dir.join(".git").exists());
-    Ok((git.unwrap_or(&start).to_path_buf(), None))
+    Ok((crate::files::boundary(&start), None))
 }
 
-/// The config `config` extends when it lies in a directory above `config`'s; `None` when it
-/// extends nothing, or something that cannot be read (loading it says why).
-fn extended_above(config: &Path) -> Option<PathBuf> {
-    let text = std::fs::read_to_string(config).ok()?;
+/// The config `config` extends when it lies in a directory above `config`'s (inside the git
+/// root `git`, when there is one); `None` when it extends nothing, or something that cannot be
+/// read (loading it says why).
+fn extended_above(config: &Path, git: Option<&Path>) -> Option<PathBuf> {
+    let dir = config.parent()?;
+    let text = read_config(config, Some(git.unwrap_or(dir))).ok()?;
     let table: toml::Table = text.parse().ok()?;
     let extend = table.get("extend")?.as_str()?;
-    let dir = config.parent()?;
     let base = std::fs::canonicalize(dir.join(extend)).ok()?;
     let base_dir = base.parent()?;
-    (base_dir != dir && dir.starts_with(base_dir)).then_some(base)
+    let inside = git.is_none_or(|git| base_dir.starts_with(git));
+    (base_dir != dir && dir.starts_with(base_dir) && inside).then_some(base)
 }
 
 /// The configs of one run: the project root's, and those of packages below it (each file
@@ -629,7 +728,7 @@ impl Configs {
             .skip(1)
             .take_while(|dir| dir.starts_with(&self.root.root) && *dir != self.root.root)
             .map(|dir| dir.join(CONFIG_FILE))
-            .filter(|p| p.is_file())
+            .filter(|p| is_config_entry(p))
             .collect()
     }
 }

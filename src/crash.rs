@@ -18,7 +18,7 @@ thread_local! {
 /// Runs `work` with `file` and `rule` named in any panic report it causes; [`set_rule`] names
 /// each rule run inside it.
 pub fn within<R>(file: &Path, rule: &'static str, work: impl FnOnce() -> R) -> R {
-    let previous = FILE.with(|c| c.replace(Some(file.display().to_string())));
+    let previous = FILE.with(|c| c.replace(Some(crate::source::printable::path(file))));
     let previous_rule = RULE.with(|r| r.replace(rule));
     let result = work();
     FILE.with(|c| *c.borrow_mut() = previous);
@@ -49,6 +49,8 @@ pub fn test_hook(what: &str) {
 pub fn report(message: &str, location: Option<String>) -> String {
     let file = FILE.with(|c| c.borrow().clone()).unwrap_or_else(|| "-".into());
     let rule = RULE.with(Cell::get);
+    // A panic message can quote what was being read: escaped like every other project text.
+    let message = crate::source::printable::line(message);
     format!(
         "error: retrylint {} crashed (internal error: {message}{})\n  file: {file}\n  rule: {rule}\n  please report it at https://github.com/retrylint/retrylint/issues with this message; the run exits 2 because its answer is incomplete",
         env!("CARGO_PKG_VERSION"),

@@ -15,7 +15,10 @@
 //! Everything here is a pure function of the files it reads; callers cache.
 //!
 //! The search goes up from the package directory to the repository boundary: the first
-//! directory holding `.git`, or else `root` (the project root), or else the file-system root.
+//! directory holding `.git`, or else the project's `boundary` (its git root, else its root;
+//! see [`crate::files::boundary`]). Nothing outside the boundary is read, links resolved: a
+//! `link:` version, a workspace pattern or a symlinked `node_modules/effect` that leads out
+//! of the project is unknown.
 
 use std::path::{Path, PathBuf};
 
@@ -239,28 +242,28 @@ impl Partial {
 
 /// The version of `effect` for code in `dir`: the nearest `package.json` that declares
 /// `effect`, resolved as [`package_effect_version`] does. Unknown when none does.
-pub fn effect_version_for(dir: &Path, root: &Path) -> EffectVersion {
-    search_dirs(dir, root)
+pub fn effect_version_for(dir: &Path, boundary: &Path) -> EffectVersion {
+    search_dirs(dir, boundary)
         .iter()
-        .find_map(|d| package_effect_version(d, root))
+        .find_map(|d| package_effect_version(d, boundary))
         .unwrap_or_default()
 }
 
 /// The version of `effect` the package in `pkg_dir` uses, or `None` when its `package.json`
 /// (if any) does not declare `effect`.
-pub fn package_effect_version(pkg_dir: &Path, root: &Path) -> Option<EffectVersion> {
-    let manifest = read_json(&pkg_dir.join("package.json"))?;
+pub fn package_effect_version(pkg_dir: &Path, boundary: &Path) -> Option<EffectVersion> {
+    let manifest = read_json(&pkg_dir.join("package.json"), boundary)?;
     let spec = declared_spec(&manifest)?;
-    let dirs = search_dirs(pkg_dir, root);
-    if let Some(version) = installed(&dirs) {
+    let dirs = search_dirs(pkg_dir, boundary);
+    if let Some(version) = installed(&dirs, boundary) {
         return Some(version);
     }
     for dir in &dirs {
-        if let Some(version) = locked(dir, pkg_dir, &manifest, &spec) {
+        if let Some(version) = locked(dir, pkg_dir, &manifest, &spec, boundary) {
             return Some(version);
         }
     }
-    Some(from_spec(&spec, &dirs))
+    Some(from_spec(&spec, &dirs, boundary))
 }
 
 /// The `effect` entry of a manifest: `dependencies`, then `devDependencies`, then
@@ -271,37 +274,43 @@ fn declared_spec(manifest: &serde_json::Value) -> Option<String> {
         .find_map(|section| Some(manifest.get(section)?.get("effect")?.as_str()?.to_string()))
 }
 
-/// `start` and its ancestors up to the repository boundary.
-fn search_dirs(start: &Path, root: &Path) -> Vec<PathBuf> {
-    let ancestors: Vec<&Path> = start.ancestors().collect();
-    let end = ancestors
-        .iter()
-        .position(|d| d.join(".git").exists())
-        .or_else(|| ancestors.iter().position(|d| *d == root))
-        .unwrap_or(ancestors.len().saturating_sub(1));
-    ancestors[..=end.min(ancestors.len().saturating_sub(1))]
-        .iter()
-        .map(|d| d.to_path_buf())
-        .collect()
+/// `start` and its ancestors inside `boundary`, up to the first holding `.git`.
+fn search_dirs(start: &Path, boundary: &Path) -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    for dir in start.ancestors().take_while(|d| d.starts_with(boundary)) {
+        dirs.push(dir.to_path_buf());
+        if dir.join(".git").exists() {
+            break;
+        }
+    }
+    dirs
 }
 
-fn installed(dirs: &[PathBuf]) -> Option<EffectVersion> {
+fn installed(dirs: &[PathBuf], boundary: &Path) -> Option<EffectVersion> {
     dirs.iter().find_map(|d| {
-        let manifest = read_json(&d.join("node_modules/effect/package.json"))?;
+        let manifest = read_json(&d.join("node_modules/effect/package.json"), boundary)?;
         let version = manifest.get("version")?.as_str()?;
         Some(EffectVersion::parse_exact(version).unwrap_or_default())
     })
 }
 
 /// What the lockfiles in `lock_dir` say the package in `pkg_dir` resolved `effect` to.
-fn locked(lock_dir: &Path, pkg_dir: &Path, manifest: &serde_json::Value, spec: &str) -> Option<EffectVersion> {
+fn locked(
+    lock_dir: &Path,
+    pkg_dir: &Path,
+    manifest: &serde_json::Value,
+    spec: &str,
+    boundary: &Path,
+) -> Option<EffectVersion> {
     let rel = relative(lock_dir, pkg_dir)?;
-    let read = |name: &str| std::fs::read_to_string(lock_dir.join(name)).ok();
+    let read = |name: &str| {
+        crate::files::read_text_inside(&lock_dir.join(name), crate::files::MAX_LOCKFILE_SIZE, boundary).ok()
+    };
     let version = read("pnpm-lock.yaml")
         .and_then(|text| pnpm_locked(&text, &rel))
-        .map(|v| linked_or(v, "link:", &lock_dir.join(&rel)))
-        .or_else(|| read("bun.lock").and_then(|text| bun_locked(&text, &rel, manifest, lock_dir)))
-        .or_else(|| read("package-lock.json").and_then(|text| npm_locked(&text, &rel, lock_dir)))
+        .map(|v| linked_or(v, "link:", &lock_dir.join(&rel), boundary))
+        .or_else(|| read("bun.lock").and_then(|text| bun_locked(&text, &rel, manifest, lock_dir, boundary)))
+        .or_else(|| read("package-lock.json").and_then(|text| npm_locked(&text, &rel, lock_dir, boundary)))
         .or_else(|| read("yarn.lock").and_then(|text| yarn_locked(&text, spec)))?;
     Some(EffectVersion::parse_exact(&version).unwrap_or_default())
 }
@@ -317,9 +326,9 @@ fn relative(lock_dir: &Path, pkg_dir: &Path) -> Option<String> {
 }
 
 /// A `link:` / `workspace:` / `file:` version is a path to the package: its own version.
-fn linked_or(version: String, prefix: &str, base: &Path) -> String {
+fn linked_or(version: String, prefix: &str, base: &Path, boundary: &Path) -> String {
     match version.strip_prefix(prefix) {
-        Some(path) => read_json(&base.join(path).join("package.json"))
+        Some(path) => read_json(&base.join(path).join("package.json"), boundary)
             .and_then(|m| m.get("version")?.as_str().map(String::from))
             .unwrap_or_default(),
         None => version,
@@ -351,7 +360,7 @@ fn pnpm_locked(text: &str, rel: &str) -> Option<String> {
 
 /// bun.lock: `packages["<workspace name>/effect"]` (a version only that workspace uses) or
 /// `packages.effect`, whose first element is `effect@<version>`.
-fn bun_locked(text: &str, rel: &str, manifest: &serde_json::Value, lock_dir: &Path) -> Option<String> {
+fn bun_locked(text: &str, rel: &str, manifest: &serde_json::Value, lock_dir: &Path, boundary: &Path) -> Option<String> {
     let json: serde_json::Value = serde_json::from_str(&strip_jsonc(text)).ok()?;
     let packages = json.get("packages")?;
     let name = manifest.get("name").and_then(|n| n.as_str());
@@ -362,12 +371,12 @@ fn bun_locked(text: &str, rel: &str, manifest: &serde_json::Value, lock_dir: &Pa
     let resolved = entry.get(0)?.as_str()?;
     let version = resolved.strip_prefix("effect@")?;
     let version = version.strip_prefix("npm:").unwrap_or(version);
-    Some(linked_or(version.to_string(), "workspace:", lock_dir))
+    Some(linked_or(version.to_string(), "workspace:", lock_dir, boundary))
 }
 
 /// package-lock.json: the `node_modules/effect` Node would find from the package (v2/v3
 /// `packages`), or the top-level `dependencies.effect` of a v1 lockfile.
-fn npm_locked(text: &str, rel: &str, lock_dir: &Path) -> Option<String> {
+fn npm_locked(text: &str, rel: &str, lock_dir: &Path, boundary: &Path) -> Option<String> {
     let json: serde_json::Value = serde_json::from_str(text).ok()?;
     if let Some(packages) = json.get("packages") {
         let mut dir = if rel == "." { String::new() } else { rel.to_string() };
@@ -380,7 +389,7 @@ fn npm_locked(text: &str, rel: &str, lock_dir: &Path) -> Option<String> {
             if let Some(entry) = packages.get(&key) {
                 if entry.get("link").and_then(|l| l.as_bool()) == Some(true) {
                     let target = entry.get("resolved")?.as_str()?;
-                    return Some(linked_or(format!("link:{target}"), "link:", lock_dir));
+                    return Some(linked_or(format!("link:{target}"), "link:", lock_dir, boundary));
                 }
                 return entry.get("version")?.as_str().map(String::from);
             }
@@ -446,15 +455,15 @@ fn yarn_locked(text: &str, spec: &str) -> Option<String> {
 }
 
 /// The declared range, with `catalog:` and `workspace:` resolved.
-fn from_spec(spec: &str, dirs: &[PathBuf]) -> EffectVersion {
+fn from_spec(spec: &str, dirs: &[PathBuf], boundary: &Path) -> EffectVersion {
     if let Some(name) = spec.strip_prefix("catalog:") {
-        return match catalog_entry(name.trim(), dirs) {
+        return match catalog_entry(name.trim(), dirs, boundary) {
             Some(range) => EffectVersion::from_range(&range),
             None => EffectVersion::Unknown,
         };
     }
     if let Some(rest) = spec.strip_prefix("workspace:") {
-        if let Some(version) = workspace_effect(dirs) {
+        if let Some(version) = workspace_effect(dirs, boundary) {
             return EffectVersion::parse_exact(&version).unwrap_or_default();
         }
         // `workspace:^3.10.0` carries a range; `workspace:*`/`^`/`~` do not.
@@ -467,12 +476,12 @@ fn from_spec(spec: &str, dirs: &[PathBuf]) -> EffectVersion {
 }
 
 /// The range a catalog gives `effect`: `""`/`default` is the default catalog.
-fn catalog_entry(name: &str, dirs: &[PathBuf]) -> Option<String> {
+fn catalog_entry(name: &str, dirs: &[PathBuf], boundary: &Path) -> Option<String> {
     let default = name.is_empty() || name == "default";
     for dir in dirs {
         // pnpm-workspace.yaml and yarn's .yarnrc.yml share the shape.
         for file in ["pnpm-workspace.yaml", ".yarnrc.yml"] {
-            if let Ok(text) = std::fs::read_to_string(dir.join(file)) {
+            if let Some(text) = read_text(&dir.join(file), boundary) {
                 let found = if default {
                     yaml_lookup(&text, &["catalog", "effect"])
                         .or_else(|| yaml_lookup(&text, &["catalogs", "default", "effect"]))
@@ -485,7 +494,7 @@ fn catalog_entry(name: &str, dirs: &[PathBuf]) -> Option<String> {
             }
         }
         // bun: `catalog`/`catalogs` at the top of the root package.json or in `workspaces`.
-        if let Some(manifest) = read_json(&dir.join("package.json")) {
+        if let Some(manifest) = read_json(&dir.join("package.json"), boundary) {
             for holder in [Some(&manifest), manifest.get("workspaces")].into_iter().flatten() {
                 let found = if default {
                     holder.get("catalog").and_then(|c| c.get("effect"))
@@ -505,13 +514,13 @@ fn catalog_entry(name: &str, dirs: &[PathBuf]) -> Option<String> {
 }
 
 /// The version of the workspace package named `effect` (the `workspace:` protocol).
-fn workspace_effect(dirs: &[PathBuf]) -> Option<String> {
+fn workspace_effect(dirs: &[PathBuf], boundary: &Path) -> Option<String> {
     for dir in dirs {
         let mut patterns: Vec<String> = Vec::new();
-        if let Ok(text) = std::fs::read_to_string(dir.join("pnpm-workspace.yaml")) {
+        if let Some(text) = read_text(&dir.join("pnpm-workspace.yaml"), boundary) {
             patterns.extend(yaml_list(&text, "packages"));
         }
-        if let Some(manifest) = read_json(&dir.join("package.json")) {
+        if let Some(manifest) = read_json(&dir.join("package.json"), boundary) {
             let list = match manifest.get("workspaces") {
                 Some(serde_json::Value::Array(items)) => Some(items.clone()),
                 Some(other) => other.get("packages").and_then(|p| p.as_array()).cloned(),
@@ -520,8 +529,8 @@ fn workspace_effect(dirs: &[PathBuf]) -> Option<String> {
             patterns.extend(list.into_iter().flatten().filter_map(|p| p.as_str().map(String::from)));
         }
         for pattern in &patterns {
-            for candidate in expand_workspace_pattern(dir, pattern) {
-                if let Some(manifest) = read_json(&candidate.join("package.json")) {
+            for candidate in expand_workspace_pattern(dir, pattern, boundary) {
+                if let Some(manifest) = read_json(&candidate.join("package.json"), boundary) {
                     if manifest.get("name").and_then(|n| n.as_str()) == Some("effect") {
                         return manifest.get("version")?.as_str().map(String::from);
                     }
@@ -532,13 +541,17 @@ fn workspace_effect(dirs: &[PathBuf]) -> Option<String> {
     None
 }
 
-/// `packages/*`, `packages/**` (two levels) or a literal directory.
-fn expand_workspace_pattern(dir: &Path, pattern: &str) -> Vec<PathBuf> {
+/// `packages/*`, `packages/**` (two levels) or a literal directory; only directories inside
+/// `boundary` are listed (`../../*` names none).
+fn expand_workspace_pattern(dir: &Path, pattern: &str, boundary: &Path) -> Vec<PathBuf> {
     let pattern = pattern.trim_start_matches("./");
     if pattern.starts_with('!') {
         return Vec::new();
     }
     let subdirs = |d: &Path| -> Vec<PathBuf> {
+        let Ok(d) = crate::files::inside(d, boundary) else {
+            return Vec::new();
+        };
         std::fs::read_dir(d)
             .map(|entries| {
                 entries
@@ -566,9 +579,13 @@ fn expand_workspace_pattern(dir: &Path, pattern: &str) -> Vec<PathBuf> {
     vec![dir.join(pattern)]
 }
 
-fn read_json(path: &Path) -> Option<serde_json::Value> {
-    let text = std::fs::read_to_string(path).ok()?;
-    serde_json::from_str(&text).ok()
+/// A manifest or workspace file inside `boundary`, if it reads (see [`crate::files::read_inside`]).
+fn read_text(path: &Path, boundary: &Path) -> Option<String> {
+    crate::files::read_text_inside(path, crate::files::MAX_CONFIG_SIZE, boundary).ok()
+}
+
+fn read_json(path: &Path, boundary: &Path) -> Option<serde_json::Value> {
+    serde_json::from_str(&read_text(path, boundary)?).ok()
 }
 
 /// The scalar at a key path of a block-style YAML document (the subset lockfiles and
@@ -764,7 +781,9 @@ mod tests {
         } else {
             dir.path().join(package)
         };
-        effect_version_for(&package.join("src"), dir.path())
+        let root = dir.path().canonicalize().unwrap();
+        let package = root.join(package.strip_prefix(dir.path()).unwrap());
+        effect_version_for(&package.join("src"), &root)
     }
 
     #[test]

@@ -71,9 +71,14 @@ pub fn still_parses(language: Language, original: &[u8], fixed: &[u8]) -> bool {
 /// What `--fix` / `--diff` would change: each file's text before and after.
 pub struct FixReport {
     pub files: Vec<FixedFile>,
-    /// Fixes applied over all rounds.
-    pub applied: usize,
     pub notes: Vec<crate::source::Note>,
+}
+
+impl FixReport {
+    /// Fixes applied to the files of the report, over all rounds.
+    pub fn applied(&self) -> usize {
+        self.files.iter().map(|f| f.fixes).sum()
+    }
 }
 
 pub struct FixedFile {
@@ -81,6 +86,8 @@ pub struct FixedFile {
     pub absolute: std::path::PathBuf,
     pub original: Vec<u8>,
     pub fixed: Vec<u8>,
+    /// Fixes applied to the file over all rounds: the findings its new text fixes.
+    pub fixes: usize,
 }
 
 /// Rounds of analysis and fixing, in memory, until no fix applies (at most ten rounds): an
@@ -94,7 +101,7 @@ pub fn fix_project(
     use std::collections::HashMap;
     let mut overlay: HashMap<std::path::PathBuf, std::sync::Arc<[u8]>> = HashMap::new();
     let mut originals: Vec<(std::path::PathBuf, std::path::PathBuf, Language, Vec<u8>)> = Vec::new();
-    let mut applied = 0;
+    let mut applied: HashMap<std::path::PathBuf, usize> = HashMap::new();
     for _round in 0..10 {
         let mut round_options = crate::check::CheckOptions::new(options.paths.clone());
         round_options.prefilter = options.prefilter;
@@ -137,7 +144,7 @@ pub fn fix_project(
                 ));
             }
             overlay.insert(source.absolute.clone(), fixed.into());
-            applied += count;
+            *applied.entry(source.absolute.clone()).or_default() += count;
             progressed = true;
         }
         if !progressed {
@@ -162,22 +169,98 @@ pub fn fix_project(
             });
             continue;
         }
+        let fixes = applied.get(&absolute).copied().unwrap_or(0);
         files.push(FixedFile {
             path,
             absolute,
             original,
             fixed,
+            fixes,
         });
     }
     files.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(FixReport { files, applied, notes })
+    Ok(FixReport { files, notes })
+}
+
+/// What writing a report's files did: the summary counts what was written, and only that.
+pub struct Written {
+    /// Files written, and the fixes in them.
+    pub files: usize,
+    pub fixes: usize,
+    /// Files left as they were, with why, and the fixes in them.
+    pub skipped: Vec<(std::path::PathBuf, String, usize)>,
+}
+
+/// Writes each fixed file (see [`crate::files::write_fix`]); a file that changed since it was
+/// read is skipped. A write that fails stops the run with an error naming the files already
+/// written.
+pub fn write(report: &FixReport) -> Result<Written, miette::Report> {
+    let mut written = Written {
+        files: 0,
+        fixes: 0,
+        skipped: Vec::new(),
+    };
+    let mut done: Vec<String> = Vec::new();
+    for file in &report.files {
+        match crate::files::write_fix(&file.absolute, &file.original, &file.fixed) {
+            Ok(crate::files::Written::Written) => {
+                written.files += 1;
+                written.fixes += file.fixes;
+                done.push(file.path.display().to_string());
+            }
+            Ok(crate::files::Written::Skipped(reason)) => written.skipped.push((file.path.clone(), reason, file.fixes)),
+            Err(e) => {
+                return Err(miette::miette!(
+                    help = if done.is_empty() {
+                        "no file was written".to_string()
+                    } else {
+                        format!("already written (fixed): {}", done.join(", "))
+                    },
+                    "cannot write {}: {e}; it is left as it was",
+                    file.path.display()
+                ))
+            }
+        }
+    }
+    Ok(written)
+}
+
+impl Written {
+    /// `fixed 3 findings in 2 files`: what was written, when anything was.
+    pub fn summary(&self) -> Option<String> {
+        (self.files > 0).then(|| {
+            format!(
+                "fixed {} in {}",
+                count(self.fixes, "finding"),
+                count(self.files, "file")
+            )
+        })
+    }
+
+    /// What was not written, when a file was skipped (each has its own note).
+    pub fn skipped_summary(&self) -> Option<String> {
+        let fixes: usize = self.skipped.iter().map(|(_, _, fixes)| fixes).sum();
+        (!self.skipped.is_empty()).then(|| {
+            format!(
+                "not fixed: {} in {}, left as they were (see the notes above)",
+                count(fixes, "finding"),
+                count(self.skipped.len(), "file")
+            )
+        })
+    }
+}
+
+/// `1 finding`, `2 findings`.
+fn count(n: usize, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
 }
 
 /// A unified diff of one fixed file, with `a/` and `b/` paths as `git diff` prints them.
 pub fn unified_diff(file: &FixedFile) -> String {
     let before = String::from_utf8_lossy(&file.original);
     let after = String::from_utf8_lossy(&file.fixed);
-    let path = file.path.to_string_lossy().replace('\\', "/");
+    // A file name with a newline or an escape sequence would end the header line.
+    let path = crate::source::printable::line(&file.path.to_string_lossy().replace('\\', "/")).into_owned();
     similar::TextDiff::from_lines(before.as_ref(), after.as_ref())
         .unified_diff()
         .context_radius(3)

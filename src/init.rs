@@ -15,6 +15,7 @@ use crate::facts::sql::StatementKind;
 use crate::facts::ContainerKind;
 use crate::render::slash_path;
 use crate::rules;
+use crate::source::printable;
 use crate::source::Language;
 
 /// What `init` found, each with the place it was first seen (`path:line`).
@@ -72,7 +73,8 @@ pub fn infer(root: &Path) -> Result<Inferred, Report> {
             let facts = match project.loaded(id) {
                 Some(facts) => facts,
                 None => {
-                    let text = std::fs::read(&source.absolute).unwrap_or_default();
+                    let limit = project.config_of(id).max_file_size;
+                    let text = crate::files::read_file(&source.absolute, limit, false).unwrap_or_default();
                     read = crate::extract::extract_file(source.language, &text);
                     &read
                 }
@@ -175,7 +177,8 @@ pub fn render(inferred: &Inferred) -> String {
         let _ = writeln!(out, "# lease-tables = {}", toml_list(["jobs_leases"]));
     } else {
         for (table, at) in &inferred.lease_tables {
-            let _ = writeln!(out, "#   {table}: {at}");
+            // A comment holds one line: a name from the project cannot add a setting.
+            let _ = writeln!(out, "#   {}: {}", printable::line(table), printable::line(at));
         }
         let _ = writeln!(out, "lease-tables = {}", toml_list(inferred.lease_tables.keys()));
     }
@@ -186,7 +189,7 @@ pub fn render(inferred: &Inferred) -> String {
     out.push_str("# Calls that register a handler a durable retrier runs (an outbox, a queue consumer).\n");
     let mut registrations: Vec<String> = defaults.durable_registrations.clone();
     for (method, at) in &inferred.durable_registrations {
-        let _ = writeln!(out, "#   {method}: {at}");
+        let _ = writeln!(out, "#   {}: {}", printable::line(method), printable::line(at));
         if !registrations.contains(method) {
             registrations.push(method.clone());
         }

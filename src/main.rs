@@ -16,6 +16,7 @@ use retrylint::fix::{self, Applicability};
 use retrylint::render::github::GithubEnv;
 use retrylint::render::{self, Format};
 use retrylint::rules::{self, Rule, Severity};
+use retrylint::source::printable;
 
 /// `eprintln!` that never panics: stderr closed with stdout (`check 2>&1 | head`) ends the
 /// run quietly, as a closed stdout does.
@@ -66,6 +67,13 @@ enum Command {
     /// Evaluate schedule expressions read as JSON lines (for differential tests).
     #[command(hide = true)]
     ScheduleEval,
+    /// Print how every import of the project resolves, as JSON lines (for differential tests).
+    #[command(hide = true)]
+    ResolveImports {
+        /// Files or directories to look at.
+        #[arg(default_value = ".")]
+        paths: Vec<PathBuf>,
+    },
 }
 
 #[derive(clap::Args)]
@@ -196,6 +204,7 @@ fn main() -> ExitCode {
             Command::Rules { format } => list_rules(format),
             Command::Rule { name } => show_rule(&name),
             Command::ScheduleEval => schedule_eval(),
+            Command::ResolveImports { paths } => resolve_imports(&paths),
             Command::Policies(args) => list_policies(args),
             Command::Init(args) => cli::init(&args.dir, args.force),
             Command::Lsp { .. } => retrylint::lsp::run_stdio(),
@@ -206,7 +215,7 @@ fn main() -> ExitCode {
         Err(_) => return ExitCode::from(2),
         Ok(Ok(code)) => code,
         Ok(Err(report)) => {
-            say!("{report:?}");
+            say!("{:?}", cli::printable(report));
             ExitCode::from(2)
         }
     };
@@ -258,7 +267,7 @@ fn find_config(explicit: Option<&std::path::Path>, no_config: bool, paths: &[Pat
     let (root, found) = retrylint::config::project_root(&first)?;
     if let Some(path) = explicit {
         // The file's globs stay relative to its own directory; the project is the paths'.
-        let mut config = Config::load(path, &rules::names())?;
+        let mut config = Config::load_given(path, &rules::names())?;
         config.root = root;
         return Ok(config);
     }
@@ -274,7 +283,7 @@ fn find_config(explicit: Option<&std::path::Path>, no_config: bool, paths: &[Pat
 /// DIR upwards (else the defaults, rooted at DIR).
 fn project_config(args: &CheckArgs, dir: &std::path::Path) -> Result<Config, Report> {
     if let Some(path) = &args.config {
-        let mut config = Config::load(path, &rules::names())?;
+        let mut config = Config::load_given(path, &rules::names())?;
         config.root = std::fs::canonicalize(dir).map_err(|e| miette!("cannot check project {}: {e}", dir.display()))?;
         return Ok(config);
     }
@@ -317,7 +326,7 @@ fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
         // where `check` roots them).
         let root = find_config(args.config.as_deref(), args.no_config, std::slice::from_ref(file))?;
         let mut configs = retrylint::config::Configs::from(root);
-        let absolute = std::fs::canonicalize(file).map_err(|e| miette!("cannot read {}: {e}", file.display()))?;
+        let absolute = retrylint::files::as_given(file).map_err(|e| miette!("cannot read {}: {e}", file.display()))?;
         let above = configs.configs_above(&absolute);
         configs.add_nested(above, &rules::names())?;
         stdout(&retrylint::settings::show(configs.for_path(&absolute), file)?)?;
@@ -377,10 +386,13 @@ fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
     if report_only.is_none() {
         let (only, mut paths) = cli::project_paths(&config.root, &args.paths)?;
         // A path in another project (lint-staged names files of every package) brings that
-        // project along as its context, where that config applies.
+        // project along as its context, where that config applies. Only a file or a
+        // directory does: a link, a FIFO or a device is skipped with a note, and its directory
+        // (`/dev` for `/dev/null`) is no project.
         let outside: Vec<PathBuf> = paths
             .iter()
             .skip(1)
+            .filter(|path| std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file() || m.is_dir()))
             .filter_map(|path| retrylint::config::project_root(path).ok())
             .map(|(root, _)| root)
             .filter(|root| !config.root.starts_with(root))
@@ -397,7 +409,7 @@ fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
             let place = config
                 .path
                 .as_ref()
-                .map_or_else(|| "the config".to_string(), |p| p.display().to_string());
+                .map_or_else(|| "the config".to_string(), |p| printable::path(p));
             say!(
                 "note: --select {}: the rule is turned off in {place} (`{} = \"off\"`), so it does not run",
                 rule.name,
@@ -418,10 +430,19 @@ fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
     }
     options.prefilter = !args.no_prefilter;
     let no_cache = args.no_cache || std::env::var_os("RETRYLINT_NO_CACHE").is_some_and(|v| !v.is_empty() && v != "0");
-    options.cache = (!no_cache).then(|| {
-        let dir = std::env::var_os("RETRYLINT_CACHE_DIR").map(PathBuf::from);
-        std::sync::Arc::new(retrylint::cache::FactsCache::open(&config.root, dir.as_deref()))
-    });
+    let cache_dir = std::env::var_os("RETRYLINT_CACHE_DIR").map(PathBuf::from);
+    let own_cache = config.root.join(retrylint::cache::CACHE_DIR);
+    // The cache at the root must be the project's own directory: one that is a symbolic link
+    // (a checkout can hold one) would be read, written and pruned where it points.
+    let foreign = cache_dir.is_none() && std::fs::symlink_metadata(&own_cache).is_ok_and(|m| !m.file_type().is_dir());
+    if foreign && !no_cache && !args.quiet {
+        say!(
+            "note: {}: not a directory (a symbolic link?), so no facts cache is read or written",
+            printable::path(&own_cache)
+        );
+    }
+    options.cache = (!no_cache && !foreign)
+        .then(|| std::sync::Arc::new(retrylint::cache::FactsCache::open(&config.root, cache_dir.as_deref())));
     options.select = (!select.is_empty()).then_some(select);
     options.ignore = ignore;
     options.only = report_only;
@@ -445,18 +466,19 @@ fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
                 .retain(|file| only.iter().any(|p| file.absolute.starts_with(p)));
         }
         for note in report.notes.iter().filter(|_| !args.quiet) {
-            say!("note: {}: {}", note.path.display(), note.message);
+            say!(
+                "note: {}: {}",
+                printable::path(&note.path),
+                printable::line(&note.message)
+            );
         }
         if args.diff {
-            let mut out = std::io::stdout().lock();
-            for file in &report.files {
-                let _ = write!(out, "{}", fix::unified_diff(file));
-            }
+            print_diff(&report.files);
             if !args.quiet {
                 say!(
                     "{} fix{} in {} file{} (not written)",
-                    report.applied,
-                    if report.applied == 1 { "" } else { "es" },
+                    report.applied(),
+                    if report.applied() == 1 { "" } else { "es" },
                     report.files.len(),
                     if report.files.len() == 1 { "" } else { "s" }
                 );
@@ -467,35 +489,19 @@ fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
                 ExitCode::from(1)
             });
         }
-        let mut written: Vec<&std::path::Path> = Vec::new();
-        for file in &report.files {
-            match retrylint::files::write_fix(&file.absolute, &file.original, &file.fixed) {
-                Ok(retrylint::files::Written::Written) => written.push(&file.path),
-                Ok(retrylint::files::Written::Skipped(reason)) => {
-                    say!("note: {}: {reason}", file.path.display());
-                }
-                Err(e) => {
-                    let done: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
-                    return Err(miette!(
-                        help = if done.is_empty() {
-                            "no file was written".to_string()
-                        } else {
-                            format!("already written (fixed): {}", done.join(", "))
-                        },
-                        "cannot write {}: {e}; it is left as it was",
-                        file.path.display()
-                    ));
-                }
-            }
-        }
-        if !written.is_empty() && !args.quiet {
+        let written = fix::write(&report)?;
+        for (path, reason, _) in &written.skipped {
             say!(
-                "fixed {} finding{} in {} file{}",
-                report.applied,
-                if report.applied == 1 { "" } else { "s" },
-                written.len(),
-                if written.len() == 1 { "" } else { "s" }
+                "note: {}: {}",
+                printable::path(path),
+                printable::line(&reason.to_string())
             );
+        }
+        if let Some(summary) = written.summary().filter(|_| !args.quiet) {
+            say!("{summary}");
+        }
+        if let Some(skipped) = written.skipped_summary().filter(|_| !args.quiet) {
+            say!("note: {skipped}");
         }
     }
 
@@ -510,15 +516,15 @@ fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
         say!(
             "wrote {count} finding{} to {}",
             if count == 1 { "" } else { "s" },
-            path.display()
+            printable::path(path)
         );
         return Ok(ExitCode::SUCCESS);
     }
     for entry in outcome.stale.iter().filter(|_| !args.quiet) {
         say!(
             "note: {}: baseline entry for {} no longer matches a finding; regenerate the baseline so it only shrinks",
-            baseline::printable(&entry.path),
-            baseline::printable(&entry.rule)
+            printable::line(&entry.path),
+            printable::line(&entry.rule)
         );
     }
     let color = match args.color {
@@ -578,6 +584,38 @@ fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
     Ok(if failing { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
+/// Prints `--diff`. The diff holds the project's own lines, so it is printed as a patch only
+/// where a patch is read: on a terminal every control character but newlines and tabs is
+/// escaped (`\u{1b}`), and in a GitHub Actions log the runner is told to read no workflow
+/// command until the diff ends (`::stop-commands::`), since a context line of the project's
+/// (` ::error::…`) would otherwise be read as one.
+fn print_diff(files: &[fix::FixedFile]) {
+    let mut out = std::io::stdout().lock();
+    let terminal = std::io::stdout().is_terminal();
+    let actions = std::env::var_os("GITHUB_ACTIONS").is_some_and(|v| v == "true");
+    let token = actions.then(|| {
+        use std::hash::{BuildHasher, Hasher};
+        format!(
+            "retrylint-{:016x}",
+            std::collections::hash_map::RandomState::new().build_hasher().finish()
+        )
+    });
+    if let Some(token) = &token {
+        let _ = writeln!(out, "::stop-commands::{token}");
+    }
+    for file in files {
+        let diff = fix::unified_diff(file);
+        let _ = if terminal {
+            write!(out, "{}", printable::lines(&diff))
+        } else {
+            write!(out, "{diff}")
+        };
+    }
+    if let Some(token) = &token {
+        let _ = writeln!(out, "::{token}::");
+    }
+}
+
 /// Appends the Markdown job summary to `GITHUB_STEP_SUMMARY` when the runner set it. A summary
 /// that cannot be written is a warning: the annotations and the exit code still stand.
 fn write_step_summary(outcome: &check::Outcome, env: &GithubEnv, changed_since: Option<&str>) {
@@ -596,7 +634,7 @@ fn write_step_summary(outcome: &check::Outcome, env: &GithubEnv, changed_since: 
             "cannot write the job summary to {}: {e}",
             PathBuf::from(path).display()
         );
-        say!("{report:?}");
+        say!("{:?}", cli::printable(report));
     }
 }
 
@@ -697,6 +735,56 @@ fn schedule_eval() -> Result<ExitCode, Report> {
         });
         writeln!(out, "{answer}").map_err(|e| miette!("cannot write: {e}"))?;
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Prints `{"file", "specifier", "resolved", "kind"}` for every import and re-export of every
+/// script file (each file and specifier once), resolved as the analysis resolves them:
+/// `kind` is `file` (a file retrylint reads), `unread` (a file on disk it does not read),
+/// `package` (a package outside the workspace) or `missing`. Paths are relative to the root.
+fn resolve_imports(paths: &[PathBuf]) -> Result<ExitCode, Report> {
+    use retrylint::index::resolve::Resolution;
+    let config = find_config(None, false, paths)?;
+    let (index, _) = check::load_every_file(config, paths)?;
+    let root = index.config.root.clone();
+    let shown = |path: &std::path::Path| {
+        path.strip_prefix(&root)
+            .unwrap_or(path)
+            .to_string_lossy()
+            .replace('\\', "/")
+    };
+    let mut out = String::new();
+    for file in 0..index.len() {
+        let Some(facts) = index
+            .loaded(file)
+            .filter(|f| f.parsed && index.files[file].language.is_script())
+        else {
+            continue;
+        };
+        let mut specifiers: Vec<&str> = facts.imports.iter().map(|i| i.written_source()).collect();
+        specifiers.extend(facts.exports.iter().filter_map(|e| match e {
+            retrylint::facts::Export::Named { source, .. }
+            | retrylint::facts::Export::Namespace { source, .. }
+            | retrylint::facts::Export::Star { source } => Some(source.as_str()),
+            retrylint::facts::Export::Local { .. } => None,
+        }));
+        let mut seen = std::collections::HashSet::new();
+        specifiers.retain(|s| seen.insert(*s));
+        for specifier in specifiers {
+            let (resolved, kind) = match index.resolution(file, specifier) {
+                Resolution::File(target) => (Some(shown(&index.files[target].absolute)), "file"),
+                Resolution::Unread(path) => (Some(shown(&path)), "unread"),
+                Resolution::Package => (None, "package"),
+                Resolution::Missing => (None, "missing"),
+            };
+            let line = serde_json::json!({
+                "file": shown(&index.files[file].absolute), "specifier": specifier,
+                "resolved": resolved, "kind": kind,
+            });
+            out.push_str(&format!("{line}\n"));
+        }
+    }
+    stdout(&out)?;
     Ok(ExitCode::SUCCESS)
 }
 

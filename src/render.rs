@@ -22,6 +22,7 @@ use serde::Serialize;
 use crate::check::Outcome;
 use crate::diagnostic::{Diagnostic, FixSafety, Severity};
 use crate::index::FileId;
+use crate::source::printable;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -201,7 +202,13 @@ pub fn short_findings(out: &mut dyn WriteColor, outcome: &Outcome) -> io::Result
     for d in &outcome.diagnostics {
         let p = position(outcome, d);
         out.set_color(ColorSpec::new().set_bold(true))?;
-        write!(out, "{}:{}:{}:", outcome.index.path(d.file).display(), p.line, p.column)?;
+        write!(
+            out,
+            "{}:{}:{}:",
+            printable::path(outcome.index.path(d.file)),
+            p.line,
+            p.column
+        )?;
         out.reset()?;
         write!(out, " ")?;
         let color = if d.severity == Severity::Error {
@@ -212,7 +219,7 @@ pub fn short_findings(out: &mut dyn WriteColor, outcome: &Outcome) -> io::Result
         out.set_color(ColorSpec::new().set_fg(Some(color)).set_bold(true))?;
         write!(out, "{}[{}]", d.severity, d.rule)?;
         out.reset()?;
-        writeln!(out, ": {}", d.message)?;
+        writeln!(out, ": {}", printable::line(&d.message))?;
     }
     Ok(())
 }
@@ -276,6 +283,7 @@ pub fn human_findings(out: &mut dyn WriteColor, outcome: &Outcome) -> io::Result
     let mut files = ShownFiles {
         files: SimpleFiles::new(),
         shifts: HashMap::new(),
+        moved: HashMap::new(),
     };
     let mut ids: HashMap<FileId, usize> = HashMap::new();
     // A label's file id and range: the file's text, or, on a line too long to print whole
@@ -283,20 +291,35 @@ pub fn human_findings(out: &mut dyn WriteColor, outcome: &Outcome) -> io::Result
     let mut file_id =
         |file: FileId, span: crate::source::Span, files: &mut ShownFiles| -> Option<(usize, Range<usize>)> {
             // The text as analysed (stdin's for `--stdin-filename`).
+            // Shown with its control characters as visible symbols (one character for one, so
+            // columns stay the file's own): source text never reaches the terminal raw.
             let text = text_of(outcome, file)?;
+            let name = printable::path(outcome.index.path(file));
             if let Some((window, range, line, shift)) = long_line_window(text, span.range()) {
-                let id = files.files.add(outcome.index.path(file).display().to_string(), window);
+                let mut ranges = [range];
+                let window = printable::shown_source(&window, &mut ranges);
+                let id = files.files.add(name, window);
                 files.shifts.insert(id, (line, shift));
+                let [range] = ranges;
                 return Some((id, range));
             }
-            if let Some(id) = ids.get(&file) {
-                return Some((*id, span.range()));
-            }
-            let id = files
-                .files
-                .add(outcome.index.path(file).display().to_string(), text.to_string());
-            ids.insert(file, id);
-            Some((id, span.range()))
+            let id = match ids.get(&file) {
+                Some(id) => *id,
+                None => {
+                    let shown = printable::Shown::of(text);
+                    let id = files.files.add(
+                        name,
+                        shown.as_ref().map_or_else(|| text.to_string(), |s| s.text.clone()),
+                    );
+                    ids.insert(file, id);
+                    if let Some(shown) = shown {
+                        files.moved.insert(id, shown);
+                    }
+                    id
+                }
+            };
+            let range = files.moved.get(&id).map_or(span.range(), |s| s.range(span.range()));
+            Some((id, range))
         };
     let config = TermConfig::default();
     let styles = Styles::default();
@@ -307,12 +330,12 @@ pub fn human_findings(out: &mut dyn WriteColor, outcome: &Outcome) -> io::Result
             writeln!(
                 out,
                 "{}:{}:{}: {}[{}]: {}",
-                outcome.index.path(d.file).display(),
+                printable::path(outcome.index.path(d.file)),
                 p.line,
                 p.column,
                 d.severity,
                 d.rule,
-                d.message
+                printable::line(&d.message)
             )?;
             continue;
         };
@@ -323,23 +346,23 @@ pub fn human_findings(out: &mut dyn WriteColor, outcome: &Outcome) -> io::Result
         let mut labels = vec![ReportLabel::primary(primary, primary_range)];
         for label in &d.labels {
             if let Some((id, range)) = file_id(label.file, label.span, &mut files) {
-                labels.push(ReportLabel::secondary(id, range).with_message(&label.message));
+                labels.push(ReportLabel::secondary(id, range).with_message(printable::line(&label.message)));
             }
         }
         let mut notes = Vec::new();
         if let Some(help) = &d.help {
-            notes.push(format!("help: {help}"));
+            notes.push(format!("help: {}", printable::lines(help)));
         }
         if let Some(fix) = &d.fix {
             let how = match fix.safety {
                 FixSafety::Safe => "--fix",
                 _ => "--fix --unsafe-fixes",
             };
-            notes.push(format!("fix ({how}): {}", fix.title));
+            notes.push(format!("fix ({how}): {}", printable::line(&fix.title)));
         }
         let report = Report::new(severity)
             .with_code(d.rule)
-            .with_message(&d.message)
+            .with_message(printable::line(&d.message))
             .with_labels(labels)
             .with_notes(notes);
         let mut writer = StylesWriter::new(&mut *out, &styles);
@@ -363,6 +386,8 @@ const WINDOW_AFTER: usize = 180;
 struct ShownFiles {
     files: SimpleFiles<String, String>,
     shifts: HashMap<usize, (usize, usize)>,
+    /// The files whose text has characters shown as symbols: how offsets moved.
+    moved: HashMap<usize, printable::Shown>,
 }
 
 impl<'a> codespan_reporting::files::Files<'a> for ShownFiles {
@@ -589,8 +614,19 @@ pub fn json(out: &mut dyn Write, outcome: &Outcome) -> io::Result<()> {
 pub fn notes(out: &mut dyn Write, outcome: &Outcome) -> io::Result<()> {
     for note in &outcome.notes {
         match note.line {
-            Some(line) => writeln!(out, "note: {}:{}: {}", note.path.display(), line, note.message)?,
-            None => writeln!(out, "note: {}: {}", note.path.display(), note.message)?,
+            Some(line) => writeln!(
+                out,
+                "note: {}:{}: {}",
+                printable::path(&note.path),
+                line,
+                printable::line(&note.message)
+            )?,
+            None => writeln!(
+                out,
+                "note: {}: {}",
+                printable::path(&note.path),
+                printable::line(&note.message)
+            )?,
         }
     }
     Ok(())

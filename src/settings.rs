@@ -29,26 +29,28 @@ fn yes(value: bool) -> &'static str {
 
 /// The glob lists as written in the config file (what the compiled sets do not keep).
 fn written_globs(config: &Config, key: &str) -> Option<Vec<String>> {
-    let text = std::fs::read_to_string(config.path.as_ref()?).ok()?;
+    let text = config::read_config(config.path.as_ref()?, None).ok()?;
     let table: toml::Table = text.parse().ok()?;
     let values = table.get(key)?.as_array()?;
     Some(values.iter().filter_map(|v| v.as_str().map(String::from)).collect())
 }
 
 pub fn show(config: &Config, file: &Path) -> Result<String, Report> {
-    let absolute = std::fs::canonicalize(file).map_err(|e| miette!("cannot read {}: {e}", file.display()))?;
+    // A link is shown as the link: it is what `check` skips.
+    let absolute = crate::files::as_given(file).map_err(|e| miette!("cannot read {}: {e}", file.display()))?;
+    let file_type = std::fs::symlink_metadata(&absolute).map(|m| m.file_type()).ok();
     let mut out = String::new();
-    let _ = writeln!(out, "# settings for {}", file.display());
+    let _ = writeln!(out, "# settings for {}", crate::source::printable::path(file));
     match &config.path {
         Some(path) => {
-            let _ = writeln!(out, "# config: {}", path.display());
+            let _ = writeln!(out, "# config: {}", crate::source::printable::path(path));
         }
         None => out.push_str("# config: none found, the defaults apply\n"),
     }
     if let Some(base) = &config.extends {
-        let _ = writeln!(out, "# extends: {}", base.display());
+        let _ = writeln!(out, "# extends: {}", crate::source::printable::path(base));
     }
-    let _ = writeln!(out, "# root: {}", config.root.display());
+    let _ = writeln!(out, "# root: {}", crate::source::printable::path(&config.root));
     let language = match Language::from_path(&absolute) {
         Some(Language::TypeScript) => "typescript",
         Some(Language::Tsx) => "tsx",
@@ -63,8 +65,8 @@ pub fn show(config: &Config, file: &Path) -> Result<String, Report> {
     };
     let _ = writeln!(out, "# language: {language}");
     let size = std::fs::metadata(&absolute).map(|m| m.len()).unwrap_or(0);
-    let checked = if absolute.is_dir() {
-        "no: a directory".to_string()
+    let checked = if let Some(what) = file_type.and_then(crate::files::kind_of) {
+        format!("no: {what}")
     } else if Language::from_path(&absolute).is_none() {
         "no: not a file retrylint reads".to_string()
     } else if config.is_excluded(&absolute) {

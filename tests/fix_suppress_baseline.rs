@@ -100,6 +100,82 @@ fn unsafe_fixes_apply_with_the_flag_and_converge() {
     assert_eq!(read(&dir, "src/a.ts"), fixed, "a second run changes nothing");
 }
 
+/// Schedules whose jitter fix once did not clear its finding (appended ten times a run): a
+/// conditional schedule (the `.pipe(…)` bound to the last branch alone), and a delay with a
+/// block body one branch of which retries at once (no delay to spread, read as unjittered).
+const UNJITTERED_SHAPES: &str = r#"import { Duration, Effect, Schedule } from "effect"
+declare const config: { readonly patient: boolean }
+declare const call: Effect.Effect<number, { readonly status: number }>
+export const poll = call.pipe(
+  Effect.retry({ schedule: config.patient ? Schedule.spaced("1 second") : Schedule.recurs(3), while: (e) => e.status === 503 }),
+)
+export const both = call.pipe(
+  Effect.retry({ schedule: config.patient ? Schedule.spaced("1 second").pipe(Schedule.take(3)) : Schedule.exponential("10 millis").pipe(Schedule.take(3)), while: (e) => e.status === 503 }),
+)
+export const block = call.pipe(
+  Effect.retry({
+    schedule: Schedule.identity<{ readonly status: number }>().pipe(
+      Schedule.addDelay((e) => {
+        if (e.status >= 500) {
+          return Duration.seconds(1)
+        }
+        return Duration.zero
+      }),
+      Schedule.intersect(Schedule.recurs(5)),
+    ),
+    while: (e) => e.status === 503,
+  }),
+)
+"#;
+
+#[test]
+fn a_jitter_fix_clears_its_finding_on_conditional_and_block_bodied_schedules() {
+    let dir = project(&[("src/a.ts", UNJITTERED_SHAPES)]);
+    let args = [".", "--no-config", "--select", "unjittered-schedule"];
+    let (_, report) = check_json(dir.path(), &args);
+    assert_eq!(findings(&report).len(), 3, "{report:#}");
+    let mut fix = args.to_vec();
+    fix.extend(["--fix", "--unsafe-fixes"]);
+    let output = check(dir.path(), &fix);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("fixed 3 findings in 1 file"), "{stderr}");
+    let fixed = read(&dir, "src/a.ts");
+    assert!(
+        fixed.contains(r#"config.patient ? Schedule.spaced("1 second").pipe(Schedule.jittered) : Schedule.recurs(3)"#),
+        "the branch that waits is jittered, the immediate one left: {fixed}"
+    );
+    assert!(
+        fixed.contains(r#"Schedule.spaced("1 second").pipe(Schedule.take(3), Schedule.jittered) : Schedule.exponential("10 millis").pipe(Schedule.take(3), Schedule.jittered)"#),
+        "each branch that waits is jittered: {fixed}"
+    );
+    assert!(
+        fixed.contains("      Schedule.intersect(Schedule.recurs(5)), Schedule.jittered,\n    ),"),
+        "{fixed}"
+    );
+    assert_eq!(fixed.matches("jittered").count(), 4, "{fixed}");
+    let (code, report) = check_json(dir.path(), &args);
+    assert_eq!((code, findings(&report)), (0, vec![]), "the findings are gone: {fixed}");
+    check(dir.path(), &fix);
+    assert_eq!(read(&dir, "src/a.ts"), fixed, "a second run changes nothing");
+}
+
+/// A policy that never retries (`times: 0`) is jittered in vain: the model still reads it as
+/// unjittered, so no fix is offered rather than one appended every round.
+#[test]
+fn no_jitter_fix_is_offered_that_would_not_clear_its_finding() {
+    let text = "import { Effect, Schedule } from \"effect\"\nexport const a = Effect.succeed(1).pipe(Effect.retry({ schedule: Schedule.spaced(\"1 second\"), times: 0, while: (e) => e === 1 }))\n";
+    let dir = project(&[("src/a.ts", text)]);
+    let args = [".", "--no-config", "--select", "unjittered-schedule"];
+    let (_, report) = check_json(dir.path(), &args);
+    let diagnostics = report["diagnostics"].as_array().unwrap();
+    assert_eq!(diagnostics.len(), 1, "{report:#}");
+    assert!(diagnostics[0]["fix"].is_null(), "{report:#}");
+    let mut fix = args.to_vec();
+    fix.extend(["--fix", "--unsafe-fixes"]);
+    check(dir.path(), &fix);
+    assert_eq!(read(&dir, "src/a.ts"), text);
+}
+
 #[test]
 fn diff_prints_and_writes_nothing() {
     let dir = app();
@@ -283,6 +359,120 @@ fn a_file_edited_while_retrylint_ran_is_left_alone_with_a_note() {
         "the edit is kept: {text}"
     );
     assert!(text.contains("Schedule.max"), "and no fix is written over it: {text}");
+}
+
+/// The summary counts what was written: a file skipped as changed since read is not in it,
+/// and a note says what was left.
+#[test]
+fn the_fix_summary_counts_only_what_was_written() {
+    let dir = app();
+    std::fs::write(dir.path().join("src/features/z.ts"), FEATURE).unwrap();
+    let output = check_env(
+        dir.path(),
+        &[".", "--fix"],
+        &[("RETRYLINT_TEST_EDIT_BEFORE_WRITE", "a.ts")],
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("\nfixed 1 finding in 1 file\n"), "{stderr}");
+    assert!(
+        stderr.contains("note: not fixed: 1 finding in 1 file, left as they were"),
+        "{stderr}"
+    );
+    assert!(read(&dir, "src/features/z.ts").contains("schedule: Retry.contention,"));
+    assert!(read(&dir, "src/features/a.ts").contains("Schedule.max"));
+}
+
+/// An edit that lands after the last check, as the fix goes into place, is found in the file
+/// the fix displaced and put back: by the swap undone, or (where there is no swap) by the old
+/// file's text written again.
+#[test]
+fn an_edit_during_the_swap_is_put_back_and_the_fix_skipped() {
+    for plain in [false, true] {
+        let dir = app();
+        let before = read(&dir, "src/features/a.ts");
+        let mut env = vec![("RETRYLINT_TEST_EDIT_BEFORE_RENAME", "a.ts")];
+        if plain {
+            env.push(("RETRYLINT_TEST_PLAIN_RENAME", "1"));
+        }
+        let output = check_env(dir.path(), &[".", "--fix"], &env);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains("note: src/features/a.ts: not fixed: the file changed while the fix was written"),
+            "plain rename {plain}: {stderr}"
+        );
+        assert!(!stderr.contains("fixed 1"), "{stderr}");
+        assert_eq!(
+            read(&dir, "src/features/a.ts"),
+            format!("{before}\n// edited while retrylint ran\n"),
+            "plain rename {plain}: the edit is at the path, without the fix"
+        );
+        let entries: Vec<_> = std::fs::read_dir(dir.path().join("src/features")).unwrap().collect();
+        assert_eq!(entries.len(), 1, "no temporary file left");
+    }
+}
+
+/// A writer races `--fix`: in each trial a thread appends a line to the file being fixed at a
+/// moment around its write (once the fix's temporary file appears, after a pseudo-random
+/// pause of up to 3 ms). The line is never lost: either the fix is skipped with a note, or
+/// the fix is written and the line appended to it.
+#[test]
+fn a_line_appended_while_the_fix_is_written_is_never_lost() {
+    use std::io::Write;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let trials = 50;
+    let (mut lost, mut skipped, mut written, mut raced) = (Vec::new(), 0, 0, 0);
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    for trial in 0..trials {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let pause = std::time::Duration::from_micros(seed % 3000);
+        let dir = app();
+        let features = dir.path().join("src/features");
+        let path = features.join("a.ts");
+        let line = format!("// appended in trial {trial}\n");
+        let done = Arc::new(AtomicBool::new(false));
+        let appender = {
+            let (done, line, path) = (done.clone(), line.clone(), path.clone());
+            std::thread::spawn(move || {
+                // Until the fix's temporary file appears beside the file, or the run ends.
+                let mut saw = false;
+                while !saw && !done.load(Ordering::Relaxed) {
+                    saw = std::fs::read_dir(&features)
+                        .unwrap()
+                        .flatten()
+                        .any(|e| e.file_name().to_string_lossy().ends_with(".tmp"));
+                }
+                let start = std::time::Instant::now();
+                while start.elapsed() < pause {
+                    std::hint::spin_loop();
+                }
+                let mut file = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+                file.write_all(line.as_bytes()).unwrap();
+                saw
+            })
+        };
+        let output = check(dir.path(), &[".", "--fix"]);
+        done.store(true, Ordering::Relaxed);
+        raced += usize::from(appender.join().unwrap());
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let text = read(&dir, "src/features/a.ts");
+        if !text.contains(&line) {
+            lost.push((trial, stderr.to_string()));
+        } else if text.contains("schedule: Retry.contention,") {
+            written += 1;
+        } else {
+            assert!(stderr.contains("note: src/features/a.ts: not fixed"), "{stderr}");
+            skipped += 1;
+        }
+    }
+    assert!(
+        lost.is_empty(),
+        "{} of {trials} trials lost the appended line ({written} written, {skipped} skipped): {lost:#?}",
+        lost.len()
+    );
+    assert!(raced >= trials / 2, "only {raced} of {trials} trials raced the write");
 }
 
 #[cfg(unix)]

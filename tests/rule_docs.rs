@@ -268,3 +268,24 @@ fn double_pipes_are_told_apart() {
     assert!(!double_pipe("S.spaced(1).pipe(S.upTo({ times: 2 }), S.jittered)"));
     assert!(!double_pipe("S.max([a(1)]).pipe(S.jittered)"));
 }
+
+/// Every example of every rule doc, incorrect and correct, checked with every rule and fixed
+/// with `--fix` and with `--fix --unsafe-fixes`: the fixes clear their findings, the fixed
+/// files parse, and a second run changes nothing.
+#[test]
+fn every_rule_doc_example_converges_under_every_fix() {
+    let output = common::bin().args(["rules", "--format", "json"]).output().unwrap();
+    let listing: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let mut fixed = 0;
+    for rule in listing.as_array().unwrap() {
+        let name = rule["name"].as_str().unwrap();
+        let doc = std::fs::read_to_string(common::repo_root().join("rules").join(format!("{name}.md"))).unwrap();
+        let all = blocks(&doc);
+        let context: Vec<&Block> = all.iter().filter(|b| b.context).collect();
+        for (at, block) in all.iter().filter(|b| !b.context && b.after.is_none()).enumerate() {
+            let label = format!("{name}: block {} ({}) at {}", at + 1, block.section, block.path);
+            fixed += common::assert_fixes_converge(&label, &|| project_of(&context, block), &["--no-config"]);
+        }
+    }
+    assert!(fixed >= 10, "only {fixed} fixes in the rule docs");
+}

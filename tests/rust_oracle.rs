@@ -631,14 +631,26 @@ fn real(chain: &Chain) -> Vec<f64> {
             let policy = policy.expect("every generated chain is built");
             // The policy reads the wall clock: the request started as long ago as the
             // delays so far, and the delay is when it says to retry, from now.
+            // The crate reads the clock itself, somewhere between our two readings: a reading
+            // taken while this thread was preempted (a loaded machine) is taken again, so the
+            // delay is known to within the window, far below the comparison's tolerance.
+            const WINDOW: Duration = Duration::from_micros(100);
             let mut elapsed = Duration::ZERO;
             while delays.len() <= LIMIT {
-                let now = SystemTime::now();
-                let start = now - elapsed;
-                match policy.should_retry(start, delays.len() as u32) {
+                let (before, decision) = (0..1000)
+                    .map(|_| {
+                        let before = SystemTime::now();
+                        let decision = policy.should_retry(before - elapsed, delays.len() as u32);
+                        let window = SystemTime::now().duration_since(before).unwrap_or_default();
+                        (before, decision, window)
+                    })
+                    .find(|(_, _, window)| *window < WINDOW)
+                    .map(|(before, decision, _)| (before, decision))
+                    .expect("a clock reading without preemption in 1000 tries");
+                match decision {
                     RetryDecision::DoNotRetry => break,
                     RetryDecision::Retry { execute_after } => {
-                        let delay = execute_after.duration_since(now).unwrap_or_default();
+                        let delay = execute_after.duration_since(before).unwrap_or_default();
                         // Whole microseconds: the clock moved between the two readings.
                         let delay = Duration::from_micros(delay.as_micros() as u64);
                         elapsed += delay;

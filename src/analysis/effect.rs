@@ -99,6 +99,9 @@ pub struct Evaluator<'p> {
     fuel: Cell<u32>,
     depth: Cell<u32>,
     pub problems: RefCell<Vec<Problem>>,
+    /// Expressions of the evaluated file read as if piped through `Schedule.jittered`: what a
+    /// jitter fix would make of the policy.
+    jittered_at: Vec<(FileId, Span)>,
 }
 
 /// Evaluates a schedule expression written in `file`.
@@ -121,6 +124,15 @@ pub fn evaluate_policy(index: &Index, file: FileId, site: &RetrySite, version: u
     (sched, evaluator.problems.into_inner())
 }
 
+/// What `expr` (a schedule, or `Effect.retry` options) would be with each expression of
+/// `file` spanning one of `at` piped through `Schedule.jittered`: how a jitter fix is checked
+/// to clear its finding before it is offered.
+pub fn evaluate_jittered(index: &Index, file: FileId, expr: &Expr, version: u8, at: &[Span]) -> Sched {
+    let mut evaluator = Evaluator::new(index, version);
+    evaluator.jittered_at = at.iter().map(|span| (file, *span)).collect();
+    evaluator.policy(file, expr)
+}
+
 /// Evaluates an expression that is either a schedule or `Effect.retry` options.
 pub fn evaluate_policy_expr(index: &Index, file: FileId, expr: &Expr, version: u8) -> (Sched, Vec<Problem>) {
     let evaluator = Evaluator::new(index, version);
@@ -136,6 +148,7 @@ impl<'p> Evaluator<'p> {
             fuel: Cell::new(FUEL),
             depth: Cell::new(0),
             problems: RefCell::new(Vec::new()),
+            jittered_at: Vec::new(),
         }
     }
 
@@ -184,8 +197,13 @@ impl<'p> Evaluator<'p> {
         }
         self.fuel.set(fuel - 1);
         self.depth.set(self.depth.get() + 1);
-        let value = self.eval_inner(file, expr, env);
+        let mut value = self.eval_inner(file, expr, env);
         self.depth.set(self.depth.get() - 1);
+        if !self.jittered_at.is_empty() && self.jittered_at.contains(&(file, expr.span())) {
+            if let Val::Sched(s) = value {
+                value = Val::Sched(apply_op(s, Op::Jittered { min: 0.8, max: 1.2 }));
+            }
+        }
         value
     }
 

@@ -12,7 +12,7 @@ use crate::facts::{Export, Expr, PolicyArg, Retried, RetrySite};
 use crate::index::{FileId, Index, Resolved};
 use crate::schedule::api;
 use crate::schedule::duration::format_ms;
-use crate::schedule::{self, Library, Sched, Summary};
+use crate::schedule::{self, Gap, Jitter, Library, Sched, Summary};
 use crate::source::{Language, Span};
 
 #[derive(Debug, Clone)]
@@ -53,8 +53,10 @@ pub struct Policy {
     pub library: Library,
     /// The `effect` version of the file (Effect policies): which combinators a remedy names.
     pub effect: EffectVersion,
-    /// How a jitter fix is spelled: `.pipe(Schedule.jittered)`, `.with_jitter()`.
-    pub jitter_fix: Option<Insertion>,
+    /// How a jitter fix is spelled: `.pipe(Schedule.jittered)`, `.with_jitter()`; one
+    /// insertion for each branch of a conditional policy that needs it, applied together.
+    /// Empty when there is none.
+    pub jitter_fix: Vec<Insertion>,
     /// The sites that name the policy (a named policy): related locations of its findings.
     pub uses: Vec<(FileId, Span)>,
 }
@@ -79,32 +81,25 @@ pub(super) fn collect(analysis: &super::Analysis, index: &Index, file: FileId) -
     let version = index.effect_major(file);
     let effect = EffectVersion::from_code(version);
     // `.pipe(Schedule.jittered)`, with the file's own name for `Schedule`, when the file's
-    // version has the combinator.
-    // A schedule that already ends in `.pipe(…)` gets one more argument, never a second
-    // `.pipe(`.
-    let jitter = |value: &Expr| {
-        api::jitter_snippet(effect)?;
-        let module = facts.effect_module_local("Schedule")?;
-        let piped = match value {
-            Expr::Call { callee, args, .. } => match (callee.as_ref(), args.last()) {
-                (Expr::Member(_, method, _), Some(last)) if method == "pipe" => Some(last.span().end),
-                (Expr::Ident(name, _), Some(last)) if name == "pipe" => Some(last.span().end),
-                _ => None,
-            },
-            _ => None,
+    // version has the combinator, after the schedule or after each branch of a conditional
+    // one that needs it (`policy` is the policy the schedule is part of: the schedule itself,
+    // or a site's options). Offered only when the model reads the fixed policy as jittered: a
+    // fix whose result retrylint still flags is never applied until it clears, ten times over.
+    let jitter = |value: &Expr, policy: &Expr| -> Vec<Insertion> {
+        let (Some(_), Some(module)) = (api::jitter_snippet(effect), facts.effect_module_local("Schedule")) else {
+            return Vec::new();
         };
-        Some(match piped {
-            Some(at) => Insertion {
-                at,
-                text: format!(", {module}.jittered"),
-                title: "pipe the schedule through `Schedule.jittered`".into(),
-            },
-            None => Insertion {
-                at: value.span().end,
-                text: format!(".pipe({module}.jittered)"),
-                title: "pipe the schedule through `Schedule.jittered`".into(),
-            },
-        })
+        let mut points = Vec::new();
+        jitter_points(index, file, version, value, 0, &mut points);
+        let spans: Vec<Span> = points.iter().map(|p| p.span()).collect();
+        let fixed = effect::evaluate_jittered(index, file, policy, version, &spans);
+        if points.is_empty() || schedule::summarize(&fixed).jitter == Jitter::No {
+            return Vec::new();
+        }
+        points
+            .into_iter()
+            .map(|point| jitter_insertion(point, module))
+            .collect()
     };
     let mut out = Vec::new();
     if index.is_retry_module(file) {
@@ -136,7 +131,7 @@ pub(super) fn collect(analysis: &super::Analysis, index: &Index, file: FileId) -
                 problems,
                 library: Library::Effect,
                 effect,
-                jitter_fix: jitter(&binding.value),
+                jitter_fix: jitter(&binding.value, &binding.value),
                 uses: Vec::new(),
             });
         }
@@ -175,7 +170,7 @@ pub(super) fn collect(analysis: &super::Analysis, index: &Index, file: FileId) -
             problems,
             library: Library::Effect,
             effect,
-            jitter_fix: jitter(inner),
+            jitter_fix: jitter(inner, value),
             uses: named.uses.iter().map(|(f, _, span)| (*f, *span)).collect(),
         });
     }
@@ -217,11 +212,61 @@ pub(super) fn collect(analysis: &super::Analysis, index: &Index, file: FileId) -
             problems,
             library: Library::Effect,
             effect,
-            jitter_fix: schedule.and_then(jitter),
+            jitter_fix: match (schedule, policy_expr) {
+                (Some(schedule), Some(policy)) => jitter(schedule, policy),
+                _ => Vec::new(),
+            },
             uses: Vec::new(),
         });
     }
     out
+}
+
+/// The expressions `Schedule.jittered` is piped after for `value` to jitter: `value` itself or,
+/// for `c ? a : b` (where a `.pipe(…)` after the whole would bind to `b` alone), each branch
+/// that waits and is not jittered, itself or its own branches.
+fn jitter_points<'e>(index: &Index, file: FileId, version: u8, value: &'e Expr, depth: usize, out: &mut Vec<&'e Expr>) {
+    let Expr::Cond { then, otherwise, .. } = value else {
+        out.push(value);
+        return;
+    };
+    if depth >= 4 {
+        return;
+    }
+    for branch in [then.as_ref(), otherwise.as_ref()] {
+        let summary = schedule::summarize(&effect::evaluate_schedule(index, file, branch, version).0);
+        let waits = !matches!(summary.gap, Gap::Capped(ms) if ms == 0.0);
+        if summary.jitter == Jitter::No && waits {
+            jitter_points(index, file, version, branch, depth + 1, out);
+        }
+    }
+}
+
+/// `, Schedule.jittered` as one more argument of a schedule that ends in `.pipe(…)` (never a
+/// second `.pipe(`), else `.pipe(Schedule.jittered)` after it; `module` is the file's name for
+/// `Schedule`.
+fn jitter_insertion(value: &Expr, module: &str) -> Insertion {
+    let piped = match value {
+        Expr::Call { callee, args, .. } => match (callee.as_ref(), args.last()) {
+            (Expr::Member(_, method, _), Some(last)) if method == "pipe" => Some(last.span().end),
+            (Expr::Ident(name, _), Some(last)) if name == "pipe" => Some(last.span().end),
+            _ => None,
+        },
+        _ => None,
+    };
+    let title = "pipe the schedule through `Schedule.jittered`".to_string();
+    match piped {
+        Some(at) => Insertion {
+            at,
+            text: format!(", {module}.jittered"),
+            title,
+        },
+        None => Insertion {
+            at: value.span().end,
+            text: format!(".pipe({module}.jittered)"),
+            title,
+        },
+    }
 }
 
 /// The binding outside the retry module a site names as its whole policy: `schedule:
@@ -547,8 +592,9 @@ pub fn table(rows: &[PolicyRow]) -> String {
         let total = row.total_ms.map(format_ms).unwrap_or_else(|| "-".into());
         let worst = row.worst_total_ms.map(format_ms).unwrap_or_else(|| "-".into());
         cells.push(vec![
-            row.name.clone(),
-            format!("{}:{}", row.path, row.line),
+            // Names and paths are the project's: one line each, nothing a terminal acts on.
+            crate::source::printable::line(&row.name).into_owned(),
+            format!("{}:{}", crate::source::printable::line(&row.path), row.line),
             retries,
             attempts,
             gap,

@@ -344,7 +344,7 @@ pub(super) fn policies(index: &Index, file: FileId) -> Vec<Policy> {
             problems: Vec::new(),
             library: Library::Rs2,
             effect: Default::default(),
-            jitter_fix: None,
+            jitter_fix: Vec::new(),
             uses: Vec::new(),
         })
         .collect()

@@ -43,7 +43,11 @@ pub(super) fn collect(index: &Index, file: FileId) -> Vec<Policy> {
                 problems: found.1,
                 library: found.2,
                 effect: Default::default(),
-                jitter_fix: found.3.map(|fix| own_line(index.text(file), &policy.value, fix)),
+                jitter_fix: found
+                    .3
+                    .map(|fix| own_line(index.text(file), &policy.value, fix))
+                    .into_iter()
+                    .collect(),
                 uses: Vec::new(),
             });
         }
@@ -94,7 +98,11 @@ pub(super) fn collect(index: &Index, file: FileId) -> Vec<Policy> {
                 problems: found.1,
                 library: found.2,
                 effect: Default::default(),
-                jitter_fix: found.3.map(|fix| own_line(index.text(file), chain, fix)),
+                jitter_fix: found
+                    .3
+                    .map(|fix| own_line(index.text(file), chain, fix))
+                    .into_iter()
+                    .collect(),
                 uses: vec![(file, rust.arg)],
             });
             continue;
@@ -114,7 +122,11 @@ pub(super) fn collect(index: &Index, file: FileId) -> Vec<Policy> {
             problems: found.1,
             library: found.2,
             effect: Default::default(),
-            jitter_fix: found.3.map(|fix| own_line(index.text(file), chain, fix)),
+            jitter_fix: found
+                .3
+                .map(|fix| own_line(index.text(file), chain, fix))
+                .into_iter()
+                .collect(),
             uses: Vec::new(),
         });
     }

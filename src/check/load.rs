@@ -29,6 +29,9 @@ pub struct Loader<'o> {
     /// forgets changed files): what it knows of a file is used without asking the file
     /// system for its size and time — thousands of `stat`s per check otherwise.
     pub trust_cache: bool,
+    /// The most a source file is read to: the largest `max-file-size` of the run's configs
+    /// (discovery held each file to its own; a file that grew since is skipped with a note).
+    pub max_file_size: u64,
 }
 
 impl Loader<'_> {
@@ -65,7 +68,9 @@ impl Loader<'_> {
     ) -> Loaded {
         let text: Option<Arc<[u8]>> = match (self.overlay.get(&file.absolute), &previous.text) {
             (Some(text), _) | (None, Some(text)) => Some(text.clone()),
-            (None, None) => std::fs::read(&file.absolute).ok().map(Into::into),
+            (None, None) => crate::files::read_file(&file.absolute, self.max_file_size, false)
+                .ok()
+                .map(Into::into),
         };
         let Some(text) = text else {
             return previous.clone();
@@ -159,13 +164,19 @@ impl Loader<'_> {
                 return loaded;
             }
         }
-        match std::fs::read(&file.absolute) {
+        match crate::files::read_file(&file.absolute, self.max_file_size, false) {
             Ok(bytes) => self.load_text(file, bytes.into(), stat, filtered),
             Err(e) => Loaded {
                 notes: vec![Note {
                     path: file.path.clone(),
                     line: None,
-                    message: format!("skipped: cannot read: {e}"),
+                    message: match e {
+                        crate::files::ReadError::TooLarge { limit } => {
+                            format!("skipped: over the size limit of {limit} bytes (max-file-size)")
+                        }
+                        crate::files::ReadError::NotRegular(what) => format!("skipped: not a regular file ({what})"),
+                        other => format!("skipped: cannot read: {other}"),
+                    },
                 }],
                 ..Loaded::default()
             },
@@ -207,10 +218,18 @@ impl Loader<'_> {
                 };
             }
         }
+        // The same text was ruled out by the same prefilter (a racy or touched file).
+        let ruled_out = filtered
+            && self
+                .cache
+                .zip(hash)
+                .is_some_and(|(cache, hash)| cache.skipped_by_hash(&file.absolute, hash) == Some(self.key(file)));
         let irrelevant = || {
-            self.prefilter
-                .as_ref()
-                .is_some_and(|prefilter| !prefilter.is_relevant(file.language, &text))
+            ruled_out
+                || self
+                    .prefilter
+                    .as_ref()
+                    .is_some_and(|prefilter| !prefilter.is_relevant(file.language, &text))
         };
         if filtered && (skip_generated || irrelevant()) {
             if let (Some(cache), Some(hash)) = (self.cache, hash) {
@@ -223,6 +242,7 @@ impl Loader<'_> {
             return Loaded {
                 prefiltered: true,
                 generated: skip_generated,
+                cached: ruled_out,
                 ..Loaded::default()
             };
         }
@@ -276,6 +296,7 @@ mod tests {
             root: &root,
             skip_generated: &|_: &std::path::Path| true,
             trust_cache,
+            max_file_size: crate::config::DEFAULT_MAX_FILE_SIZE,
         };
         let first = loader(false).load(&file, true, true);
         assert!(!first.cached);

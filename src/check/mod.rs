@@ -233,9 +233,40 @@ pub fn load_paths(config: Config, paths: &[PathBuf], triggers: &[Trigger]) -> Re
         root: &root,
         skip_generated: &skip_generated,
         trust_cache: false,
+        max_file_size: max_file_size(&configs),
     };
     let (index, analysis) = load_index(configs.clone(), discovery.files, &loader);
     Ok((index, analysis))
+}
+
+/// The largest `max-file-size` of the run's configs: what a source file is read to at most.
+fn max_file_size(configs: &Configs) -> u64 {
+    configs
+        .all()
+        .map(|c| c.max_file_size)
+        .max()
+        .unwrap_or(crate::config::DEFAULT_MAX_FILE_SIZE)
+}
+
+/// The index of `paths` with every file parsed (no prefilter), as `check` builds it: what
+/// `retrylint resolve-imports` prints the import resolutions of.
+pub fn load_every_file(config: Config, paths: &[PathBuf]) -> Result<(Index, Analysis), Report> {
+    let mut configs = Configs::from(config);
+    let discovery = discover::discover(paths, &mut configs)?;
+    let overlay = HashMap::new();
+    let root = configs.root.root.clone();
+    let skip_generated = |path: &std::path::Path| !configs.for_path(path).check_generated;
+    let loader = Loader {
+        prefilter_key: 0,
+        prefilter: None,
+        overlay: &overlay,
+        cache: None,
+        root: &root,
+        skip_generated: &skip_generated,
+        trust_cache: false,
+        max_file_size: max_file_size(&configs),
+    };
+    Ok(load_index(configs.clone(), discovery.files, &loader))
 }
 
 /// The config the prefilter is built from: the root's, with the lease tables and columns of
@@ -256,7 +287,12 @@ fn prefilter_config(configs: &Configs) -> Config {
 pub fn run(config: impl Into<Configs>, options: &CheckOptions) -> Result<Outcome, Report> {
     let started = Instant::now();
     let mut configs = config.into();
-    let discovery = discover::discover(&options.paths, &mut configs)?;
+    let mut discovery = discover::discover(&options.paths, &mut configs)?;
+    // A path named on the command line that holds nothing checked is said, with why.
+    if let Some(only) = &options.only {
+        let unchecked = discover::unchecked_named(only, &discovery, &configs);
+        discovery.notes.extend(unchecked);
+    }
     let scope = scope_path(&configs.root.root, options.only.as_deref());
     let tests: Vec<PathBuf> = discovery
         .tests
@@ -290,23 +326,6 @@ fn in_scope(path: &std::path::Path, only: Option<&[PathBuf]>) -> bool {
     only.is_none_or(|only| std::fs::canonicalize(path).is_ok_and(|p| only.iter().any(|o| p.starts_with(o))))
 }
 
-/// A path made absolute without following it when it is itself a symbolic link: a note about
-/// a link is about the link, not about what it points to.
-fn link_absolute(path: &std::path::Path) -> Option<PathBuf> {
-    let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
-    match (is_link, path.parent(), path.file_name()) {
-        (true, Some(parent), Some(name)) => {
-            let parent = if parent.as_os_str().is_empty() {
-                std::path::Path::new(".")
-            } else {
-                parent
-            };
-            std::fs::canonicalize(parent).ok().map(|p| p.join(name))
-        }
-        _ => std::fs::canonicalize(path).ok(),
-    }
-}
-
 /// Keeps the findings and notes of the files in `only` (files, or directories holding them):
 /// the rest was analysed as their context. Baseline entries of files outside are not stale.
 pub fn keep_within(outcome: &mut Outcome, only: &[PathBuf]) {
@@ -325,7 +344,7 @@ pub fn keep_within(outcome: &mut Outcome, only: &[PathBuf]) {
     let scope = scope_path(&index.config.root, Some(only));
     outcome
         .notes
-        .retain(|n| n.path == scope || link_absolute(&n.path).is_some_and(|p| inside(&p)));
+        .retain(|n| n.path == scope || crate::files::as_given(&n.path).is_ok_and(|p| inside(&p)));
     let root = &index.config.root;
     outcome.stale.retain(|entry| inside(&root.join(&entry.path)));
     outcome.parsed = kept
@@ -360,6 +379,7 @@ pub fn run_files(
         root: &root,
         skip_generated: &skip_generated,
         trust_cache: options.trust_cache && options.cache.is_some(),
+        max_file_size: max_file_size(&configs),
     };
     let mut index = Index::new(configs.clone(), files);
     if let Some(project) = &options.project {

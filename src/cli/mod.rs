@@ -10,6 +10,7 @@ use codespan_reporting::term::termcolor::{BufferedStandardStream, ColorChoice, C
 use miette::{miette, Report};
 
 use retrylint::config::Config;
+use retrylint::source::printable;
 
 /// The report's destination: stdout (coloured as asked) or a file (never coloured).
 pub enum Output {
@@ -110,7 +111,10 @@ pub fn stdin_paths(name: &Path, given: &[PathBuf], config: &Config) -> Result<(P
 }
 
 /// `--project DIR PATHS…`: the canonical PATHS (what to report) and the paths to analyse: DIR,
-/// and any of PATHS outside it.
+/// and any of PATHS outside it. A path that is a symbolic link is taken as the link (its
+/// directory resolved, not the link): it is reported on where it is, and never moves the
+/// project. A path that cannot be read is an error, as a missing one is: the run could not
+/// say anything about it.
 pub fn project_paths(dir: &Path, given: &[PathBuf]) -> Result<(Vec<PathBuf>, Vec<PathBuf>), Report> {
     let root = std::fs::canonicalize(dir).map_err(|e| miette!("cannot check project {}: {e}", dir.display()))?;
     if !root.is_dir() {
@@ -119,32 +123,39 @@ pub fn project_paths(dir: &Path, given: &[PathBuf]) -> Result<(Vec<PathBuf>, Vec
     let mut only = Vec::new();
     let mut paths = vec![dir.to_path_buf()];
     for path in given {
-        let absolute = std::fs::canonicalize(path).map_err(|e| {
-            miette!(
-                help = "check the path, or run from the project root",
-                "cannot check {}: {e}",
-                path.display()
-            )
-        })?;
-        // A symbolic link is reported on as the link (discovery skips it with a note there),
-        // not as its target.
-        let absolute = match (std::fs::symlink_metadata(path), path.parent(), path.file_name()) {
-            (Ok(m), Some(parent), Some(name)) if m.file_type().is_symlink() => {
-                let parent = if parent.as_os_str().is_empty() {
-                    Path::new(".")
-                } else {
-                    parent
-                };
-                std::fs::canonicalize(parent).map_or(absolute, |p| p.join(name))
-            }
-            _ => absolute,
-        };
+        let absolute = retrylint::config::given_path(path, "check the path, or run from the project root")?;
+        readable(path)?;
         if !absolute.starts_with(&root) {
             paths.push(path.clone());
         }
         only.push(absolute);
     }
     Ok((only, paths))
+}
+
+/// An error when `path` (named on the command line) is a directory that cannot be listed or
+/// a regular file that cannot be opened: exit 2, never a run that looks clean. Anything else
+/// (a link, a FIFO, a device) is not opened here; the run skips it with a note.
+fn readable(path: &Path) -> Result<(), Report> {
+    let Ok(metadata) = std::fs::symlink_metadata(path) else {
+        return Ok(());
+    };
+    let result = if metadata.is_dir() {
+        std::fs::read_dir(path).map(drop).map_err(|e| e.to_string())
+    } else if metadata.is_file() {
+        retrylint::files::open_regular(path, u64::MAX, false)
+            .map(drop)
+            .map_err(|e| e.to_string())
+    } else {
+        Ok(())
+    };
+    result.map_err(|e| {
+        miette!(
+            help = "a path named on the command line must be readable: fix its permissions, or leave it out",
+            "cannot read {}: {e}",
+            path.display()
+        )
+    })
 }
 
 /// `retrylint init [DIR] [--force]`.
@@ -157,7 +168,7 @@ pub fn init(dir: &Path, force: bool) -> Result<ExitCode, Report> {
         return Err(miette!(
             help = "pass --force to replace it",
             "{} already exists",
-            target.display()
+            printable::path(&target)
         ));
     }
     let inferred = retrylint::init::infer(dir)?;
@@ -165,7 +176,7 @@ pub fn init(dir: &Path, force: bool) -> Result<ExitCode, Report> {
     let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
     eprintln!(
         "wrote {}: {} ({}), {} ({}), {} ({})",
-        path.display(),
+        printable::path(&path),
         plural(inferred.retry_modules.len(), "retry module"),
         join_or_none(inferred.retry_modules.iter()),
         plural(inferred.lease_tables.len(), "lease table"),
@@ -177,10 +188,79 @@ pub fn init(dir: &Path, force: bool) -> Result<ExitCode, Report> {
 }
 
 fn join_or_none<'a>(items: impl Iterator<Item = &'a String>) -> String {
-    let all: Vec<&str> = items.map(String::as_str).collect();
+    let all: Vec<String> = items.map(|item| printable::line(item).into_owned()).collect();
     if all.is_empty() {
         "none found".to_string()
     } else {
         all.join(", ")
+    }
+}
+
+/// The tool's own error (a config error, an unreadable path), as printed: its message, help
+/// and labels quote paths and config text from the project, so they are escaped as every other
+/// project text is (`printable`); the config's source lines were made safe where the report was
+/// built (`Config::parse`).
+pub fn printable(report: Report) -> Report {
+    let message = printable::line(&report.to_string()).into_owned();
+    let help = report.help().map(|h| printable::lines(&h.to_string()).into_owned());
+    let labels: Vec<miette::LabeledSpan> = report
+        .labels()
+        .map(|labels| {
+            labels
+                .map(|l| {
+                    let text = l.label().map(|t| printable::line(t).into_owned());
+                    miette::LabeledSpan::new_with_span(text, *l.inner())
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    Report::new(Printable {
+        inner: report,
+        message,
+        help,
+        labels,
+    })
+}
+
+struct Printable {
+    inner: Report,
+    message: String,
+    help: Option<String>,
+    labels: Vec<miette::LabeledSpan>,
+}
+
+impl std::fmt::Display for Printable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::fmt::Debug for Printable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Printable {}
+
+impl miette::Diagnostic for Printable {
+    fn code<'a>(&'a self) -> Option<Box<dyn std::fmt::Display + 'a>> {
+        self.inner.code()
+    }
+
+    fn severity(&self) -> Option<miette::Severity> {
+        self.inner.severity()
+    }
+
+    fn help<'a>(&'a self) -> Option<Box<dyn std::fmt::Display + 'a>> {
+        self.help.as_ref().map(|h| Box::new(h) as Box<dyn std::fmt::Display>)
+    }
+
+    fn source_code(&self) -> Option<&dyn miette::SourceCode> {
+        self.inner.source_code()
+    }
+
+    fn labels(&self) -> Option<Box<dyn Iterator<Item = miette::LabeledSpan> + '_>> {
+        (!self.labels.is_empty()).then(|| Box::new(self.labels.iter().cloned()) as Box<dyn Iterator<Item = _>>)
     }
 }

@@ -7,10 +7,13 @@
 //! records a *miss*; the pipeline loads the missed files and analyses again, until nothing
 //! is missed. After that the index is read-only, and rules see a complete picture.
 
+mod json;
 mod project_files;
+pub mod resolve;
 mod retry_modules;
 mod rs2;
 mod rust;
+pub mod tsconfig;
 mod typescript;
 
 use std::collections::HashMap;
@@ -54,6 +57,9 @@ pub struct Index {
     configs: Configs,
     /// Each file's config, as a [`Configs::position`].
     file_configs: Vec<usize>,
+    /// What may be read beside the sources for each config's files (by position): its root's
+    /// git root, else its root ([`crate::files::boundary`]).
+    boundaries: Vec<PathBuf>,
     pub files: Vec<SourceFile>,
     loaded: Vec<Loaded>,
     /// Texts read again for rendering (see `Loaded::hash`).
@@ -70,6 +76,10 @@ pub struct Index {
     misses: Mutex<Vec<FileId>>,
     /// JSON and YAML files by directory (RS2 tenants), built on first use.
     config_dirs: std::sync::OnceLock<HashMap<PathBuf, Vec<FileId>>>,
+    /// Each import specifier of each file, resolved once (see `typescript.rs`).
+    resolutions: std::sync::RwLock<HashMap<(FileId, String), resolve::Resolution>>,
+    /// The TypeScript project of each file that resolved an import.
+    file_projects: std::sync::RwLock<HashMap<FileId, Option<Arc<tsconfig::Project>>>>,
 }
 
 impl Index {
@@ -77,6 +87,7 @@ impl Index {
         let configs: Configs = configs.into();
         let config = configs.root.clone();
         let file_configs: Vec<usize> = files.iter().map(|f| configs.position(&f.absolute)).collect();
+        let boundaries: Vec<PathBuf> = configs.all().map(|c| crate::files::boundary(&c.root)).collect();
         let by_absolute = files
             .iter()
             .enumerate()
@@ -86,8 +97,14 @@ impl Index {
             .filter(|&f| configs.at(file_configs[f]).is_retry_module(&files[f].absolute))
             .collect();
         Index {
+            project: {
+                let project = Arc::<ProjectFiles>::default();
+                project.allow(&boundaries);
+                project
+            },
             configs,
             file_configs,
+            boundaries,
             loaded: vec![Loaded::default(); files.len()],
             reread: (0..files.len()).map(|_| std::sync::OnceLock::new()).collect(),
             config,
@@ -96,15 +113,17 @@ impl Index {
             configured_retry_modules: retry_modules.clone(),
             retry_modules,
             inferred_retry_modules: Vec::new(),
-            project: Arc::default(),
             misses: Mutex::new(Vec::new()),
             config_dirs: std::sync::OnceLock::new(),
+            resolutions: Default::default(),
+            file_projects: Default::default(),
         }
     }
 
     /// Answers from `package.json`, `tsconfig.json` and `wrangler` files kept from an earlier
     /// run (the language server's), to be used while those files are unchanged.
     pub fn share_project_files(&mut self, project: Arc<ProjectFiles>) {
+        project.allow(&self.boundaries);
         self.project = project;
     }
 
@@ -112,8 +131,18 @@ impl Index {
     /// language server keeps them until a file comes or goes, or a package.json changes).
     pub fn workspace_packages(&self) -> &WorkspacePackages {
         self.project.workspace_packages(|| {
-            WorkspacePackages::find(self.files.iter().map(|f| f.absolute.as_path()), &self.config.root)
+            WorkspacePackages::find(
+                self.files.iter().map(|f| f.absolute.as_path()),
+                &self.config.root,
+                &self.boundaries[0],
+            )
         })
+    }
+
+    /// What may be read beside the sources for `file`: its config root's git root, else that
+    /// root.
+    pub fn boundary(&self, file: FileId) -> &std::path::Path {
+        &self.boundaries[self.file_configs[file]]
     }
 
     /// The settings for `file`: its package's config, else the project root's.
@@ -185,7 +214,8 @@ impl Index {
         let hash = loaded.hash?;
         self.reread[file]
             .get_or_init(|| {
-                let bytes = std::fs::read(&self.files[file].absolute).ok()?;
+                let limit = self.config_of(file).max_file_size;
+                let bytes = crate::files::read_file(&self.files[file].absolute, limit, false).ok()?;
                 (crate::source::fnv1a64(&bytes) == hash).then(|| bytes.into())
             })
             .as_deref()
@@ -255,6 +285,7 @@ impl Index {
                 ),
             })
             .collect();
+        notes.extend(self.unresolved_import_notes());
         for (id, loaded) in self.loaded.iter().enumerate() {
             notes.extend(loaded.notes.iter().cloned());
             if let Some(facts) = &loaded.facts {
@@ -331,7 +362,7 @@ impl Index {
     /// `package.json` that uses Effect; 0 when unknown.
     pub fn effect_major(&self, file: FileId) -> u8 {
         match self.files[file].absolute.parent() {
-            Some(dir) => self.project.effect_major(dir, &self.config.root),
+            Some(dir) => self.project.effect_major(dir, self.boundary(file)),
             None => 0,
         }
     }
@@ -339,7 +370,8 @@ impl Index {
     /// The largest `max_retries` of the queue consumers in the nearest wrangler config.
     pub fn wrangler_max_retries(&self, file: FileId) -> Option<u64> {
         let dir = self.files[file].absolute.parent()?;
-        self.project.wrangler_max_retries(dir, &self.config.root)
+        self.project
+            .wrangler_max_retries(dir, &self.config.root, self.boundary(file))
     }
 }
 

@@ -182,7 +182,8 @@ struct ConfigError {
 fn find_config(start: &Path) -> Result<ConfigSource, Box<ConfigError>> {
     match Config::discover(start) {
         Some(path) => {
-            let text = std::fs::read_to_string(&path).map_err(|e| {
+            let boundary = crate::config::config_boundary(&path);
+            let text = crate::config::read_config(&path, Some(&boundary)).map_err(|e| {
                 Box::new(ConfigError {
                     report: miette::miette!("cannot read config {}: {e}", path.display()),
                     path: path.clone(),

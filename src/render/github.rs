@@ -12,6 +12,7 @@ use super::{percent_encode_path, region, rule_doc_url, slash_path, Texts, Unit};
 use crate::check::Outcome;
 use crate::index::FileId;
 use crate::rules::Severity;
+use crate::source::printable;
 
 /// GitHub limits the annotations it shows per step (10 errors and 10 warnings); past that,
 /// the job summary is where every finding is listed.
@@ -86,7 +87,7 @@ pub fn annotations(out: &mut dyn Write, outcome: &Outcome, env: &GithubEnv) -> i
         };
         let mut properties = format!(
             "file={},line={},endLine={}",
-            escape_property(&env.path(outcome, d.file)),
+            escape_property(&printable::line(&env.path(outcome, d.file))),
             r.line,
             r.end_line
         );
@@ -98,10 +99,12 @@ pub fn annotations(out: &mut dyn Write, outcome: &Outcome, env: &GithubEnv) -> i
             ",title={}",
             escape_property(&format!("retrylint ({})", d.rule))
         ));
-        let mut message = d.message.clone();
+        // Project text is escaped before the command's own encoding: a newline or an escape
+        // sequence from a source file shows as `\u{a}`, never as a line or a control of its own.
+        let mut message = printable::line(&d.message).into_owned();
         if let Some(help) = &d.help {
             message.push_str("\nhelp: ");
-            message.push_str(help);
+            message.push_str(&printable::lines(help));
         }
         writeln!(out, "::{command} {properties}::{}", escape_data(&message))?;
     }
@@ -156,7 +159,8 @@ pub fn step_summary(outcome: &Outcome, env: &GithubEnv, changed_since: Option<&s
         }
         let r = region(outcome, &texts, d.file, d.span, Unit::Chars);
         let path = env.path(outcome, d.file);
-        let location = format!("{path}:{}", r.line);
+        // The file name is the pull request's: shown as text, never as Markdown or HTML.
+        let location = format!("<code>{}:{}</code>", markdown_text(&path), r.line);
         let location = match &env.blob_url {
             Some(base) => {
                 let lines = if r.end_line > r.line {
@@ -164,9 +168,11 @@ pub fn step_summary(outcome: &Outcome, env: &GithubEnv, changed_since: Option<&s
                 } else {
                     format!("L{}", r.line)
                 };
-                format!("[`{location}`]({base}/{}#{lines})", percent_encode_path(&path))
+                // Parentheses too: a `)` in a file name must not end the link's destination.
+                let encoded = percent_encode_path(&path).replace('(', "%28").replace(')', "%29");
+                format!("[{location}]({base}/{encoded}#{lines})")
             }
-            None => format!("`{location}`"),
+            None => location,
         };
         md.push_str(&format!(
             "| {} | `{}` | {location} | {} |\n",
@@ -193,23 +199,39 @@ fn short_rev(rev: &str) -> &str {
     }
 }
 
-/// Makes a message safe in a Markdown table cell: pipes escaped, lines joined, and HTML
-/// characters escaped outside code spans (inside them they are shown literally).
+/// Makes a message safe in a Markdown table cell. Its code spans (between backticks) become
+/// `<code>` elements and every character Markdown or HTML could read as markup is written as a
+/// character reference, inside code and out: what the cell shows is the message's text, never
+/// markup from a source file (a backtick in a cron string cannot open or close a span, a `<img>`
+/// stays text, a newline cannot start a heading).
 fn table_cell(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
+    let mut out = String::with_capacity(text.len() + 16);
     let mut in_code = false;
-    for c in text.chars() {
+    for (at, part) in text.split('`').enumerate() {
+        if at > 0 {
+            out.push_str(if in_code { "</code>" } else { "<code>" });
+            in_code = !in_code;
+        }
+        out.push_str(&markdown_text(part));
+    }
+    if in_code {
+        out.push_str("</code>");
+    }
+    out
+}
+
+/// `text` as literal text in Markdown (a table cell, a link's text): ASCII punctuation that
+/// Markdown or HTML reads as markup as character references, unsafe characters as their
+/// escapes (`\u{1b}`, itself escaped), nothing that can end the cell or the line.
+fn markdown_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in printable::line(text).chars() {
         match c {
-            '`' => {
-                in_code = !in_code;
-                out.push(c);
+            // HTML (`<`, `&`), code, emphasis and strikethrough, links and images (`[`), table
+            // cells, escapes, math and headings; the rest is markup only after one of these.
+            '<' | '>' | '&' | '`' | '*' | '_' | '[' | ']' | '|' | '\\' | '~' | '$' | '#' => {
+                out.push_str(&format!("&#{};", c as u32))
             }
-            '|' => out.push_str("\\|"),
-            '\r' => {}
-            '\n' => out.push_str(if in_code { " " } else { "<br>" }),
-            '<' if !in_code => out.push_str("&lt;"),
-            '>' if !in_code => out.push_str("&gt;"),
-            '&' if !in_code => out.push_str("&amp;"),
             c => out.push(c),
         }
     }
@@ -228,12 +250,31 @@ mod tests {
     }
 
     #[test]
-    fn table_cells_escape_pipes_and_html_outside_code() {
-        assert_eq!(table_cell("a | b"), "a \\| b");
+    fn table_cells_hold_text_only() {
+        assert_eq!(table_cell("a | b"), "a &#124; b");
         assert_eq!(
             table_cell("`Effect<A | B>` over <b>\nnext"),
-            "`Effect<A \\| B>` over &lt;b&gt;<br>next"
+            "<code>Effect&#60;A &#124; B&#62;</code> over &#60;b&#62;&#92;u{a}next"
         );
+        // An odd backtick from a source string cannot leave HTML unescaped.
+        let cell = table_cell("cron `a` b `c <img src=x onerror=alert(1)>");
+        assert!(!cell.contains('<') || !cell.contains("<img"), "{cell}");
+        assert!(cell.ends_with("</code>"), "{cell}");
+        // Nothing in a cell starts a line, a heading or a link.
+        let cell = table_cell("x\n# heading\r\n[a](javascript:b)");
+        assert!(
+            !cell.contains('\n') && !cell.contains("# heading") && !cell.contains('['),
+            "{cell}"
+        );
+    }
+
+    #[test]
+    fn file_names_in_the_summary_are_text() {
+        let name = "src/a`</code><img src=x onerror=alert(1)>\n## owned|.ts";
+        let text = markdown_text(name);
+        for forbidden in ["<", ">", "`", "\n", "|", "## "] {
+            assert!(!text.contains(forbidden), "{forbidden:?} in {text}");
+        }
     }
 
     #[test]

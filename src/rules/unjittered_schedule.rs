@@ -25,14 +25,18 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
         if matches!(policy.summary.gap, Gap::Capped(ms) if ms == 0.0) {
             continue;
         }
-        let fix = policy.jitter_fix.as_ref().map(|insertion| Fix {
+        let fix = policy.jitter_fix.first().map(|first| Fix {
             safety: FixSafety::Unsafe,
-            title: insertion.title.clone(),
-            edits: vec![Edit {
-                file: ctx.file,
-                span: Span::at(insertion.at),
-                replacement: insertion.text.clone(),
-            }],
+            title: first.title.clone(),
+            edits: policy
+                .jitter_fix
+                .iter()
+                .map(|insertion| Edit {
+                    file: ctx.file,
+                    span: Span::at(insertion.at),
+                    replacement: insertion.text.clone(),
+                })
+                .collect(),
         });
         out.push(with_uses(
             RULE.report(

@@ -186,11 +186,20 @@ fn merge(summaries: Vec<Summary>) -> Summary {
             .map(|s| s.gap)
             .reduce(larger);
     }
-    let jitter = summaries.iter().map(|s| s.jitter).reduce(|a, b| match (a, b) {
-        (Jitter::No, _) | (_, Jitter::No) => Jitter::No,
-        (Jitter::Unknown, _) | (_, Jitter::Unknown) => Jitter::Unknown,
-        _ => Jitter::Yes,
-    });
+    // A branch that retries at once has no delay to spread, as an immediate policy has none
+    // (`unjittered-schedule` says nothing of one): its jitter is not the policy's. Else
+    // `e.status >= 500 ? 1 s : zero`, jittered, would still read as unjittered.
+    let immediate = |s: &&Summary| matches!(s.gap, Gap::Capped(ms) if ms == 0.0);
+    let delayed = summaries.iter().filter(|s| !immediate(s)).count();
+    let jitter = summaries
+        .iter()
+        .filter(|s| delayed == 0 || !immediate(s))
+        .map(|s| s.jitter)
+        .reduce(|a, b| match (a, b) {
+            (Jitter::No, _) | (_, Jitter::No) => Jitter::No,
+            (Jitter::Unknown, _) | (_, Jitter::Unknown) => Jitter::Unknown,
+            _ => Jitter::Yes,
+        });
     // The totals of the branch that can wait longest, among those that stop.
     let longest = summaries.iter().filter(|s| s.worst_total_ms.is_some()).max_by(|a, b| {
         a.worst_total_ms

@@ -4,6 +4,7 @@
 
 mod lines;
 mod paths;
+pub mod printable;
 
 use std::path::{Path, PathBuf};
 

@@ -152,3 +152,135 @@ pub fn run_nvim(
     let _ = child.stderr.take().unwrap().read_to_string(&mut stderr);
     (status, stderr)
 }
+
+/// Every file under `dir` (the cache's excepted), for comparing a project before and after a run.
+pub fn snapshot(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(at) = stack.pop() {
+        for entry in std::fs::read_dir(&at).unwrap() {
+            let entry = entry.unwrap();
+            let path = entry.path();
+            if entry.file_type().unwrap().is_dir() {
+                if entry.file_name() != ".retrylint_cache" {
+                    stack.push(path);
+                }
+            } else {
+                let bytes = std::fs::read(&path).unwrap();
+                out.insert(path.strip_prefix(dir).unwrap().to_path_buf(), bytes);
+            }
+        }
+    }
+    out
+}
+
+/// The fix harness's invariants, for `--fix` and for `--fix --unsafe-fixes`, each on a fresh
+/// copy of the project (`copy` makes one), checked with `args` (e.g. `--no-config`):
+/// - a project with findings whose fixes apply is changed by the first run, and the fixed
+///   files parse (no note says otherwise);
+/// - the fixes clear their findings: afterwards no finding of a rule in a file is left for
+///   each one that had a fix, and no finding left offers a fix the run would apply;
+/// - a second run changes nothing and fixes nothing.
+///
+/// `label` names the project in failures. Returns how many fixes the first runs applied.
+pub fn assert_fixes_converge(label: &str, copy: &dyn Fn() -> tempfile::TempDir, args: &[&str]) -> usize {
+    use std::collections::BTreeMap;
+    let mut fixed = 0;
+    for unsafe_fixes in [false, true] {
+        let applies = |d: &serde_json::Value| match d["fix"]["applicability"].as_str() {
+            Some("safe") => true,
+            Some("unsafe") => unsafe_fixes,
+            _ => false,
+        };
+        let mode = if unsafe_fixes { "--fix --unsafe-fixes" } else { "--fix" };
+        let dir = copy();
+        let mut check_args = vec!["."];
+        check_args.extend_from_slice(args);
+        let (_, before) = check_json(dir.path(), &check_args);
+        let diagnostics = before["diagnostics"].as_array().unwrap();
+        let fixable: Vec<&serde_json::Value> = diagnostics.iter().filter(|d| applies(d)).collect();
+        if fixable.is_empty() {
+            continue;
+        }
+        let key = |d: &serde_json::Value| {
+            (
+                d["path"].as_str().unwrap().to_string(),
+                d["rule"].as_str().unwrap().to_string(),
+            )
+        };
+        let mut allowed: BTreeMap<(String, String), i64> = BTreeMap::new();
+        for d in diagnostics {
+            *allowed.entry(key(d)).or_default() += 1;
+        }
+        for d in &fixable {
+            *allowed.entry(key(d)).or_default() -= 1;
+        }
+        let mut fix_args = check_args.clone();
+        fix_args.push("--fix");
+        if unsafe_fixes {
+            fix_args.push("--unsafe-fixes");
+        }
+        let original = snapshot(dir.path());
+        let first = check(dir.path(), &fix_args);
+        let stderr = String::from_utf8_lossy(&first.stderr).to_string();
+        assert_ne!(first.status.code(), Some(2), "{label} {mode}: {stderr}");
+        assert!(
+            !stderr.contains("not fixed"),
+            "{label} {mode}: a fix offered was not written:\n{stderr}"
+        );
+        let after_first = snapshot(dir.path());
+        assert_ne!(
+            after_first,
+            original,
+            "{label} {mode}: {} fix(es) offered, none applied:\n{fixable:#?}\n{stderr}",
+            fixable.len()
+        );
+        fixed += fixable.len();
+        let (_, after) = check_json(dir.path(), &check_args);
+        let left: Vec<&serde_json::Value> = after["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|d| applies(d))
+            .collect();
+        assert!(
+            left.is_empty(),
+            "{label} {mode}: findings still offer a fix after the run:\n{left:#?}\n{stderr}"
+        );
+        let mut counts: BTreeMap<(String, String), i64> = BTreeMap::new();
+        for d in after["diagnostics"].as_array().unwrap() {
+            *counts.entry(key(d)).or_default() += 1;
+        }
+        // Where a fix applied, what is left of its rule is at most what had no fix.
+        for d in &fixable {
+            let place = key(d);
+            let count = counts.get(&place).copied().unwrap_or(0);
+            let most = allowed[&place];
+            assert!(
+                count <= most,
+                "{label} {mode}: {count} finding(s) of {} in {} after fixing, at most {most} expected (a fix did not clear its finding):\n{:#}",
+                place.1,
+                place.0,
+                after["diagnostics"]
+            );
+        }
+        let second = check(dir.path(), &fix_args);
+        let again = String::from_utf8_lossy(&second.stderr).to_string();
+        let after_second = snapshot(dir.path());
+        for (path, text) in &after_second {
+            assert_eq!(
+                Some(text),
+                after_first.get(path),
+                "{label} {mode}: a second run changed {}:\nfirst:\n{}\nsecond:\n{}",
+                path.display(),
+                String::from_utf8_lossy(after_first.get(path).map_or(&[][..], |t| t)),
+                String::from_utf8_lossy(text)
+            );
+        }
+        assert!(
+            !again.lines().any(|l| l.starts_with("fixed ")),
+            "{label} {mode}: a second run fixed more: {again}"
+        );
+    }
+    fixed
+}

@@ -6,14 +6,19 @@
 //! policy that is neither top-level nor a call's needs more than `enabled` (Spring's
 //! `retry: { enabled: true, max-attempts: 3 }` is not RS2). Multi-document YAML and
 //! Kubernetes objects (`apiVersion` with `kind`) are never RS2 and yield nothing.
+//!
+//! Hostile documents are bounded: YAML indented deeper than tree-sitter-yaml's scanner can
+//! hold is not parsed ([`indent`]), collections nested past [`MAX_DEPTH`] and aliases that
+//! copy past [`MAX_COPIED`] are not followed ([`value`]), and each is said in a note.
 
+mod indent;
 mod value;
 
 use std::cell::RefCell;
 
 use tree_sitter::{Parser, Tree};
 
-use value::{Converter, Entry, Kind, Node};
+use value::{Converter, Entry, Kind, Node, MAX_COPIED, MAX_DEPTH};
 
 use crate::facts::rs2::{Place, Rs2Call, Rs2Facts, Rs2Policy, Setting, POLICY_KEYS};
 use crate::facts::FileFacts;
@@ -24,8 +29,12 @@ thread_local! {
     static PARSERS: RefCell<[Option<Parser>; 2]> = const { RefCell::new([None, None]) };
 }
 
-/// Parses JSON (comments allowed, as in `tsconfig.json`) or YAML.
+/// Parses JSON (comments allowed, as in `tsconfig.json`) or YAML; `None` for YAML that
+/// tree-sitter-yaml cannot parse without aborting the process ([`indent`]).
 pub(super) fn parse(language: Language, text: &[u8]) -> Option<Tree> {
+    if language == Language::Yaml && indent::check(text).is_err() {
+        return None;
+    }
     PARSERS.with(|cell| {
         let mut parsers = cell.borrow_mut();
         let (slot, grammar): (usize, tree_sitter::Language) = match language {
@@ -48,6 +57,16 @@ pub(super) fn parse(language: Language, text: &[u8]) -> Option<Tree> {
 const JITTER_MODES: &[&str] = &["full", "none", "equal", "decorrelated"];
 
 pub(super) fn extract(facts: &mut FileFacts, text: &[u8]) {
+    if facts.language == Language::Yaml && indent::check(text).is_err() {
+        facts.note(
+            None,
+            format!(
+                "skipped: YAML indented deeper than its parser can read (about {} levels)",
+                indent::MAX_ESTIMATE / 2
+            ),
+        );
+        return;
+    }
     let Some(tree) = parse(facts.language, text) else {
         facts.note(None, "skipped: the parser gave up on this file");
         return;
@@ -57,7 +76,11 @@ pub(super) fn extract(facts: &mut FileFacts, text: &[u8]) {
         Language::Json => converter.json_document(tree.root_node()),
         _ => converter.yaml_stream(tree.root_node()),
     };
-    let Some(root) = root else { return };
+    let Some(root) = root else {
+        // A document that is all error (an unclosed `[` makes the root one) is said too.
+        note_parse_errors(facts, text, &tree);
+        return;
+    };
     if root.get("apiVersion").is_some() && root.get("kind").is_some() {
         return;
     }
@@ -66,7 +89,25 @@ pub(super) fn extract(facts: &mut FileFacts, text: &[u8]) {
         tenant_key: root.get("tenant").is_some(),
         ..Rs2Facts::default()
     };
-    walk(&root, "", true, None, &mut rs2);
+    walk(&root, &mut Vec::new(), true, None, &mut rs2);
+    if let Some(span) = converter.too_deep {
+        let (line, column) = facts.position(span.start);
+        facts.note(
+            Some(line),
+            format!(
+                "not analysed: the value at {line}:{column} nests deeper than retrylint follows ({MAX_DEPTH} levels)"
+            ),
+        );
+    }
+    if let Some(span) = converter.too_many {
+        let (line, column) = facts.position(span.start);
+        facts.note(
+            Some(line),
+            format!(
+                "not analysed: YAML aliases from {line}:{column} on copy more than retrylint follows ({MAX_COPIED} nodes)"
+            ),
+        );
+    }
     rs2.imperative = converter.imperative;
     rs2.imperative.sort_unstable();
     rs2.imperative.dedup();
@@ -74,8 +115,46 @@ pub(super) fn extract(facts: &mut FileFacts, text: &[u8]) {
     facts.rs2 = rs2;
 }
 
-/// Walks the tree for policies and calls. `call` is the call whose call object `node` is.
-fn walk(node: &Node, path: &str, top: bool, call: Option<usize>, out: &mut Rs2Facts) {
+/// One step of a key path: a key, or an index into a sequence.
+enum Step<'n> {
+    Key(&'n str),
+    Index(usize),
+}
+
+/// A key path as messages show it, `mounts[0].retry`: a key longer than [`MAX_KEY_SHOWN`]
+/// characters is cut, so a path stays short however long the document's keys are (a policy
+/// under 64 levels of 10 KB keys, many times over, would otherwise be gigabytes).
+fn path_of(steps: &[Step]) -> String {
+    let mut path = String::new();
+    for step in steps {
+        match step {
+            Step::Key(key) => {
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                match key.char_indices().nth(MAX_KEY_SHOWN) {
+                    Some((cut, _)) => {
+                        path.push_str(&key[..cut]);
+                        path.push('…');
+                    }
+                    None => path.push_str(key),
+                }
+            }
+            Step::Index(i) => {
+                path.push('[');
+                path.push_str(&i.to_string());
+                path.push(']');
+            }
+        }
+    }
+    path
+}
+
+const MAX_KEY_SHOWN: usize = 40;
+
+/// Walks the tree for policies and calls, `path` the steps to `node`. `call` is the call
+/// whose call object `node` is.
+fn walk<'n>(node: &'n Node, path: &mut Vec<Step<'n>>, top: bool, call: Option<usize>, out: &mut Rs2Facts) {
     match &node.kind {
         Kind::Map(entries) => {
             // An object with a `call` object is a call: its `retry` is the call's own.
@@ -87,11 +166,7 @@ fn walk(node: &Node, path: &str, top: bool, call: Option<usize>, out: &mut Rs2Fa
                     out.calls.len() - 1
                 });
             for entry in entries {
-                let child = if path.is_empty() {
-                    entry.key.clone()
-                } else {
-                    format!("{path}.{}", entry.key)
-                };
+                path.push(Step::Key(&entry.key));
                 if entry.key == "retry" {
                     let place = if top {
                         Place::TopLevel
@@ -100,7 +175,8 @@ fn walk(node: &Node, path: &str, top: bool, call: Option<usize>, out: &mut Rs2Fa
                     } else {
                         Place::Nested
                     };
-                    if let Some(policy) = read_policy(entry, child.clone(), place) {
+                    if let Some(policy) = read_policy(entry, path_of(path), place) {
+                        path.pop();
                         out.policies.push(policy);
                         if let Place::Call(c) = place {
                             // A `retry` in the call object wins over one beside it.
@@ -112,12 +188,15 @@ fn walk(node: &Node, path: &str, top: bool, call: Option<usize>, out: &mut Rs2Fa
                     }
                 }
                 let inner = if entry.key == "call" { here } else { None };
-                walk(&entry.value, &child, false, inner, out);
+                walk(&entry.value, path, false, inner, out);
+                path.pop();
             }
         }
         Kind::Seq(items) => {
             for (i, item) in items.iter().enumerate() {
-                walk(item, &format!("{path}[{i}]"), false, None, out);
+                path.push(Step::Index(i));
+                walk(item, path, false, None, out);
+                path.pop();
             }
         }
         _ => {}
@@ -241,10 +320,17 @@ fn note_parse_errors(facts: &mut FileFacts, text: &[u8], tree: &Tree) {
         }
     }
     errors.sort_unstable();
+    // Where the lines read so far end: the next error on them adds nothing (and a minified
+    // line of many errors is searched once, not once an error).
+    let mut read_to = 0;
     for error in errors {
+        if (error.end as usize) <= read_to && read_to > 0 {
+            continue;
+        }
         // The line around the error: a `retry` key the error swallowed or cut off.
         let start = memchr::memrchr(b'\n', &text[..error.start as usize]).map_or(0, |i| i + 1);
         let end = memchr::memchr(b'\n', &text[error.end as usize..]).map_or(text.len(), |i| error.end as usize + i);
+        read_to = end;
         if memchr::memmem::find(&text[start..end], b"retry").is_none() {
             continue;
         }

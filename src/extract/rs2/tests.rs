@@ -214,3 +214,149 @@ fn a_parse_error_is_said_only_where_retry_is_mentioned() {
     let other = json("{ \"name\": \"x\",, }\n");
     assert!(other.notes.is_empty());
 }
+
+#[test]
+fn nesting_past_the_depth_followed_is_a_note_not_a_stack_overflow() {
+    // 10,000 nested arrays under `retry` in 20 KB; flow collections in YAML the same.
+    let deep = |open: &str, close: &str, n: usize| format!("{}{}", open.repeat(n), close.repeat(n));
+    let facts = json(&format!(
+        "{{\"retry\": {{\"maxAttempts\": 3, \"x\": {}}}}}\n",
+        deep("[", "]", 10_000)
+    ));
+    let [policy] = facts.rs2.policies.as_slice() else {
+        panic!("{:#?}", facts.rs2)
+    };
+    assert_eq!(
+        policy.max_attempts.known(),
+        Some(&3.0),
+        "the policy beside it is still read"
+    );
+    let [note] = facts.notes.as_slice() else {
+        panic!("{:?}", facts.notes)
+    };
+    assert_eq!(
+        note.message,
+        "not analysed: the value at 1:97 nests deeper than retrylint follows (64 levels)"
+    );
+    for text in [
+        format!("retry:\n  maxAttempts: 3\n  x: {}\n", deep("[", "]", 5_000)),
+        format!(
+            "retry:\n  maxAttempts: 3\n  x: {}1{}\n",
+            "{a: ".repeat(5_000),
+            "}".repeat(5_000)
+        ),
+    ] {
+        let facts = yaml(&text);
+        assert_eq!(facts.rs2.policies.len(), 1, "{:#?}", facts.rs2);
+        assert!(
+            facts
+                .notes
+                .iter()
+                .any(|n| n.message.contains("nests deeper than retrylint follows")),
+            "{:?}",
+            facts.notes
+        );
+    }
+    // Unclosed, the document is an error: said, not silently passed over.
+    let facts = yaml(&format!("retry:\n  maxAttempts: 3\n  x: {}\n", "[a: ".repeat(5_000)));
+    assert!(
+        facts
+            .notes
+            .iter()
+            .any(|n| n.message.starts_with("not analysed: parse error at 1:1")),
+        "{:?}",
+        facts.notes
+    );
+    // 60 levels are followed, policy and all.
+    let within = format!(
+        "{}{{\"retry\": {{\"maxAttempts\": 2}}}}{}",
+        "[".repeat(60),
+        "]".repeat(60)
+    );
+    let facts = json(&within);
+    assert_eq!(facts.rs2.policies.len(), 1);
+    assert!(facts.notes.is_empty(), "{:?}", facts.notes);
+}
+
+#[test]
+fn yaml_indented_deeper_than_its_parser_holds_is_skipped_with_a_note() {
+    // tree-sitter-yaml aborts the process at 254 open levels: such a file is never parsed.
+    let mut text = String::from("retry:\n");
+    for i in 1..=260 {
+        text.push_str(&format!("{}k{i}:\n", "  ".repeat(i)));
+    }
+    text.push_str(&format!("{}maxAttempts: 3\n", "  ".repeat(261)));
+    for text in [text, format!("retry: {}x\n", "- ".repeat(300))] {
+        let facts = yaml(&text);
+        assert!(facts.rs2.is_empty());
+        let [note] = facts.notes.as_slice() else {
+            panic!("{:?}", facts.notes)
+        };
+        assert_eq!(
+            note.message,
+            "skipped: YAML indented deeper than its parser can read (about 100 levels)"
+        );
+        assert_eq!(crate::extract::parse_error_count(Language::Yaml, text.as_bytes()), None);
+    }
+}
+
+#[test]
+fn an_alias_bomb_is_bounded_and_said() {
+    // Each anchor aliases the one before ten times: 10¹² nodes from under a kilobyte.
+    let mut text = String::from("retry: {maxAttempts: 3}\na0: &a0 [{retry: {maxAttempts: 1}}, x]\n");
+    for i in 1..12 {
+        text.push_str(&format!(
+            "a{i}: &a{i} [{}]\n",
+            vec![format!("*a{}", i - 1); 10].join(", ")
+        ));
+    }
+    let facts = yaml(&text);
+    assert!(facts.rs2.policies.len() < 100_000, "{}", facts.rs2.policies.len());
+    assert_eq!(
+        facts.rs2.top_level().map(|i| facts.rs2.policies[i].path.as_str()),
+        Some("retry")
+    );
+    assert!(
+        facts
+            .notes
+            .iter()
+            .any(|n| n.message
+                == "not analysed: YAML aliases from 7:10 on copy more than retrylint follows (100000 nodes)"),
+        "{:?}",
+        facts.notes
+    );
+    // A chain of aliases each one level deeper stops at the depth followed.
+    let mut chain = String::from("retry: {maxAttempts: 3}\nb0: &b0 [1]\n");
+    for i in 1..3000 {
+        chain.push_str(&format!("b{i}: &b{i} [*b{}]\n", i - 1));
+    }
+    let facts = yaml(&chain);
+    assert_eq!(facts.rs2.policies.len(), 1);
+    assert!(
+        facts
+            .notes
+            .iter()
+            .any(|n| n.message.contains("nests deeper than retrylint follows")),
+        "{:?}",
+        facts.notes
+    );
+}
+
+#[test]
+fn merge_keys_take_the_first_mapping_and_long_keys_are_cut_in_paths() {
+    let facts = yaml(concat!(
+        "a: &a { maxAttempts: 1 }\n",
+        "b: &b { maxAttempts: 2, baseDelayMs: 5 }\n",
+        "retry:\n",
+        "  <<: [*a, *b]\n",
+    ));
+    let policy = &facts.rs2.policies[0];
+    assert_eq!(policy.max_attempts.known(), Some(&1.0), "the first merged mapping wins");
+    assert_eq!(policy.base_delay_ms.known(), Some(&5.0));
+    let key = "k".repeat(10_000);
+    let facts = json(&format!(
+        "{{\"{key}\": {{\"{key}\": {{\"retry\": {{\"maxAttempts\": 1}}}}}}}}"
+    ));
+    let short = format!("{}…", "k".repeat(40));
+    assert_eq!(facts.rs2.policies[0].path, format!("{short}.{short}.retry"));
+}

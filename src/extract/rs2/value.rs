@@ -2,8 +2,14 @@
 //! with byte spans: what recognition reads. YAML anchors, aliases and `<<` merge keys are
 //! followed within the document; what cannot be read (an error region, an unknown alias) is
 //! `Opaque`. Every `$_retry` written in a key or a string is collected on the way.
+//!
+//! The tree is bounded whatever the document: collections nested deeper than [`MAX_DEPTH`]
+//! (an alias's copy counted where it is used) and aliases past a budget of copied nodes
+//! ([`MAX_COPIED`], a "billion laughs" alias bomb) are `Opaque`, and the converter says where
+//! it stopped. Every walk of the tree (conversion, recognition, clone, drop) recurses, so the
+//! bound on depth is what keeps a 20 KB file of nested arrays from overflowing the stack.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use tree_sitter::Node as TsNode;
 
@@ -61,12 +67,54 @@ fn span_of(node: TsNode) -> Span {
     Span::new(node.start_byte(), node.end_byte())
 }
 
+/// How deep collections (mappings, sequences) are followed. RS2 configuration nests a
+/// handful of levels (tenant, mounts, a call, its `retry`); JSON or YAML nested deeper is
+/// data, and a collection below this depth is `Opaque`. 64 levels take about 4 frames each
+/// of the conversion's recursion, far inside a worker thread's stack.
+pub(super) const MAX_DEPTH: usize = 64;
+
+/// How many nodes the YAML anchors and aliases of one document may copy (a string counts a
+/// node per 64 bytes): nine anchors each aliasing the one before ten times make 10⁹ nodes
+/// from a few hundred bytes. Real configuration merges a few defaults a few times.
+pub(super) const MAX_COPIED: usize = 100_000;
+
 /// What a conversion collects besides the tree.
 pub(super) struct Converter<'t> {
     text: &'t [u8],
     /// `$_retry` as written, in keys and strings.
     pub imperative: Vec<Span>,
-    anchors: HashMap<String, Node>,
+    /// The first collection not followed for its depth.
+    pub too_deep: Option<Span>,
+    /// The first alias not followed because its copy would exceed [`MAX_COPIED`].
+    pub too_many: Option<Span>,
+    anchors: HashMap<String, Anchor>,
+    /// Nodes copied for anchors and aliases so far.
+    copied: usize,
+}
+
+/// An anchored value, with its size (against [`MAX_COPIED`]) and height (against
+/// [`MAX_DEPTH`]); `None` when keeping it would have exceeded the budget.
+struct Anchor {
+    value: Option<Node>,
+    size: usize,
+    height: usize,
+}
+
+/// A tree's size (nodes, a string a node per 64 bytes) and height (collections on the
+/// longest path). The tree is bounded by [`MAX_DEPTH`], and so is the recursion.
+fn measure(node: &Node) -> (usize, usize) {
+    match &node.kind {
+        Kind::Map(entries) => entries.iter().fold((1, 1), |(size, height), entry| {
+            let (s, h) = measure(&entry.value);
+            (size + 1 + entry.key.len() / 64 + s, height.max(h + 1))
+        }),
+        Kind::Seq(items) => items.iter().fold((1, 1), |(size, height), item| {
+            let (s, h) = measure(item);
+            (size + s, height.max(h + 1))
+        }),
+        Kind::Str(text) => (1 + text.len() / 64, 0),
+        _ => (1, 0),
+    }
 }
 
 const IMPERATIVE: &[u8] = b"$_retry";
@@ -76,8 +124,21 @@ impl<'t> Converter<'t> {
         Converter {
             text,
             imperative: Vec::new(),
+            too_deep: None,
+            too_many: None,
             anchors: HashMap::new(),
+            copied: 0,
         }
+    }
+
+    /// A collection at `depth` (0 for the document's own value) is followed only within
+    /// [`MAX_DEPTH`]; past it, the node is `Opaque` and the first such place is kept.
+    fn too_deep(&mut self, node: TsNode, depth: usize) -> bool {
+        if depth < MAX_DEPTH {
+            return false;
+        }
+        self.too_deep.get_or_insert(span_of(node));
+        true
     }
 
     fn raw(&self, node: TsNode) -> &'t str {
@@ -107,13 +168,14 @@ impl<'t> Converter<'t> {
             .filter(|c| c.kind() != "comment")
             .collect();
         match values.as_slice() {
-            [value] => Some(self.json(*value)),
+            [value] => Some(self.json(*value, 0)),
             _ => None,
         }
     }
 
-    fn json(&mut self, node: TsNode) -> Node {
+    fn json(&mut self, node: TsNode, depth: usize) -> Node {
         let kind = match node.kind() {
+            "object" | "array" if self.too_deep(node, depth) => Kind::Opaque,
             "object" => {
                 let mut entries = Vec::new();
                 let mut cursor = node.walk();
@@ -130,7 +192,7 @@ impl<'t> Converter<'t> {
                     entries.push(Entry {
                         key: key_text,
                         key_span: span_of(key),
-                        value: self.json(value),
+                        value: self.json(value, depth + 1),
                         span: span_of(pair),
                     });
                 }
@@ -142,7 +204,7 @@ impl<'t> Converter<'t> {
                     .named_children(&mut cursor)
                     .filter(|c| c.kind() != "comment")
                     .collect();
-                Kind::Seq(items.into_iter().map(|item| self.json(item)).collect())
+                Kind::Seq(items.into_iter().map(|item| self.json(item, depth + 1)).collect())
             }
             "string" => {
                 self.scan_imperative(node);
@@ -174,10 +236,11 @@ impl<'t> Converter<'t> {
         let content = document
             .named_children(&mut cursor)
             .find(|c| matches!(c.kind(), "block_node" | "flow_node"))?;
-        Some(self.yaml(content))
+        Some(self.yaml(content, 0))
     }
 
-    fn yaml(&mut self, node: TsNode) -> Node {
+    /// One YAML node at `depth` (the number of collections around it).
+    fn yaml(&mut self, node: TsNode, depth: usize) -> Node {
         let kind = match node.kind() {
             "block_node" | "flow_node" => {
                 // Properties (an anchor, a tag) precede the content.
@@ -197,22 +260,29 @@ impl<'t> Converter<'t> {
                     }
                 }
                 let value = match content {
-                    Some(content) => self.yaml(content),
+                    Some(content) => self.yaml(content, depth),
                     None => Node::new(Kind::Null, node),
                 };
                 if let Some(name) = anchor {
-                    self.anchors.insert(name, value.clone());
+                    // The copy kept for the aliases counts against the budget too: anchors
+                    // nested in anchors would otherwise copy a large value once per level.
+                    let (size, height) = measure(&value);
+                    let kept = (self.copied + size <= MAX_COPIED).then(|| value.clone());
+                    self.copied += if kept.is_some() { size } else { 0 };
+                    let anchor = Anchor {
+                        value: kept,
+                        size,
+                        height,
+                    };
+                    self.anchors.insert(name, anchor);
                 }
                 return value;
             }
-            "alias" => {
-                let name = node.named_child(0).map(|n| self.raw(n).to_string()).unwrap_or_default();
-                return match self.anchors.get(&name) {
-                    Some(value) => value.clone(),
-                    None => Node::new(Kind::Opaque, node),
-                };
+            "alias" => return self.alias(node, depth),
+            "block_mapping" | "flow_mapping" | "block_sequence" | "flow_sequence" if self.too_deep(node, depth) => {
+                Kind::Opaque
             }
-            "block_mapping" | "flow_mapping" => self.yaml_mapping(node),
+            "block_mapping" | "flow_mapping" => self.yaml_mapping(node, depth + 1),
             "block_sequence" | "flow_sequence" => {
                 let mut items = Vec::new();
                 let mut cursor = node.walk();
@@ -224,13 +294,14 @@ impl<'t> Converter<'t> {
                                 .named_children(&mut inner)
                                 .find(|c| matches!(c.kind(), "block_node" | "flow_node"));
                             items.push(match value {
-                                Some(value) => self.yaml(value),
+                                Some(value) => self.yaml(value, depth + 1),
                                 None => Node::new(Kind::Null, child),
                             });
                         }
-                        "flow_node" => items.push(self.yaml(child)),
+                        "flow_node" => items.push(self.yaml(child, depth + 1)),
+                        "flow_pair" if self.too_deep(child, depth + 1) => items.push(Node::new(Kind::Opaque, child)),
                         "flow_pair" => {
-                            let entries = self.yaml_pair(child).into_iter().collect();
+                            let entries = self.yaml_pair(child, depth + 2).into_iter().collect();
                             items.push(Node::new(Kind::Map(entries), child));
                         }
                         _ => {}
@@ -269,7 +340,30 @@ impl<'t> Converter<'t> {
         Node::new(kind, node)
     }
 
-    fn yaml_mapping(&mut self, node: TsNode) -> Kind {
+    /// An alias at `depth`: a copy of its anchor's value, when the copy stays within
+    /// [`MAX_DEPTH`] and [`MAX_COPIED`].
+    fn alias(&mut self, node: TsNode, depth: usize) -> Node {
+        let name = node.named_child(0).map(|n| self.raw(n)).unwrap_or_default();
+        let Some(anchor) = self.anchors.get(name) else {
+            return Node::new(Kind::Opaque, node);
+        };
+        let (size, height) = (anchor.size, anchor.height);
+        // The copy's deepest collection is `height - 1` levels below `depth`.
+        if depth + height > MAX_DEPTH {
+            self.too_deep.get_or_insert(span_of(node));
+            return Node::new(Kind::Opaque, node);
+        }
+        let value = anchor.value.as_ref().filter(|_| self.copied + size <= MAX_COPIED);
+        let Some(copy) = value.cloned() else {
+            self.too_many.get_or_insert(span_of(node));
+            return Node::new(Kind::Opaque, node);
+        };
+        self.copied += size;
+        copy
+    }
+
+    /// The pairs of a mapping whose values are at `depth`.
+    fn yaml_mapping(&mut self, node: TsNode, depth: usize) -> Kind {
         let mut entries: Vec<Entry> = Vec::new();
         let mut merged: Vec<Entry> = Vec::new();
         let mut cursor = node.walk();
@@ -277,40 +371,53 @@ impl<'t> Converter<'t> {
             if !matches!(pair.kind(), "block_mapping_pair" | "flow_pair") {
                 continue;
             }
-            let Some(entry) = self.yaml_pair(pair) else { continue };
+            let Some(entry) = self.yaml_pair(pair, depth) else {
+                continue;
+            };
             if entry.key == "<<" {
                 // `<<: *defaults` or `<<: [*a, *b]`: the keys not written here come from there,
                 // the first merged mapping winning.
-                match &entry.value.kind {
-                    Kind::Map(from) => merged.extend(from.iter().cloned()),
+                match entry.value.kind {
+                    Kind::Map(from) => merged.extend(from),
                     Kind::Seq(maps) => {
                         for map in maps {
-                            merged.extend(map.entries().iter().cloned());
+                            if let Kind::Map(from) = map.kind {
+                                merged.extend(from);
+                            }
                         }
                     }
-                    _ => entries.push(entry),
+                    kind => entries.push(Entry {
+                        value: Node {
+                            kind,
+                            span: entry.value.span,
+                        },
+                        ..entry
+                    }),
                 }
                 continue;
             }
             entries.push(entry);
         }
-        for entry in merged {
-            if !entries.iter().any(|e| e.key == entry.key) {
-                entries.push(entry);
+        if !merged.is_empty() {
+            let mut seen: HashSet<String> = entries.iter().map(|e| e.key.clone()).collect();
+            for entry in merged {
+                if seen.insert(entry.key.clone()) {
+                    entries.push(entry);
+                }
             }
         }
         Kind::Map(entries)
     }
 
-    fn yaml_pair(&mut self, pair: TsNode) -> Option<Entry> {
+    fn yaml_pair(&mut self, pair: TsNode, depth: usize) -> Option<Entry> {
         let key = pair.child_by_field_name("key")?;
-        let key_value = self.yaml(key);
+        let key_value = self.yaml(key, depth);
         let key_text = match key_value.kind {
             Kind::Str(text) => text,
             _ => self.raw(key).to_string(),
         };
         let value = match pair.child_by_field_name("value") {
-            Some(value) => self.yaml(value),
+            Some(value) => self.yaml(value, depth),
             None => Node {
                 kind: Kind::Null,
                 span: Span::at(span_of(pair).end),

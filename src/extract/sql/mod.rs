@@ -80,11 +80,12 @@ impl SqlSource {
 
     /// Parses the collected text into an [`SqlText`] covering `span` of the file.
     pub fn finish(self, span: Span, origin: SqlOrigin) -> SqlText {
-        let parse = if let Some(operators) = oversized(&self.text) {
+        let operators = largest_operators(&self.text);
+        let parse = if operators > MAX_OPERATORS {
             SqlParse::Failed(format!(
                 "{TOO_LARGE}: {operators} AND/OR/UNION operators in one statement, over the limit of {MAX_OPERATORS}"
             ))
-        } else if self.text.len() > BIG_TEXT {
+        } else if self.text.len() > BIG_TEXT || operators > SMALL_STACK_OPERATORS {
             // The parser and the tree it builds recurse; a big text gets a big stack.
             std::thread::scope(|scope| {
                 std::thread::Builder::new()
@@ -115,8 +116,11 @@ pub const TOO_LARGE: &str = "statement too large to analyse";
 /// model built from it nest one level per operator.
 const MAX_OPERATORS: usize = 500;
 
-/// Texts longer than this are parsed on a thread with a [`BIG_STACK`].
+/// Texts longer than this, or with a statement of more operators than that, are parsed on a
+/// thread with a [`BIG_STACK`]: 400 `OR`s in 4 KB overflowed a 2 MB worker stack in a debug
+/// build (issue 22, found by `tests/fuzz.rs`).
 const BIG_TEXT: usize = 16 * 1024;
+const SMALL_STACK_OPERATORS: usize = 64;
 const BIG_STACK: usize = 256 * 1024 * 1024;
 
 fn parse_and_convert(source: &SqlSource) -> SqlParse {
@@ -129,10 +133,9 @@ fn parse_and_convert(source: &SqlSource) -> SqlParse {
     }
 }
 
-/// The operator count of the largest statement of `text`, when it is over [`MAX_OPERATORS`]
-/// (a word scan, linear in the text; a count inside a string literal only errs towards
-/// skipping).
-fn oversized(text: &str) -> Option<usize> {
+/// The operator count of the largest statement of `text` (a word scan, linear in the text; a
+/// count inside a string literal only errs towards skipping).
+fn largest_operators(text: &str) -> usize {
     let mut largest = 0;
     let mut count = 0;
     let bytes = text.as_bytes();
@@ -159,8 +162,7 @@ fn oversized(text: &str) -> Option<usize> {
             at += 1;
         }
     }
-    largest = largest.max(count);
-    (largest > MAX_OPERATORS).then_some(largest)
+    largest.max(count)
 }
 
 /// Parses with the Postgres dialect, then SQLite (`?` placeholders, `INSERT OR REPLACE`).
