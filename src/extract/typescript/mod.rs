@@ -50,6 +50,7 @@ pub(super) fn extract(
     let Ok(src) = std::str::from_utf8(text) else {
         return;
     };
+    let walks = units::WalkBudget::start(text.len());
     let mut extractor = Extractor {
         text,
         src,
@@ -82,6 +83,7 @@ pub(super) fn extract(
     let top_level = extractor.facts.retry_sites.is_empty();
     if top_level && depth == super::Depth::Lazy {
         extractor.facts.units_deferred = true;
+        note_walks(extractor.facts, &walks);
         return;
     }
     let bindings = &extractor.bindings;
@@ -96,6 +98,18 @@ pub(super) fn extract(
     }
     if let Some(services) = services {
         extractor.facts.services = services;
+    }
+    note_walks(extractor.facts, &walks);
+}
+
+/// A file whose units stopped being read for want of budget (see [`units::WalkBudget`]) says
+/// so: what its retries run is then only partly known.
+fn note_walks(facts: &mut FileFacts, walks: &units::WalkBudget) {
+    if walks.exhausted() {
+        facts.note(
+            None,
+            "not analysed in full: what its retries and loops run nests deeper than retrylint follows",
+        );
     }
 }
 

@@ -195,6 +195,9 @@ impl<'t> Extractor<'t, '_> {
         for root in all {
             let mut cursor = root.walk();
             loop {
+                if !units::walk_step() {
+                    break;
+                }
                 let node = cursor.node();
                 budget = budget.saturating_sub(1);
                 match node.kind_str() {

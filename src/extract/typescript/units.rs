@@ -18,6 +18,64 @@ const MAX_OPS: usize = 256;
 /// Named units kept per file.
 const MAX_UNITS: usize = 512;
 
+/// Nodes the walks of one file's units and loops (`unit`, and the scan of what a loop runs)
+/// may visit in all: so many per byte of the file, and a floor for small files. A unit is
+/// walked once per retry, loop or name that reaches it, far below this in real code; in a nest
+/// of retries each retrying the ones inside it (`Effect.retry(Effect.retry(…), …)`), every
+/// level walked the levels inside it, quadratic in the nest's depth. Past the budget the
+/// walks stop and the file gets a note.
+const WALK_NODES_PER_BYTE: u64 = 16;
+const WALK_NODES_FLOOR: u64 = 100_000;
+
+#[derive(Clone, Copy)]
+struct Walks {
+    left: u64,
+    exhausted: bool,
+}
+
+thread_local! {
+    static WALKS: std::cell::Cell<Walks> = const {
+        std::cell::Cell::new(Walks {
+            left: u64::MAX,
+            exhausted: false,
+        })
+    };
+}
+
+/// The walks' budget of one file's extraction, while it lives (the one before is restored).
+pub(super) struct WalkBudget(Walks);
+
+impl WalkBudget {
+    pub(super) fn start(file_len: usize) -> WalkBudget {
+        let left = WALK_NODES_FLOOR.saturating_add(WALK_NODES_PER_BYTE.saturating_mul(file_len as u64));
+        WalkBudget(WALKS.replace(Walks { left, exhausted: false }))
+    }
+
+    /// Whether a walk stopped for want of budget.
+    pub(super) fn exhausted(&self) -> bool {
+        WALKS.get().exhausted
+    }
+}
+
+impl Drop for WalkBudget {
+    fn drop(&mut self) {
+        WALKS.set(self.0);
+    }
+}
+
+/// Takes one node of the file's walk budget: false when none is left.
+pub(super) fn walk_step() -> bool {
+    let mut walks = WALKS.get();
+    let ok = walks.left > 0;
+    if ok {
+        walks.left -= 1;
+    } else {
+        walks.exhausted = true;
+    }
+    WALKS.set(walks);
+    ok
+}
+
 const HTTP_METHODS: &[&str] = &["get", "post", "put", "patch", "del", "delete", "head", "options"];
 
 fn text<'t>(source: &'t [u8], node: Node) -> &'t str {
@@ -186,6 +244,9 @@ pub fn unit<'t>(
         }
         let mut cursor = node.walk();
         loop {
+            if !walk_step() {
+                break 'roots;
+            }
             let current = cursor.node();
             let descend = match current.kind_str() {
                 "comment" | "string" | "type_annotation" | "type_arguments" => false,
