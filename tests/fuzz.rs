@@ -1410,3 +1410,59 @@ fn a_long_flat_sql_condition_parses_on_a_big_stack() {
     let notes = survives(&[("db/or.sql", statement)]);
     assert!(notes.is_empty(), "{notes:?}");
 }
+
+/// Issue 22: a FIFO named like a project file (package.json, tsconfig.json) that discovery
+/// reaches on its own — the project's, a source directory's, an installed package's, a
+/// workspace package's — is passed over by `check` and by the language server alike: neither
+/// waits for a writer that never comes.
+#[test]
+fn fifos_named_like_project_files_hang_neither_check_nor_the_server() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path();
+    let uses =
+        "import { Effect, Schedule } from \"effect\"\nimport { helper } from \"a\"\nimport { local } from \"./lib\"\n\
+                declare const task: Effect.Effect<void>\n\
+                export const run = task.pipe(Effect.retry({ schedule: Schedule.spaced(\"1 second\"), times: 3 }))\n";
+    let files = [
+        ("pnpm-workspace.yaml", "packages:\n  - \"packages/*\"\n".to_string()),
+        ("src/a.ts", uses.to_string()),
+        ("src/lib/index.ts", "export const local = 1\n".to_string()),
+        ("packages/a/src/index.ts", uses.replace("\"a\"", "\"effect\"")),
+        ("node_modules/a/index.js", "export const helper = 1\n".to_string()),
+    ];
+    for (path, text) in &files {
+        let path = root.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    for fifo in [
+        "package.json",
+        "tsconfig.json",
+        "src/package.json",
+        "src/tsconfig.json",
+        "src/lib/package.json",
+        "node_modules/effect/package.json",
+        "node_modules/a/package.json",
+        "packages/a/package.json",
+        "packages/a/tsconfig.json",
+    ] {
+        let path = root.join(fifo);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let status = Command::new("mkfifo").arg(&path).status().expect("mkfifo runs");
+        assert!(status.success(), "mkfifo {fifo}");
+    }
+    let report = check(root, SINGLE_TIMEOUT).unwrap_or_else(|reason| panic!("check: {reason}"));
+    let findings = common::findings(&report);
+    assert!(findings.len() >= 2, "{report:#}");
+    let inputs: Vec<Input> = ["src/a.ts", "packages/a/src/index.ts"]
+        .iter()
+        .map(|path| Input {
+            path: path.to_string(),
+            bytes: std::fs::read(root.join(path)).unwrap(),
+        })
+        .collect();
+    let sample: Vec<&Input> = inputs.iter().collect();
+    if let Err((input, reason)) = lsp_session(root, &sample, &mut Rng::new(1)) {
+        panic!("the language server failed on {}: {reason}", input.path);
+    }
+}

@@ -90,6 +90,10 @@ impl LineIndex {
         let start = self.starts[line] as usize;
         let slice = &text[start.min(offset)..offset];
         let column = match unit {
+            // ASCII counts the same in every unit, and is checked many bytes at a time: a
+            // position on a line of 40 KB (generated or minified code) was a char-by-char
+            // count per position.
+            _ if slice.is_ascii() => slice.len(),
             TextUnit::Bytes => slice.len(),
             TextUnit::Chars => slice.chars().count(),
             TextUnit::Utf16 => slice.encode_utf16().count(),
@@ -114,6 +118,14 @@ impl LineIndex {
             .map_or(text.len(), |next| *next as usize - 1);
         let line = text.get(start..end.max(start)).unwrap_or("");
         let line = line.strip_suffix('\r').unwrap_or(line);
+        // No unit is shorter than a byte: a column past the line's bytes is its end, and in
+        // ASCII a column is a byte.
+        if position.column as usize >= line.len() {
+            return start + line.len();
+        }
+        if line.as_bytes()[..position.column as usize].is_ascii() {
+            return start + position.column as usize;
+        }
         let mut units = 0;
         for (at, c) in line.char_indices() {
             if units >= position.column as usize {
