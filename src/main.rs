@@ -67,6 +67,13 @@ enum Command {
     /// Evaluate schedule expressions read as JSON lines (for differential tests).
     #[command(hide = true)]
     ScheduleEval,
+    /// Print how every import of the project resolves, as JSON lines (for differential tests).
+    #[command(hide = true)]
+    ResolveImports {
+        /// Files or directories to look at.
+        #[arg(default_value = ".")]
+        paths: Vec<PathBuf>,
+    },
 }
 
 #[derive(clap::Args)]
@@ -197,6 +204,7 @@ fn main() -> ExitCode {
             Command::Rules { format } => list_rules(format),
             Command::Rule { name } => show_rule(&name),
             Command::ScheduleEval => schedule_eval(),
+            Command::ResolveImports { paths } => resolve_imports(&paths),
             Command::Policies(args) => list_policies(args),
             Command::Init(args) => cli::init(&args.dir, args.force),
             Command::Lsp { .. } => retrylint::lsp::run_stdio(),
@@ -727,6 +735,56 @@ fn schedule_eval() -> Result<ExitCode, Report> {
         });
         writeln!(out, "{answer}").map_err(|e| miette!("cannot write: {e}"))?;
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Prints `{"file", "specifier", "resolved", "kind"}` for every import and re-export of every
+/// script file (each file and specifier once), resolved as the analysis resolves them:
+/// `kind` is `file` (a file retrylint reads), `unread` (a file on disk it does not read),
+/// `package` (a package outside the workspace) or `missing`. Paths are relative to the root.
+fn resolve_imports(paths: &[PathBuf]) -> Result<ExitCode, Report> {
+    use retrylint::index::resolve::Resolution;
+    let config = find_config(None, false, paths)?;
+    let (index, _) = check::load_every_file(config, paths)?;
+    let root = index.config.root.clone();
+    let shown = |path: &std::path::Path| {
+        path.strip_prefix(&root)
+            .unwrap_or(path)
+            .to_string_lossy()
+            .replace('\\', "/")
+    };
+    let mut out = String::new();
+    for file in 0..index.len() {
+        let Some(facts) = index
+            .loaded(file)
+            .filter(|f| f.parsed && index.files[file].language.is_script())
+        else {
+            continue;
+        };
+        let mut specifiers: Vec<&str> = facts.imports.iter().map(|i| i.written_source()).collect();
+        specifiers.extend(facts.exports.iter().filter_map(|e| match e {
+            retrylint::facts::Export::Named { source, .. }
+            | retrylint::facts::Export::Namespace { source, .. }
+            | retrylint::facts::Export::Star { source } => Some(source.as_str()),
+            retrylint::facts::Export::Local { .. } => None,
+        }));
+        let mut seen = std::collections::HashSet::new();
+        specifiers.retain(|s| seen.insert(*s));
+        for specifier in specifiers {
+            let (resolved, kind) = match index.resolution(file, specifier) {
+                Resolution::File(target) => (Some(shown(&index.files[target].absolute)), "file"),
+                Resolution::Unread(path) => (Some(shown(&path)), "unread"),
+                Resolution::Package => (None, "package"),
+                Resolution::Missing => (None, "missing"),
+            };
+            let line = serde_json::json!({
+                "file": shown(&index.files[file].absolute), "specifier": specifier,
+                "resolved": resolved, "kind": kind,
+            });
+            out.push_str(&format!("{line}\n"));
+        }
+    }
+    stdout(&out)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -248,6 +248,27 @@ fn max_file_size(configs: &Configs) -> u64 {
         .unwrap_or(crate::config::DEFAULT_MAX_FILE_SIZE)
 }
 
+/// The index of `paths` with every file parsed (no prefilter), as `check` builds it: what
+/// `retrylint resolve-imports` prints the import resolutions of.
+pub fn load_every_file(config: Config, paths: &[PathBuf]) -> Result<(Index, Analysis), Report> {
+    let mut configs = Configs::from(config);
+    let discovery = discover::discover(paths, &mut configs)?;
+    let overlay = HashMap::new();
+    let root = configs.root.root.clone();
+    let skip_generated = |path: &std::path::Path| !configs.for_path(path).check_generated;
+    let loader = Loader {
+        prefilter_key: 0,
+        prefilter: None,
+        overlay: &overlay,
+        cache: None,
+        root: &root,
+        skip_generated: &skip_generated,
+        trust_cache: false,
+        max_file_size: max_file_size(&configs),
+    };
+    Ok(load_index(configs.clone(), discovery.files, &loader))
+}
+
 /// The config the prefilter is built from: the root's, with the lease tables and columns of
 /// every package config (a package's own lease table must not be filtered out).
 fn prefilter_config(configs: &Configs) -> Config {

@@ -7,10 +7,13 @@
 //! records a *miss*; the pipeline loads the missed files and analyses again, until nothing
 //! is missed. After that the index is read-only, and rules see a complete picture.
 
+mod json;
 mod project_files;
+pub mod resolve;
 mod retry_modules;
 mod rs2;
 mod rust;
+pub mod tsconfig;
 mod typescript;
 
 use std::collections::HashMap;
@@ -73,6 +76,10 @@ pub struct Index {
     misses: Mutex<Vec<FileId>>,
     /// JSON and YAML files by directory (RS2 tenants), built on first use.
     config_dirs: std::sync::OnceLock<HashMap<PathBuf, Vec<FileId>>>,
+    /// Each import specifier of each file, resolved once (see `typescript.rs`).
+    resolutions: std::sync::RwLock<HashMap<(FileId, String), resolve::Resolution>>,
+    /// The TypeScript project of each file that resolved an import.
+    file_projects: std::sync::RwLock<HashMap<FileId, Option<Arc<tsconfig::Project>>>>,
 }
 
 impl Index {
@@ -80,7 +87,7 @@ impl Index {
         let configs: Configs = configs.into();
         let config = configs.root.clone();
         let file_configs: Vec<usize> = files.iter().map(|f| configs.position(&f.absolute)).collect();
-        let boundaries = configs.all().map(|c| crate::files::boundary(&c.root)).collect();
+        let boundaries: Vec<PathBuf> = configs.all().map(|c| crate::files::boundary(&c.root)).collect();
         let by_absolute = files
             .iter()
             .enumerate()
@@ -90,6 +97,11 @@ impl Index {
             .filter(|&f| configs.at(file_configs[f]).is_retry_module(&files[f].absolute))
             .collect();
         Index {
+            project: {
+                let project = Arc::<ProjectFiles>::default();
+                project.allow(&boundaries);
+                project
+            },
             configs,
             file_configs,
             boundaries,
@@ -101,15 +113,17 @@ impl Index {
             configured_retry_modules: retry_modules.clone(),
             retry_modules,
             inferred_retry_modules: Vec::new(),
-            project: Arc::default(),
             misses: Mutex::new(Vec::new()),
             config_dirs: std::sync::OnceLock::new(),
+            resolutions: Default::default(),
+            file_projects: Default::default(),
         }
     }
 
     /// Answers from `package.json`, `tsconfig.json` and `wrangler` files kept from an earlier
     /// run (the language server's), to be used while those files are unchanged.
     pub fn share_project_files(&mut self, project: Arc<ProjectFiles>) {
+        project.allow(&self.boundaries);
         self.project = project;
     }
 
@@ -271,6 +285,7 @@ impl Index {
                 ),
             })
             .collect();
+        notes.extend(self.unresolved_import_notes());
         for (id, loaded) in self.loaded.iter().enumerate() {
             notes.extend(loaded.notes.iter().cloned());
             if let Some(facts) = &loaded.facts {

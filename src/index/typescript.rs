@@ -1,13 +1,16 @@
-//! TypeScript module resolution: import specifiers to files (relative paths, `.js`
-//! specifiers, `index` barrels, tsconfig `paths` and `baseUrl`), and names to what they
-//! are (bindings, namespaces, re-exports). Resolution never parses: a file whose facts are
+//! TypeScript module resolution: import specifiers to files (as TypeScript resolves them,
+//! `resolve.rs`, with the options of the file's project, `tsconfig.rs`), and names to what
+//! they are (bindings, namespaces, re-exports). Resolution never parses: a file whose facts are
 //! not loaded is a miss, recorded for the demand stage, and unknown until it is loaded.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
+use super::resolve::{self, Hit, Host, PackageJson, Resolution};
+use super::tsconfig::{CompilerOptions, Project};
 use super::{FileId, Index};
 use crate::facts::{is_effect_source, EffectAlias, Export, Expr, Import, ImportKind};
-use crate::source::{normalize, Span};
+use crate::source::{Note, Span};
 
 /// How deep re-export chains and binding aliases are followed.
 const MAX_RESOLVE_DEPTH: usize = 16;
@@ -48,33 +51,93 @@ pub enum Resolved<'p> {
 }
 
 impl Index {
-    /// Resolves an import specifier from `from` to a discovered file: relative paths with or
-    /// without extension (`./retry`, `./retry.js`), and directory barrels (`./infra` →
-    /// `./infra/index.ts`). Package imports are not resolved.
+    /// Resolves an import specifier from `from` to a discovered file, as TypeScript resolves
+    /// it with the options of the project that owns `from` (see `resolve.rs`).
     pub fn resolve_module(&self, from: FileId, specifier: &str) -> Option<FileId> {
-        let dir = self.files[from].absolute.parent()?;
-        if specifier.starts_with('.') {
-            return self.find_module(&normalize(&dir.join(specifier)));
+        match self.resolution(from, specifier) {
+            Resolution::File(id) => Some(id),
+            _ => None,
         }
+    }
+
+    /// What an import specifier of `from` names: a file of the index, a file it does not
+    /// read, a package outside the workspace, or nothing. Computed once per file and specifier.
+    pub fn resolution(&self, from: FileId, specifier: &str) -> Resolution {
         // Effect's own packages are never project modules.
         if is_effect_source(specifier) {
-            return None;
+            return Resolution::Package;
         }
-        // A `paths` alias or `baseUrl` of the nearest tsconfig.json (`@/infra/retry`).
-        if let Some(aliases) = self.project.tsconfig_paths(dir, self.boundary(from)) {
-            if let Some(found) = aliases
-                .targets(specifier)
-                .into_iter()
-                .find_map(|target| self.find_module(&target))
-            {
-                return Some(found);
+        let key = (from, specifier.to_string());
+        if let Some(known) = self.resolutions.read().unwrap_or_else(|e| e.into_inner()).get(&key) {
+            return known.clone();
+        }
+        let project = self.project_of(from);
+        let defaults = CompilerOptions {
+            allow_js: Some(true),
+            ..CompilerOptions::default()
+        };
+        let options = project.as_deref().map_or(&defaults, |p| &p.options);
+        let file = &self.files[from].absolute;
+        let mut resolved = resolve::resolve(self, options, file, specifier);
+        if resolved == Resolution::Missing && !specifier.starts_with('.') && !specifier.starts_with('#') {
+            resolved = self.installed_or_missing(file, specifier, options);
+        }
+        self.resolutions
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key, resolved.clone());
+        resolved
+    }
+
+    /// A bare specifier nothing in the project resolves: a package of node_modules (not read:
+    /// installed or not, a name npm could publish; a `paths` pattern without a prefix, such as
+    /// `*`, falls back to node_modules), or missing — a workspace package, an alias with a
+    /// prefix of its own (`@/`), or a name no package can have (`~/lib`), that names nothing.
+    fn installed_or_missing(&self, file: &Path, specifier: &str, options: &CompilerOptions) -> Resolution {
+        // `node:fs`, `bun:test`, a URL: not the project's.
+        if specifier.contains(':') {
+            return Resolution::Package;
+        }
+        let (name, _) = resolve::package_name(specifier);
+        // A workspace package resolved by name: nothing at that path (its node_modules link,
+        // if installed, leads to the same package).
+        if self.workspace_packages().dir_of(name).is_some() {
+            return Resolution::Missing;
+        }
+        let installed = || {
+            let mut dir = file.parent();
+            while let Some(d) = dir {
+                if d.join("node_modules").join(name).exists() {
+                    return true;
+                }
+                dir = d.parent();
             }
+            false
+        };
+        match options.paths.as_ref().and_then(|paths| alias_of(paths, specifier)) {
+            // An alias with a prefix of its own names the project's code, unless a package of
+            // that name is installed (TypeScript falls back to node_modules).
+            Some(pattern) if !pattern.starts_with('*') && !installed() => Resolution::Missing,
+            _ if !is_package_name(name) => Resolution::Missing,
+            _ => Resolution::Package,
         }
-        // A package of the workspace (`@app/shared`), through its package.json.
-        self.workspace_packages()
-            .entry_candidates(specifier)
-            .into_iter()
-            .find_map(|target| self.find_module(&target))
+    }
+
+    /// The TypeScript project that owns `file` (see [`super::ProjectFiles::project_for`]).
+    pub fn project_of(&self, file: FileId) -> Option<Arc<Project>> {
+        if let Some(known) = self.file_projects.read().unwrap_or_else(|e| e.into_inner()).get(&file) {
+            return known.clone();
+        }
+        let project = self
+            .project
+            .project_for(&self.files[file].absolute, &[".vue", ".svelte"], &|name| {
+                self.workspace_packages().dir_of(name).map(Path::to_path_buf)
+            });
+        self.file_projects
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(file, project.clone());
+        project
     }
 
     /// The imports of `file` that name Effect through a project module that re-exports it,
@@ -208,37 +271,6 @@ impl Index {
         })
     }
 
-    /// The discovered file a module path (without or with an extension) names.
-    fn find_module(&self, base: &Path) -> Option<FileId> {
-        let base_str = base.to_str()?;
-        let mut candidates: Vec<PathBuf> = vec![base.to_path_buf()];
-        // ESM TypeScript imports name the emitted `.js` file.
-        for (js, ts) in [
-            (".js", [".ts", ".tsx"]),
-            (".mjs", [".mts", ".mts"]),
-            (".cjs", [".cts", ".cts"]),
-            (".jsx", [".tsx", ".tsx"]),
-        ] {
-            if let Some(stem) = base_str.strip_suffix(js) {
-                candidates.extend(ts.iter().map(|ext| PathBuf::from(format!("{stem}{ext}"))));
-            }
-        }
-        for ext in [".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs"] {
-            candidates.push(PathBuf::from(format!("{base_str}{ext}")));
-        }
-        for index in [
-            "index.ts",
-            "index.tsx",
-            "index.mts",
-            "index.js",
-            "index.jsx",
-            "index.mjs",
-        ] {
-            candidates.push(base.join(index));
-        }
-        candidates.into_iter().find_map(|c| self.by_absolute.get(&c).copied())
-    }
-
     /// What `name`, exported by `file`, is.
     pub fn resolve_export(&self, file: FileId, name: &str) -> Resolved<'_> {
         self.resolve_export_at(file, name, 0)
@@ -361,5 +393,219 @@ impl Index {
             };
         }
         current
+    }
+}
+
+/// Whether `name` can be a package of the npm registry (`effect`, `@effect/platform`,
+/// `JSONStream`): an alias such as `~/lib` or `@/lib` cannot, and names the project's own code.
+fn is_package_name(name: &str) -> bool {
+    let part = |p: &str| {
+        !p.is_empty()
+            && !p.starts_with(['.', '_', '~'])
+            && p.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_' | '~'))
+    };
+    match name.strip_prefix('@') {
+        Some(scoped) => scoped
+            .split_once('/')
+            .is_some_and(|(scope, rest)| part(scope) && part(rest)),
+        None => part(name),
+    }
+}
+
+/// The `paths` pattern `specifier` matches, if any.
+fn alias_of<'p>(paths: &'p [(String, Vec<String>)], specifier: &str) -> Option<&'p str> {
+    let options = CompilerOptions {
+        paths: Some(paths.to_vec()),
+        ..CompilerOptions::default()
+    };
+    if !resolve::matches_paths(&options, specifier) {
+        return None;
+    }
+    resolve::best_pattern(paths.iter().map(|(k, _)| k.as_str()), specifier).map(|(k, _)| k)
+}
+
+impl Host for Index {
+    fn probe(&self, path: &Path) -> Option<Hit> {
+        if let Some(&id) = self.by_absolute.get(path) {
+            return Some(Hit::File(id));
+        }
+        std::fs::metadata(path)
+            .is_ok_and(|m| m.is_file())
+            .then_some(Hit::Unread)
+    }
+
+    fn package_json(&self, dir: &Path) -> Option<Arc<PackageJson>> {
+        self.project.package_json(dir)
+    }
+
+    fn workspace_package(&self, name: &str) -> Option<PathBuf> {
+        self.workspace_packages().dir_of(name).map(Path::to_path_buf)
+    }
+}
+
+/// What a project-local import that resolves to nothing went through: the pattern its note
+/// is about, once.
+struct Unresolved {
+    /// Identifies the pattern (one note each).
+    key: String,
+    reason: String,
+}
+
+impl Index {
+    /// One note per specifier pattern that resolves to nothing — a relative path, a tsconfig
+    /// `paths` alias, a package.json `imports` entry (`#src/*`), a workspace package — naming
+    /// the first file that uses it: what such imports bring is unknown, so a policy imported
+    /// through one is never checked, and the user is told why. Packages outside the workspace
+    /// are not looked up and never noted.
+    pub fn unresolved_import_notes(&self) -> Vec<Note> {
+        // key → (note, files, imports)
+        let mut found: Vec<(String, Note, Vec<FileId>, usize)> = Vec::new();
+        for file in 0..self.files.len() {
+            let Some(facts) = self
+                .loaded(file)
+                .filter(|f| f.parsed && self.files[file].language.is_script())
+            else {
+                continue;
+            };
+            let mut specifiers: Vec<(&str, Option<usize>)> = facts
+                .imports
+                .iter()
+                .map(|i| (i.written_source(), Some(facts.lines.line_of(i.span.start) + 1)))
+                .collect();
+            specifiers.extend(facts.exports.iter().filter_map(|e| match e {
+                Export::Named { source, .. } | Export::Namespace { source, .. } | Export::Star { source } => {
+                    Some((source.as_str(), None))
+                }
+                Export::Local { .. } => None,
+            }));
+            let mut seen = std::collections::HashSet::new();
+            specifiers.retain(|(s, _)| seen.insert(*s));
+            for (specifier, line) in specifiers {
+                if self.resolution(file, specifier) != Resolution::Missing {
+                    continue;
+                }
+                let unresolved = self.unresolved(file, specifier);
+                match found.iter_mut().find(|(key, ..)| *key == unresolved.key) {
+                    Some((_, _, files, imports)) => {
+                        *imports += 1;
+                        if !files.contains(&file) {
+                            files.push(file);
+                        }
+                    }
+                    None => found.push((
+                        unresolved.key.clone(),
+                        Note {
+                            path: self.files[file].path.clone(),
+                            line,
+                            message: format!(
+                                "`{specifier}` does not resolve: {}; what it imports is unknown, so retries through it go unchecked",
+                                unresolved.reason
+                            ),
+                        },
+                        vec![file],
+                        1,
+                    )),
+                }
+            }
+        }
+        found
+            .into_iter()
+            .map(|(_, mut note, files, imports)| {
+                if imports > 1 {
+                    note.message.push_str(&format!(
+                        " ({imports} imports in {} {} resolve nothing this way)",
+                        files.len(),
+                        if files.len() == 1 { "file" } else { "files" }
+                    ));
+                }
+                note
+            })
+            .collect()
+    }
+
+    /// Why `specifier` of `file` resolves to nothing, and the pattern it goes through.
+    fn unresolved(&self, file: FileId, specifier: &str) -> Unresolved {
+        let shown = |path: &Path| {
+            path.strip_prefix(&self.config.root)
+                .unwrap_or(path)
+                .to_string_lossy()
+                .replace('\\', "/")
+        };
+        let absolute = &self.files[file].absolute;
+        let dir = absolute.parent().unwrap_or(Path::new("/"));
+        if specifier.starts_with('.') || specifier.starts_with('/') {
+            let target = crate::source::normalize(&dir.join(specifier));
+            return Unresolved {
+                key: format!("relative:{}", target.display()),
+                reason: format!(
+                    "no file {} (or with a TypeScript or JavaScript extension, or an index)",
+                    shown(&target)
+                ),
+            };
+        }
+        if specifier.starts_with('#') {
+            let mut scope = Some(dir);
+            while let Some(d) = scope {
+                if let Some(package) = self.project.package_json(d) {
+                    let manifest = shown(&package.dir.join("package.json"));
+                    let keys: Vec<String> = package
+                        .json
+                        .get("imports")
+                        .and_then(|i| i.entries())
+                        .map(|e| e.iter().map(|(k, _)| k.to_string()).collect())
+                        .unwrap_or_default();
+                    let pattern = resolve::best_pattern(keys.iter().map(String::as_str), specifier)
+                        .map_or_else(|| specifier.to_string(), |(k, _)| k.to_string());
+                    let reason = if keys.is_empty() {
+                        format!("{manifest} has no `imports`")
+                    } else if keys.contains(&pattern) {
+                        format!("the `imports` entry `{pattern}` of {manifest} names no file")
+                    } else {
+                        format!("no `imports` entry of {manifest} matches it")
+                    };
+                    return Unresolved {
+                        key: format!("imports:{}:{pattern}", package.dir.display()),
+                        reason,
+                    };
+                }
+                scope = d.parent();
+            }
+            return Unresolved {
+                key: format!("imports::{specifier}"),
+                reason: "no package.json above it has `imports`".into(),
+            };
+        }
+        let (name, _) = resolve::package_name(specifier);
+        if let Some(project) = self.project_of(file) {
+            if let Some(pattern) = project.options.paths.as_ref().and_then(|p| alias_of(p, specifier)) {
+                if !pattern.starts_with('*') {
+                    let config = shown(&project.config);
+                    return Unresolved {
+                        key: format!("paths:{}:{pattern}", project.config.display()),
+                        reason: format!("the `paths` alias `{pattern}` of {config} names no file for it"),
+                    };
+                }
+            }
+        }
+        if !is_package_name(name) {
+            let alias = format!("{}/*", specifier.split('/').next().unwrap_or(specifier));
+            let reason = match self.project_of(file) {
+                Some(project) => format!("no `paths` alias of {} matches it", shown(&project.config)),
+                None => {
+                    "no tsconfig.json or jsconfig.json includes this file, so no `paths` alias applies to it".into()
+                }
+            };
+            return Unresolved {
+                key: format!("alias:{alias}"),
+                reason,
+            };
+        }
+        Unresolved {
+            key: format!("package:{name}"),
+            reason: format!(
+                "the workspace package `{name}` has no file at that path (its `exports`, `types` or `main`)"
+            ),
+        }
     }
 }
