@@ -102,6 +102,15 @@ impl Default for Vocabulary {
 /// How many configs an `extend` chain may hold: a cycle ends here.
 const MAX_EXTEND_DEPTH: usize = 8;
 
+/// The key and the known keys of serde's unknown-field error (`RawConfig` denies unknown
+/// fields): "unknown field `x`, expected one of `a`, `b`" (or "expected `a` or `b`").
+fn unknown_key(message: &str) -> Option<(String, Vec<String>)> {
+    let rest = message.strip_prefix("unknown field `")?;
+    let (key, rest) = rest.split_once("`, expected ")?;
+    let known: Vec<String> = rest.split('`').skip(1).step_by(2).map(String::from).collect();
+    (!known.is_empty()).then(|| (key.to_string(), known))
+}
+
 /// Decision 3: anything longer than the transient policy's ~1.4 s is the relay's job.
 const DEFAULT_BUDGET_MS: f64 = 2000.0;
 
@@ -296,7 +305,21 @@ impl Config {
                 .span()
                 .map(|s| vec![LabeledSpan::at(place(s), "here")])
                 .unwrap_or_default();
-            miette!(labels = labels, "invalid config: {}", e.message()).with_source_code(source())
+            match unknown_key(e.message()) {
+                Some((key, known)) => {
+                    let candidates: Vec<&str> = known.iter().map(String::as_str).collect();
+                    let suggestion = crate::diagnostic::did_you_mean_suffix(&key, &candidates);
+                    let list: Vec<String> = known.iter().map(|k| format!("`{k}`")).collect();
+                    miette!(
+                        labels = labels,
+                        help = format!("known keys: {}", list.join(", ")),
+                        "invalid config: unknown key `{}`{suggestion}",
+                        crate::source::printable::line(&key)
+                    )
+                }
+                None => miette!(labels = labels, "invalid config: {}", e.message()),
+            }
+            .with_source_code(source())
         })?;
         let at = |span: std::ops::Range<usize>, message: String, help: &str| {
             miette!(

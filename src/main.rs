@@ -337,8 +337,15 @@ fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
         .format
         .unwrap_or(if on_github { Format::Github } else { Format::Human });
     if args.statistics && !matches!(format, Format::Human | Format::Short | Format::Json) {
+        let name = clap::ValueEnum::to_possible_value(&format).map_or_else(String::new, |v| v.get_name().to_string());
+        let given = if args.format.is_some() {
+            format!("`--format {name}`")
+        } else {
+            format!("`{name}`, the default format under GitHub Actions (GITHUB_ACTIONS=true)")
+        };
         return Err(miette!(
-            "--statistics prints counts in the human, short or json format, not {format:?}"
+            help = "pass --format human, short or json with --statistics",
+            "--statistics prints counts in the human, short or json format, not {given}"
         ));
     }
     // `--project DIR`: DIR is checked, and the findings in the paths given are reported.
@@ -530,8 +537,9 @@ fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
     let color = match args.color {
         Color::Always => ColorChoice::Always,
         Color::Never => ColorChoice::Never,
-        Color::Auto if args.output_file.is_none() && std::io::stdout().is_terminal() => ColorChoice::Auto,
-        Color::Auto => ColorChoice::Never,
+        Color::Auto => auto_color(args.output_file.is_none(), std::io::stdout().is_terminal(), |name| {
+            std::env::var_os(name)
+        }),
     };
     let mut out = cli::Output::open(args.output_file.as_deref(), color)?;
     let mut stderr = std::io::stderr();
@@ -582,6 +590,23 @@ fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
     // file). The operating system takes the memory back at once.
     std::mem::forget(outcome);
     Ok(if failing { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// `--color auto`: `NO_COLOR` (set, not empty) turns colour off; else `FORCE_COLOR` or
+/// `CLICOLOR_FORCE` (set, not empty, not `0`/`false`) turns it on where stdout is not a terminal
+/// (a CI log), though never into `--output-file`; else colour on a terminal.
+fn auto_color(to_stdout: bool, terminal: bool, var: impl Fn(&str) -> Option<std::ffi::OsString>) -> ColorChoice {
+    let set = |name: &str| var(name).is_some_and(|v| !v.is_empty());
+    let forced = |name: &str| var(name).is_some_and(|v| !v.is_empty() && v != "0" && v != "false");
+    if set("NO_COLOR") || !to_stdout {
+        ColorChoice::Never
+    } else if forced("FORCE_COLOR") || forced("CLICOLOR_FORCE") {
+        ColorChoice::Always
+    } else if terminal {
+        ColorChoice::Auto
+    } else {
+        ColorChoice::Never
+    }
 }
 
 /// Prints `--diff`. The diff holds the project's own lines, so it is printed as a patch only

@@ -85,7 +85,12 @@ fn select_and_ignore_choose_rules() {
 #[test]
 fn config_errors_exit_2_and_point_at_the_line() {
     let cases = [
-        ("retry-modulez = []\n", "unknown field `retry-modulez`", 1),
+        (
+            "retry-modulez = []\n",
+            "unknown key `retry-modulez`; did you mean `retry-modules`?",
+            1,
+        ),
+        ("retries = 3\n", "unknown key `retries`\n", 1),
         (
             "[rules]\ninline-schedule = \"error\"\nno-such-rule = \"warn\"\n",
             "unknown rule `no-such-rule`",

@@ -210,6 +210,96 @@ fn short_format_is_coloured_on_request() {
     assert!(!auto.contains('\x1b'));
 }
 
+/// `FORCE_COLOR` and `CLICOLOR_FORCE` colour output that is not a terminal (a CI log) as
+/// `--color always` does; `NO_COLOR`, `--color never`, `0`/`false`/empty and `--output-file`
+/// keep it plain.
+#[test]
+fn force_color_and_clicolor_force_colour_a_pipe() {
+    let dir = app();
+    let run_env = |envs: &[(&str, &str)], args: &[&str]| {
+        let mut command = common::bin();
+        command
+            .env_remove("NO_COLOR")
+            .env_remove("FORCE_COLOR")
+            .env_remove("CLICOLOR_FORCE");
+        let output = command
+            .current_dir(dir.path())
+            .args(["check", ".", "--format", "short"].iter().chain(args))
+            .envs(envs.iter().copied())
+            .output()
+            .unwrap();
+        text(&output.stdout)
+    };
+    let always = run_env(&[], &["--color", "always"]);
+    assert!(always.contains('\x1b'));
+    for forced in [
+        [("FORCE_COLOR", "1")],
+        [("FORCE_COLOR", "true")],
+        [("CLICOLOR_FORCE", "1")],
+    ] {
+        assert_eq!(masked(&run_env(&forced, &[])), masked(&always), "{forced:?}");
+    }
+    let plain = run_env(&[], &[]);
+    assert!(!plain.contains('\x1b'), "{plain:?}");
+    for (envs, args) in [
+        (vec![("FORCE_COLOR", "0")], vec![]),
+        (vec![("FORCE_COLOR", "false")], vec![]),
+        (vec![("FORCE_COLOR", "")], vec![]),
+        (vec![("CLICOLOR_FORCE", "0")], vec![]),
+        (vec![("FORCE_COLOR", "1"), ("NO_COLOR", "1")], vec![]),
+        (vec![("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")], vec![]),
+        (vec![("FORCE_COLOR", "1")], vec!["--color", "never"]),
+    ] {
+        assert_eq!(masked(&run_env(&envs, &args)), masked(&plain), "{envs:?} {args:?}");
+    }
+    run_env(&[("FORCE_COLOR", "1")], &["-o", "forced.txt"]);
+    let written = std::fs::read_to_string(dir.path().join("forced.txt")).unwrap();
+    assert!(
+        written.contains("error[inline-schedule]") && !written.contains('\x1b'),
+        "{written:?}"
+    );
+}
+
+/// `--statistics` with a format it does not print names that format as the user gave it (or
+/// as GitHub Actions chose it), not as the program spells it.
+#[test]
+fn statistics_with_another_format_names_it() {
+    let dir = app();
+    // The message as one line: miette wraps it at the terminal width.
+    let text = |bytes: &[u8]| -> String {
+        let text = String::from_utf8_lossy(bytes);
+        text.split_whitespace()
+            .filter(|w| *w != "│")
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    for format in ["github", "sarif", "gitlab", "junit"] {
+        let output = run(dir.path(), &["check", ".", "--statistics", "--format", format]);
+        assert_eq!(output.status.code(), Some(2));
+        let stderr = text(&output.stderr);
+        assert!(
+            stderr.contains(&format!("in the human, short or json format, not `--format {format}`")),
+            "{stderr}"
+        );
+        assert!(
+            stderr.contains("pass --format human, short or json with --statistics"),
+            "{stderr}"
+        );
+    }
+    let output = common::bin()
+        .current_dir(dir.path())
+        .env("GITHUB_ACTIONS", "true")
+        .args(["check", ".", "--statistics"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains("not `github`, the default format under GitHub Actions (GITHUB_ACTIONS=true)"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn statistics_count_findings_per_rule() {
     let fixture = common::fixture("effect-app");

@@ -861,13 +861,9 @@ fn without_a_matching_release_the_download_step_asks_for_a_build() {
 }
 
 #[test]
+#[ignore = "needs shellcheck (apt-get install shellcheck); .ci/run runs it"]
 fn the_action_scripts_pass_shellcheck() {
-    let available = Command::new("shellcheck").arg("--version").output().is_ok();
-    if !available {
-        assert!(std::env::var_os("CI").is_none(), "CI installs shellcheck (.ci/run)");
-        eprintln!("shellcheck is not installed: skipped");
-        return;
-    }
+    common::require("shellcheck", "shellcheck (Debian: apt-get install shellcheck)");
     let action = action_yml();
     for step in steps(&action) {
         let Some(script) = step.run else { continue };

@@ -1,7 +1,7 @@
 //! The npm packages (npm/): the launcher's search order (`node --test`), then the packages
-//! staged with the binary built here (npm/scripts/stage.mjs), packed with `npm pack`, installed
-//! offline into a TypeScript project from the .tgz files — no registry, an empty cache — and
-//! run as users run them: `npx retrylint check .`, with the exit code, the arguments and the
+//! staged and packed with the binary built here, by the commands of the README's "npm, from the
+//! clone" (npm/scripts/stage.mjs --pack), installed offline into a TypeScript project from the
+//! .tgz files — no registry, an empty cache — and run as users run them: `npx retrylint check .`, with the exit code, the arguments and the
 //! signals passed through, and the RETRYLINT_BINARY and PATH fallbacks.
 //!
 //! Without a registry, the platform package is installed from its .tgz beside the launcher
@@ -16,22 +16,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-fn node_available() -> bool {
-    let ok = |tool: &str| {
-        Command::new(tool)
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success())
-    };
-    if ok("node") && ok("npm") {
-        return true;
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "CI installs Node.js and npm (.ci/run)"
-    );
-    eprintln!("node or npm is not installed: skipped");
-    false
+fn node_available() {
+    common::require("node", "Node.js 18 or later");
+    common::require("npm", "npm");
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -49,18 +36,23 @@ fn run(command: &mut Command) -> Output {
     output
 }
 
-/// npm with a private, empty cache and no registry access.
-fn npm(dir: &Path, cache: &Path) -> Command {
-    let mut command = Command::new("npm");
+/// A private, empty npm cache and no registry access, for npm and what runs it.
+fn offline<'c>(command: &'c mut Command, cache: &Path) -> &'c mut Command {
     command
-        .current_dir(dir)
         .env("npm_config_cache", cache)
         .env("npm_config_offline", "true")
         .env("npm_config_audit", "false")
         .env("npm_config_fund", "false")
         .env("npm_config_update_notifier", "false")
         // A registry nothing listens on: a request that slipped past --offline fails fast.
-        .env("npm_config_registry", "http://127.0.0.1:9/");
+        .env("npm_config_registry", "http://127.0.0.1:9/")
+}
+
+/// npm in `dir`, offline.
+fn npm(dir: &Path, cache: &Path) -> Command {
+    let mut command = Command::new("npm");
+    command.current_dir(dir);
+    offline(&mut command, cache);
     command
 }
 
@@ -98,39 +90,90 @@ fn install() -> &'static Installed {
     INSTALLED.get_or_init(install_once)
 }
 
+/// The README's "npm, from the clone" block: the `stage.mjs` arguments, and what `npm i -D`
+/// installs (a glob of the staged .tgz files).
+fn readme_npm_commands() -> (Vec<String>, String) {
+    let readme = std::fs::read_to_string(common::repo_root().join("README.md")).unwrap();
+    let start = readme
+        .find("**npm, from the clone**")
+        .expect("the README's npm-from-the-clone block");
+    let block = &readme[start..];
+    let block = &block[block.find("```sh\n").unwrap() + 6..];
+    let block = &block[..block.find("\n```").unwrap()];
+    let stage = block
+        .lines()
+        .find_map(|l| l.strip_prefix("node npm/scripts/stage.mjs "))
+        .expect("the block stages the packages");
+    let stage: Vec<String> = stage.split_whitespace().map(String::from).collect();
+    let install = block
+        .split("npm i -D ")
+        .nth(1)
+        .expect("the block installs them")
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string();
+    (stage, install)
+}
+
 fn install_once() -> Installed {
     let root = tempfile::tempdir().unwrap();
     let stage = root.path().join("stage");
-    let tarballs = root.path().join("tarballs");
     let cache = root.path().join("npm-cache");
-    std::fs::create_dir_all(&tarballs).unwrap();
-    // The test binary carries debug info (140 MB); packing a stripped copy is 5× faster.
+    // The test binary carries debug info (140 MB); packing a stripped copy is 5× faster, and a
+    // release stages the stripped binary of Cargo.toml's `dist` profile.
     let binary = root.path().join("retrylint");
     std::fs::copy(env!("CARGO_BIN_EXE_retrylint"), &binary).unwrap();
     let _ = Command::new("strip").arg(&binary).status();
-    let staged = run(Command::new("node")
-        .arg(common::repo_root().join("npm/scripts/stage.mjs"))
-        .args(["--version", "0.1.0-test.1", "--out"])
-        .arg(&stage)
-        .arg("--host-binary")
-        .arg(&binary));
-    let staged: Vec<PathBuf> = text(&staged.stdout).lines().map(PathBuf::from).collect();
-    assert_eq!(staged.len(), 2, "the launcher and this platform's package: {staged:?}");
-    for dir in &staged {
-        run(npm(dir, &cache)
-            .args(["pack", "--silent", "--pack-destination"])
-            .arg(&tarballs));
-    }
-    let mut packed: Vec<PathBuf> = std::fs::read_dir(&tarballs)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    packed.sort();
+
+    // The README's commands, with this test's directories and binary: stage and pack with the
+    // arguments it gives, then install `OUT/*.tgz`.
+    let (args, install_glob) = readme_npm_commands();
+    let value_of = |flag: &str| {
+        let at = args
+            .iter()
+            .position(|a| a == flag)
+            .unwrap_or_else(|| panic!("the README passes {flag}"));
+        args[at + 1].clone()
+    };
+    let out = value_of("--out");
+    assert_eq!(
+        value_of("--host-binary"),
+        "target/dist/retrylint",
+        "the stripped build the block makes"
+    );
+    assert!(args.contains(&"--pack".to_string()), "{args:?}");
+    assert!(
+        install_glob.ends_with(&format!("/{out}/*.tgz")),
+        "`npm i -D` installs what was packed into {out}: {install_glob}"
+    );
+    let mut stage_args = args.clone();
+    let at = stage_args.iter().position(|a| a == "--out").unwrap();
+    stage_args[at + 1] = stage.display().to_string();
+    let at = stage_args.iter().position(|a| a == "--host-binary").unwrap();
+    stage_args[at + 1] = binary.display().to_string();
+    let mut node = Command::new("node");
+    offline(&mut node, &cache);
+    let staged = run(node
+        .current_dir(common::repo_root())
+        .arg("npm/scripts/stage.mjs")
+        .args(&stage_args));
+    let packed: Vec<PathBuf> = text(&staged.stdout).lines().map(PathBuf::from).collect();
     let names: Vec<String> = packed
         .iter()
         .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
         .collect();
-    assert!(names.contains(&"retrylint-0.1.0-test.1.tgz".to_string()), "{names:?}");
+    assert_eq!(packed.len(), 2, "the launcher and this platform's package: {names:?}");
+    assert!(names.contains(&"retrylint-0.1.0.tgz".to_string()), "{names:?}");
+    let mut globbed: Vec<PathBuf> = std::fs::read_dir(&stage)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "tgz"))
+        .collect();
+    globbed.sort();
+    let mut sorted = packed.clone();
+    sorted.sort();
+    assert_eq!(globbed, sorted, "`OUT/*.tgz` is what was packed");
 
     let project = root.path().join("shop");
     for (path, contents) in [
@@ -153,8 +196,8 @@ fn install_once() -> Installed {
         std::fs::write(full, contents).unwrap();
     }
     let mut install = npm(&project, &cache);
-    install.args(["install", "--save-dev", "--offline", "--no-audit", "--no-fund"]);
-    install.args(&packed);
+    install.args(["i", "-D", "--offline", "--no-audit", "--no-fund"]);
+    install.args(&globbed);
     let output = run(&mut install);
     let log = text(&output.stderr);
     assert!(!log.contains("ERR!"), "{log}");
@@ -171,14 +214,21 @@ fn install_once() -> Installed {
     };
     let bin = installed.project.join("node_modules/.bin/retrylint");
     assert!(bin.exists(), "npm links the launcher into node_modules/.bin");
+    // The launcher package carries the config's JSON Schema, for `#:schema` (README, Configuration).
+    let schema = installed.project.join("node_modules/retrylint/retrylint.schema.json");
+    assert_eq!(
+        std::fs::read(&schema).ok(),
+        std::fs::read(common::repo_root().join("retrylint.schema.json")).ok(),
+        "{}",
+        schema.display()
+    );
     installed
 }
 
 #[test]
+#[ignore = "needs Node.js 18+ and npm; .ci/run runs it"]
 fn the_launcher_search_order() {
-    if !node_available() {
-        return;
-    }
+    node_available();
     let output = Command::new("node")
         .args(["--test", "npm/retrylint/test/"])
         .current_dir(common::repo_root())
@@ -190,10 +240,9 @@ fn the_launcher_search_order() {
 }
 
 #[test]
+#[ignore = "needs Node.js 18+ and npm; .ci/run runs it"]
 fn npx_retrylint_checks_a_typescript_project_offline() {
-    if !node_available() {
-        return;
-    }
+    node_available();
     let installed = install();
 
     // `npx retrylint check .`: findings, the summary and exit 1, as the binary prints them.
@@ -248,10 +297,9 @@ fn npx_retrylint_checks_a_typescript_project_offline() {
 }
 
 #[test]
+#[ignore = "needs Node.js 18+ and npm; .ci/run runs it"]
 fn the_launcher_falls_back_to_retrylint_binary_and_path() {
-    if !node_available() {
-        return;
-    }
+    node_available();
     let installed = install();
     // The launcher as published, where no platform package can be resolved from.
     let alone = tempfile::tempdir().unwrap();
@@ -303,11 +351,10 @@ fn which(tool: &str) -> PathBuf {
 
 #[cfg(unix)]
 #[test]
+#[ignore = "needs Node.js 18+ and npm; .ci/run runs it"]
 fn signals_reach_the_binary_and_its_fate_is_the_launchers() {
     use std::os::unix::process::ExitStatusExt;
-    if !node_available() {
-        return;
-    }
+    node_available();
     let installed = install();
     // The language server waits on stdin, which the test keeps open: only a signal ends it.
     let mut child = Command::new("node")

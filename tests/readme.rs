@@ -101,8 +101,9 @@ fn the_counts_the_readme_gives_are_the_counts() {
 /// The first Lua block of "In the editor", pasted into a headless Neovim as a user's config,
 /// with `retrylint` on PATH: opening a file of the demo project shows its finding.
 #[test]
+#[ignore = "needs Neovim 0.7+ (apt-get install neovim); .ci/run runs it"]
 fn the_neovim_snippet_works() {
-    let Some(nvim) = common::nvim() else { return };
+    let nvim = common::nvim();
     let text = readme();
     let snippet = block(section(&text, "## In the editor"), "lua");
     let dir = tempfile::tempdir().unwrap();

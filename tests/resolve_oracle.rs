@@ -187,7 +187,10 @@ struct Tally {
 }
 
 #[test]
+#[ignore = "needs Node.js 18+, npm and the npm registry (npm ci in tests/oracle); .ci/run runs it"]
 fn module_resolution_agrees_with_typescript() {
+    common::require("node", "Node.js 18 or later");
+    common::require("npm", "npm");
     let dir = oracle_dir();
     ensure_node_packages(&dir);
     let scratch = tempfile::tempdir().unwrap();

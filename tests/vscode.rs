@@ -12,22 +12,9 @@ fn extension_dir() -> PathBuf {
     common::repo_root().join("editors/vscode")
 }
 
-fn node_available() -> bool {
-    let ok = |tool: &str| {
-        Command::new(tool)
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success())
-    };
-    if ok("node") && ok("npm") {
-        return true;
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "CI installs Node.js and npm (.ci/run)"
-    );
-    eprintln!("node or npm is not installed: skipped");
-    false
+fn node_available() {
+    common::require("node", "Node.js 18 or later");
+    common::require("npm", "npm");
 }
 
 fn ensure_node_packages(dir: &Path) {
@@ -91,10 +78,9 @@ fn vsix_file(vsix: &Path, name: &str) -> String {
 }
 
 #[test]
+#[ignore = "needs Node.js 18+, npm and the npm registry (npm ci in editors/vscode); .ci/run runs it"]
 fn the_extension_type_checks_passes_its_tests_and_packages() {
-    if !node_available() {
-        return;
-    }
+    node_available();
     let dir = extension_dir();
     ensure_node_packages(&dir);
 
@@ -176,4 +162,76 @@ fn the_extension_and_the_npm_launcher_agree_on_platform_packages() {
         let line = format!("\"{platform}\": \"@retrylint/{platform}\",");
         assert!(resolve.contains(&line), "resolve.ts lacks {line}");
     }
+}
+
+/// VS Code's language ids for each extension retrylint reads (its built-in languages, and the
+/// Vue and Svelte extensions'). An extension the binary reads that is missing here fails the
+/// test below: add its language id, and the extension's `LANGUAGES` and activation events.
+const LANGUAGE_IDS: &[(&str, &[&str])] = &[
+    ("ts", &["typescript"]),
+    ("mts", &["typescript"]),
+    ("cts", &["typescript"]),
+    ("tsx", &["typescriptreact"]),
+    ("js", &["javascript"]),
+    ("mjs", &["javascript"]),
+    ("cjs", &["javascript"]),
+    ("jsx", &["javascriptreact"]),
+    ("vue", &["vue"]),
+    ("svelte", &["svelte"]),
+    ("rs", &["rust"]),
+    ("sql", &["sql"]),
+    // tsconfig.json and other JSON-with-comments files are "jsonc" in VS Code.
+    ("json", &["json", "jsonc"]),
+    ("yaml", &["yaml"]),
+    ("yml", &["yaml"]),
+];
+
+/// The extension activates on, and sends the server, every language retrylint reads (as the
+/// binary says, `check --show-settings`), and no other: package.json's `onLanguage` events and
+/// extension.ts's `LANGUAGES` (the document selector) are the same set.
+#[test]
+fn the_extension_activates_on_every_language_retrylint_reads() {
+    let dir = extension_dir();
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("package.json")).unwrap()).unwrap();
+    let events: Vec<&str> = manifest["activationEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e.as_str().unwrap())
+        .collect();
+    assert!(events.contains(&"workspaceContains:**/retrylint.toml"), "{events:?}");
+    let activation: std::collections::BTreeSet<String> = events
+        .iter()
+        .filter_map(|e| e.strip_prefix("onLanguage:"))
+        .map(String::from)
+        .collect();
+
+    let source = std::fs::read_to_string(dir.join("src/extension.ts")).unwrap();
+    let start = source.find("const LANGUAGES = [").expect("extension.ts's LANGUAGES");
+    let list = &source[start..start + source[start..].find("];").unwrap()];
+    let selector: std::collections::BTreeSet<String> = list.split('"').skip(1).step_by(2).map(String::from).collect();
+    assert!(
+        source.contains("documentSelector: LANGUAGES.map("),
+        "the selector is LANGUAGES"
+    );
+
+    let extra: Vec<String> = LANGUAGE_IDS.iter().map(|(e, _)| e.to_string()).collect();
+    let mut wanted = std::collections::BTreeSet::new();
+    for name in common::candidate_names(&extra) {
+        let Some(extension) = name.strip_prefix("src/a.").filter(|e| !e.contains('.')) else {
+            continue;
+        };
+        if !common::reads(&name) {
+            continue;
+        }
+        let ids = LANGUAGE_IDS
+            .iter()
+            .find(|(e, _)| *e == extension)
+            .unwrap_or_else(|| panic!("retrylint reads .{extension}: give it its VS Code language id in LANGUAGE_IDS"))
+            .1;
+        wanted.extend(ids.iter().map(|id| id.to_string()));
+    }
+    assert_eq!(selector, wanted, "extension.ts's LANGUAGES");
+    assert_eq!(activation, wanted, "package.json's onLanguage activation events");
 }

@@ -1,17 +1,20 @@
 #!/usr/bin/env node
-// Stages the npm packages for publishing (or for a local test): copies the templates in
-// npm/retrylint and npm/platforms/<os>-<arch> to OUT, stamps VERSION into every package.json
-// (the launcher's optionalDependencies included), and copies each given binary into its
-// platform package.
+// Stages the npm packages for publishing (or for installing from a clone): copies the templates
+// in npm/retrylint and npm/platforms/<os>-<arch> to OUT, stamps VERSION into every package.json
+// (the launcher's optionalDependencies included), copies README.md, LICENSE and
+// retrylint.schema.json into the launcher, and each given binary into its platform package.
 //
 //   node npm/scripts/stage.mjs --version 0.1.0 --out dist/npm \
-//     --binary linux-x64=target/x86_64-unknown-linux-musl/release/retrylint [--binary …] [--all]
-//   node npm/scripts/stage.mjs --version 0.1.0 --out /tmp/npm --host-binary target/debug/retrylint
+//     --binary linux-x64=target/x86_64-unknown-linux-musl/dist/retrylint [--binary …] [--all]
+//   node npm/scripts/stage.mjs --version 0.1.0 --out target/npm --pack --host-binary target/dist/retrylint
 //
 // --host-binary is --binary for the platform this runs on. --all fails unless every platform
-// has a binary (the release does that). Prints the staged package directories, one a line.
+// has a binary (the release does that). Prints the staged package directories, one a line;
+// with --pack, each is also packed (`npm pack`) into OUT, and the .tgz files are printed
+// instead: `npm i -D OUT/*.tgz` installs them as the registry would.
 import fs from "node:fs";
 import path from "node:path";
+import { spawnSync } from "node:child_process";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 
@@ -27,7 +30,7 @@ function fail(message) {
 }
 
 function parseArgs(argv) {
-  const options = { binaries: new Map(), all: false };
+  const options = { binaries: new Map(), all: false, pack: false };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     const value = () => {
@@ -37,6 +40,7 @@ function parseArgs(argv) {
     if (arg === "--version") options.version = value().replace(/^v/, "");
     else if (arg === "--out") options.out = path.resolve(value());
     else if (arg === "--all") options.all = true;
+    else if (arg === "--pack") options.pack = true;
     else if (arg === "--host-binary") options.binaries.set(`${process.platform}-${process.arch}`, value());
     else if (arg === "--binary") {
       const [platform, file] = value().split(/=(.*)/s);
@@ -104,7 +108,7 @@ copyDir(path.join(npmDir, "retrylint"), mainOut);
 main.version = options.version;
 for (const name of Object.keys(main.optionalDependencies)) main.optionalDependencies[name] = options.version;
 writeJson(path.join(mainOut, "package.json"), main);
-for (const file of ["README.md", "LICENSE"]) fs.copyFileSync(path.join(repoRoot, file), path.join(mainOut, file));
+for (const file of ["README.md", "LICENSE", "retrylint.schema.json"]) fs.copyFileSync(path.join(repoRoot, file), path.join(mainOut, file));
 fs.chmodSync(path.join(mainOut, "bin", "retrylint.js"), 0o755);
 staged.push(mainOut);
 
@@ -125,4 +129,18 @@ for (const platform of platforms) {
   staged.push(out);
 }
 
-process.stdout.write(`${staged.join("\n")}\n`);
+if (!options.pack) {
+  process.stdout.write(`${staged.join("\n")}\n`);
+} else {
+  const packed = [];
+  for (const dir of staged) {
+    const npm = spawnSync("npm", ["pack", "--silent", "--json", "--pack-destination", options.out, dir], {
+      encoding: "utf8",
+      shell: process.platform === "win32",
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    if (npm.status !== 0) fail(`npm pack ${dir} failed${npm.error ? `: ${npm.error.message}` : ""}`);
+    for (const { filename } of JSON.parse(npm.stdout)) packed.push(path.join(options.out, filename));
+  }
+  process.stdout.write(`${packed.join("\n")}\n`);
+}

@@ -170,6 +170,26 @@ impl ConfigSource {
     }
 }
 
+/// A report as plain text, as an editor shows a message (no miette box art): `file:line:col:
+/// message` at its first label, then `help: …`.
+fn plain_report(report: &Report) -> String {
+    let diagnostic: &dyn miette::Diagnostic = report.as_ref();
+    let mut text = String::new();
+    let label = diagnostic.labels().and_then(|mut labels| labels.next());
+    if let (Some(source), Some(label)) = (diagnostic.source_code(), label) {
+        if let Ok(contents) = source.read_span(label.inner(), 0, 0) {
+            if let Some(name) = contents.name() {
+                text.push_str(&format!("{name}:{}:{}: ", contents.line() + 1, contents.column() + 1));
+            }
+        }
+    }
+    text.push_str(&report.to_string());
+    if let Some(help) = diagnostic.help() {
+        text.push_str(&format!("\nhelp: {help}"));
+    }
+    text
+}
+
 /// A broken config: where, its text, and the report.
 struct ConfigError {
     path: PathBuf,
@@ -670,23 +690,19 @@ impl<W: Write> Server<W> {
 
     /// Tells the user about a broken config, and shows its errors on the file itself.
     fn config_failed(&mut self, error: &ConfigError, fallback: &str) {
-        let handler = miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor());
-        let mut rendered = String::new();
         let diagnostic: &dyn miette::Diagnostic = error.report.as_ref();
-        if handler.render_report(&mut rendered, diagnostic).is_err() {
-            rendered = error.report.to_string();
-        }
+        let index = LineIndex::new(&error.text);
         self.show(
             MessageType::ERROR,
             format!(
-                "retrylint: {} is invalid, {fallback}:\n{rendered}",
-                error.path.display()
+                "retrylint: {} is invalid, {fallback}:\n{}",
+                crate::source::printable::path(&error.path),
+                plain_report(&error.report)
             ),
         );
         let Ok(uri) = Url::from_file_path(&error.path) else {
             return;
         };
-        let index = LineIndex::new(&error.text);
         let mut found: Vec<lsp_types::Diagnostic> = diagnostic
             .labels()
             .into_iter()
@@ -873,8 +889,9 @@ impl<W: Write> Server<W> {
                 Err(report) => {
                     // A broken package config: said, and its files judged by the workspace's.
                     package_error = Some(format!(
-                        "retrylint: a package config in {} is invalid, using the workspace's config for its files:\n{report:?}",
-                        workspace.root.display()
+                        "retrylint: a package config in {} is invalid, using the workspace's config for its files:\n{}",
+                        crate::source::printable::path(&workspace.root),
+                        plain_report(&report)
                     ));
                     configs = config.clone().into();
                     match crate::discover::discover(&workspace.paths, &mut configs) {

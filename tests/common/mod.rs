@@ -91,25 +91,119 @@ pub fn project(files: &[(&str, &str)]) -> tempfile::TempDir {
     dir
 }
 
-/// Neovim for the editor tests (`RETRYLINT_NVIM`, else `nvim`). `None` when it is missing: the
-/// test says so and skips, except under CI, where `.ci/run` installs it and a missing one fails.
-pub fn nvim() -> Option<String> {
+/// Neovim for the editor tests (`RETRYLINT_NVIM`, else `nvim`). Those tests are
+/// `#[ignore]`d (`.ci/run` installs Neovim and runs them): run without it, they fail saying
+/// what to install, never pass unrun.
+pub fn nvim() -> String {
     let nvim = std::env::var("RETRYLINT_NVIM").unwrap_or_else(|_| "nvim".into());
-    let found = Command::new(&nvim)
+    require(&nvim, "Neovim 0.7 or later (Debian: apt-get install neovim)");
+    nvim
+}
+
+/// Panics unless `tool --version` runs: a test that needs a tool fails without it, saying what
+/// to install (`install`). Such tests are `#[ignore = "needs …"]`; `.ci/run` runs them.
+pub fn require(tool: &str, install: &str) {
+    let found = Command::new(tool)
         .arg("--version")
         .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if found {
-        return Some(nvim);
-    }
-    let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
+        .is_ok_and(|o| o.status.success());
     assert!(
-        !ci,
-        "Neovim (`{nvim}`) is missing: .ci/run installs the Debian package `neovim`"
+        found,
+        "`{tool}` is not installed: this test needs {install} (.ci/run installs it)"
     );
-    eprintln!("skipped: Neovim (`{nvim}`) is not installed (apt-get install neovim)");
-    None
+}
+
+/// The Python of the test tools' virtual environment (tests/tools/requirements.txt, pinned,
+/// from PyPI), `target/tmp/python-tools`: made by tests/tools/make_venv.py the first time, and
+/// again when the requirements change; never installed into the Python on PATH.
+pub fn python_tools() -> PathBuf {
+    static PYTHON: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    PYTHON
+        .get_or_init(|| {
+            let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("python-tools");
+            let output = Command::new("python3")
+                .arg(repo_root().join("tests/tools/make_venv.py"))
+                .arg(&dir)
+                .stderr(std::process::Stdio::inherit())
+                .output()
+                .expect("python3 runs (the test tools' virtual environment needs Python 3.9+)");
+            assert!(
+                output.status.success(),
+                "tests/tools/make_venv.py {} failed (it needs Python's venv module and PyPI)",
+                dir.display()
+            );
+            PathBuf::from(String::from_utf8(output.stdout).unwrap().trim_end())
+        })
+        .clone()
+}
+
+/// Whether retrylint reads a file named `name`, as the binary itself says
+/// (`check --show-settings FILE`: its `# language:` line), asked in a scratch directory.
+pub fn reads(name: &str) -> bool {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join(name);
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, "").unwrap();
+    let output = bin()
+        .current_dir(dir.path())
+        .args(["check", "--no-config", "--show-settings"])
+        .arg(name)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "--show-settings {name}: {stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let language = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("# language: "))
+        .unwrap_or_else(|| panic!("--show-settings {name} names the language:\n{stdout}"));
+    !language.starts_with("none")
+}
+
+/// File names to ask [`reads`] about: every extension the README's "Files:" paragraph names,
+/// `extra` (what a hook or an editor lists), extensions a linter could plausibly grow to read,
+/// and the names that are not what their extension says (declaration files, hidden files,
+/// upper case).
+pub fn candidate_names(extra: &[String]) -> Vec<String> {
+    let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
+    let start = readme.find("\nFiles: ").expect("the README's Files: paragraph");
+    let paragraph = &readme[start..start + readme[start + 1..].find("\n\n").unwrap()];
+    let dotted = regex_lite::Regex::new(r"`?\.([a-z0-9]+)").unwrap();
+    let mut extensions: std::collections::BTreeSet<String> =
+        dotted.captures_iter(paragraph).map(|c| c[1].to_string()).collect();
+    extensions.extend(extra.iter().cloned());
+    extensions.extend(
+        [
+            "ts", "tsx", "mts", "cts", "js", "jsx", "mjs", "cjs", "vue", "svelte", "astro", "mdx", "md", "html", "htm",
+            "rs", "sql", "psql", "pgsql", "json", "jsonc", "json5", "yaml", "yml", "toml", "ini", "xml", "graphql",
+            "gql", "prisma", "py", "go", "java", "kt", "rb", "php", "cs", "sh", "txt", "lock", "coffee", "ls", "res",
+            "elm", "d", "map", "env",
+        ]
+        .map(String::from),
+    );
+    let mut names: Vec<String> = extensions.iter().map(|e| format!("src/a.{e}")).collect();
+    names.extend(
+        [
+            "src/a.d.ts",
+            "src/a.d.mts",
+            "src/a.d.cts",
+            "src/d.ts",
+            "src/a.b.ts",
+            "src/.ts",
+            "src/.d.ts",
+            "src/a.TS",
+            "src/a.Json",
+            "src/a.ts.bak",
+            "src/ts",
+            "src/a.test.ts",
+            "package.json",
+        ]
+        .map(String::from),
+    );
+    names
 }
 
 /// Runs headless Neovim (`--clean`, no swap, no shada) on `scripts` in turn, with `envs` and its

@@ -1,9 +1,27 @@
 // The retrylint extension: starts `retrylint lsp` (the binary resolve.ts finds) as a language
-// server for TypeScript, TSX, Rust and SQL files, and restarts it when its settings change.
+// server for every kind of file retrylint reads, and restarts it when its settings change.
 import * as vscode from "vscode";
 import { LanguageClient, LanguageClientOptions, ServerOptions } from "vscode-languageclient/node";
 
 import { resolveBinary } from "./resolve";
+
+// VS Code's language ids of the files retrylint reads: TypeScript and JavaScript (.ts .tsx .mts
+// .cts .js .jsx .mjs .cjs), Vue and Svelte components, Rust, SQL (lease statements), and JSON and
+// YAML (RS2 retry policies; VS Code calls tsconfig.json and the like "jsonc"). package.json's
+// activationEvents name the same ones (tests/vscode.rs compares both with what the binary reads).
+const LANGUAGES = [
+  "typescript",
+  "typescriptreact",
+  "javascript",
+  "javascriptreact",
+  "vue",
+  "svelte",
+  "rust",
+  "sql",
+  "json",
+  "jsonc",
+  "yaml",
+];
 
 let client: LanguageClient | undefined;
 let output: vscode.OutputChannel | undefined;
@@ -25,7 +43,7 @@ async function start(context: vscode.ExtensionContext): Promise<void> {
   if (!resolved) {
     const message =
       "retrylint: no retrylint binary found. Install it in the workspace (npm i -D retrylint), " +
-      "put it on PATH (cargo install --locked retrylint), or set retrylint.path.";
+      "put it on PATH (cargo install --locked --path . in a clone of retrylint), or set retrylint.path.";
     output.appendLine(message);
     void vscode.window.showErrorMessage(message);
     return;
@@ -38,7 +56,7 @@ async function start(context: vscode.ExtensionContext): Promise<void> {
     options: { cwd: folders[0], env: process.env },
   };
   const clientOptions: LanguageClientOptions = {
-    documentSelector: ["typescript", "typescriptreact", "javascript", "javascriptreact", "svelte", "vue", "rust", "sql"].map((language) => ({
+    documentSelector: LANGUAGES.map((language) => ({
       scheme: "file",
       language,
     })),
