@@ -1,6 +1,6 @@
 //! Differential test of the Rust retry model against the crates themselves (issue 16.6):
-//! backon 1.6, tokio-retry 0.3, backoff 0.4 and retry-policies 0.5 (reqwest-retry's
-//! policies) are dev-dependencies. A seeded generator writes builder chains as source text;
+//! backon 1.6, tokio-retry 0.3, tokio-retry2 0.9, backoff 0.4 and retry-policies 0.5
+//! (reqwest-retry's policies) are dev-dependencies. A seeded generator writes builder chains as source text;
 //! retrylint extracts each one (`extract_file`) and evaluates it in its model
 //! (`schedule::rust`), and the same chain is built with the real crate and its iterator or
 //! policy run against an operation that fails instantly (on a virtual clock where the crate
@@ -9,8 +9,8 @@
 //! not know is counted per builder method and printed as a coverage table.
 //!
 //! Jitter is off, or seeded (backon's `with_jitter_seed`); where a crate's jitter cannot be
-//! seeded (tokio-retry, backoff, retry-policies) each delay must lie in the range the model
-//! claims around the nominal one.
+//! seeded (tokio-retry, tokio-retry2, backoff, retry-policies) each delay must lie in the range
+//! the model claims around the nominal one.
 
 use std::cell::Cell;
 use std::collections::BTreeMap;
@@ -21,7 +21,7 @@ use retrylint::schedule::rust::{self as model, Backoff};
 use retrylint::schedule::{Attempts, Gap, Jitter, Sched};
 use retrylint::source::Language;
 
-/// Chains per library; with four libraries, 4,800 chains.
+/// Chains per library; with five libraries, 6,000 chains.
 const PER_LIBRARY: usize = 1200;
 const SEED: u64 = 16;
 /// Delays drawn from a crate before a policy is called endless (the model simulates more;
@@ -117,6 +117,7 @@ impl A {
 enum Lib {
     Backon,
     TokioRetry,
+    TokioRetry2,
     Backoff,
     RetryPolicies,
 }
@@ -140,6 +141,9 @@ impl Chain {
             Lib::Backon => "use backon::{ConstantBuilder, ExponentialBuilder, FibonacciBuilder};",
             Lib::TokioRetry => {
                 "use tokio_retry::strategy::{jitter, ExponentialBackoff, FibonacciBackoff, FixedInterval};"
+            }
+            Lib::TokioRetry2 => {
+                "use tokio_retry2::strategy::{jitter, ExponentialBackoff, FibonacciBackoff, FixedInterval};"
             }
             Lib::Backoff => "use backoff::backoff::{Constant, Stop, Zero};\nuse backoff::{ExponentialBackoff, ExponentialBackoffBuilder};",
             Lib::RetryPolicies => "use retry_policies::policies::ExponentialBackoff;\nuse retry_policies::Jitter;",
@@ -270,7 +274,7 @@ fn generate(lib: Lib, rng: &mut Rng) -> Chain {
                 chain.ops.push((method, arg));
             }
         }
-        Lib::TokioRetry => {
+        Lib::TokioRetry | Lib::TokioRetry2 => {
             chain.ctor = rng.pick(&[
                 "ExponentialBackoff::from_millis",
                 "FibonacciBackoff::from_millis",
@@ -283,10 +287,16 @@ fn generate(lib: Lib, rng: &mut Rng) -> Chain {
                 _ => A::Int(rng.range(1, 500)),
             };
             if !chain.ctor.starts_with("Fixed") {
+                // tokio-retry2's strategies also take `max_delay_millis(ms)`.
+                let methods: &[&'static str] = match lib {
+                    Lib::TokioRetry2 => &["factor", "max_delay", "max_delay_millis"],
+                    _ => &["factor", "max_delay"],
+                };
                 for _ in 0..rng.range(0, 2) {
-                    let method = rng.pick(&["factor", "max_delay"]);
+                    let method = rng.pick(methods);
                     let arg = match method {
                         "factor" => A::Int(rng.pick(&[1, 2, 10, 25, 100, 1000])),
+                        "max_delay_millis" => A::Int(ms_value(rng)),
                         _ => A::Ms(ms_value(rng), rng.chance(50)),
                     };
                     chain.ops.push((method, arg));
@@ -525,6 +535,47 @@ fn real(chain: &Chain) -> Vec<f64> {
                             s.factor(a.int())
                         } else {
                             s.max_delay(a.ms())
+                        };
+                    }
+                    Box::new(s)
+                }
+                "FixedInterval::new" => Box::new(FixedInterval::new(chain.ctor_arg.ms())),
+                _ => Box::new(FixedInterval::from_millis(chain.ctor_arg.int())),
+            };
+            for (m, a) in &chain.ops {
+                iter = match *m {
+                    "map" => Box::new(iter.map(jitter)),
+                    "take" => Box::new(iter.take(a.int() as usize)),
+                    _ => iter,
+                };
+            }
+            delays.extend(iter.take(LIMIT + 1));
+        }
+        Lib::TokioRetry2 => {
+            use tokio_retry2::strategy::{jitter, ExponentialBackoff, FibonacciBackoff, FixedInterval};
+            let own = chain
+                .ops
+                .iter()
+                .filter(|(m, _)| matches!(*m, "factor" | "max_delay" | "max_delay_millis"));
+            let mut iter: Box<dyn Iterator<Item = Duration>> = match chain.ctor {
+                "ExponentialBackoff::from_millis" => {
+                    let mut s = ExponentialBackoff::from_millis(chain.ctor_arg.int());
+                    for (m, a) in own {
+                        s = match *m {
+                            "factor" => s.factor(a.int()),
+                            "max_delay_millis" => s.max_delay_millis(a.int()),
+                            _ => s.max_delay(a.ms()),
+                        };
+                    }
+                    Box::new(s)
+                }
+                "FibonacciBackoff::from_millis" => {
+                    let mut s = FibonacciBackoff::from_millis(chain.ctor_arg.int());
+                    for (m, a) in own {
+                        s = match *m {
+                            "factor" => s.factor(a.int()),
+                            "max_delay_millis" => s.max_delay_millis(a.int()),
+                            _ => s.max_delay(a.ms()),
                         };
                     }
                     Box::new(s)
@@ -810,7 +861,13 @@ fn the_model_agrees_with_the_crates() {
     let mut coverage: BTreeMap<String, Tally> = BTreeMap::new();
     let mut per_lib: BTreeMap<Lib, Tally> = BTreeMap::new();
     let mut disagreements = Vec::new();
-    for lib in [Lib::Backon, Lib::TokioRetry, Lib::Backoff, Lib::RetryPolicies] {
+    for lib in [
+        Lib::Backon,
+        Lib::TokioRetry,
+        Lib::TokioRetry2,
+        Lib::Backoff,
+        Lib::RetryPolicies,
+    ] {
         for _ in 0..PER_LIBRARY {
             let chain = generate(lib, &mut rng);
             let real = real(&chain);
@@ -910,6 +967,17 @@ fn a_wrong_claim_is_caught() {
     );
     let err = compare(&three, &model_of(&jittered).unwrap(), &real(&three)).unwrap_err();
     assert!(err.starts_with("jitter"), "{err}");
+    // tokio-retry2's jitter scales by 0.5–1.5, tokio-retry's by 0–1: a delay 1.4 times the
+    // nominal one is inside the first range only.
+    let ops = || vec![("map", A::Fn("jitter")), ("take", A::Int(3))];
+    let two = chain(Lib::TokioRetry2, "FixedInterval::from_millis", A::Int(100), ops());
+    let one = chain(Lib::TokioRetry, "FixedInterval::from_millis", A::Int(100), ops());
+    let drawn = [140.0, 60.0, 100.0];
+    assert_eq!(compare(&two, &model_of(&two).unwrap(), &drawn), Ok(true));
+    let err = compare(&one, &model_of(&one).unwrap(), &drawn).unwrap_err();
+    assert!(err.starts_with("delay 1"), "{err}");
+    let err = compare(&two, &model_of(&two).unwrap(), &[40.0, 100.0, 100.0]).unwrap_err();
+    assert!(err.starts_with("delay 1"), "{err}");
 }
 
 /// Exact values, read in the crates' sources, for one chain of each library.
@@ -928,6 +996,15 @@ fn known_chains_give_the_crates_delays() {
                 vec![("take", A::Int(3))],
             ),
             vec![10.0, 100.0, 1000.0],
+        ),
+        (
+            chain(
+                Lib::TokioRetry2,
+                "FibonacciBackoff::from_millis",
+                A::Int(10),
+                vec![("max_delay_millis", A::Int(25)), ("take", A::Int(5))],
+            ),
+            vec![10.0, 10.0, 20.0, 25.0, 25.0],
         ),
         (
             chain(

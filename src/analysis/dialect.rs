@@ -23,6 +23,7 @@ pub fn cap_help(library: Library, effect: EffectVersion) -> String {
         }
         Library::Backon => "cap it with `.with_max_times(n)` and `.with_max_delay(d)` (backon's builders stop after 3 retries and cap the gap at 60 s unless `without_max_times()` or `without_max_delay()` remove it)",
         Library::TokioRetry => "cap it with `.max_delay(d)` on the strategy and `.take(n)` on the iterator: tokio-retry strategies never stop by themselves",
+        Library::TokioRetry2 => "cap it with `.max_delay(d)` on the strategy and `.take(n)` on the iterator: tokio-retry2 strategies never stop by themselves",
         Library::Backoff => "use an `ExponentialBackoff` with `max_interval` and `max_elapsed_time: Some(d)`: backoff counts no attempts, the elapsed time is its only stop",
         Library::ReqwestRetry => "build the policy with `build_with_max_retries(n)` and cap its gap with `retry_bounds(min, max)`",
         Library::Rs2 => "set `maxAttempts` (it counts the first call: 4 attempts are 3 retries) and `maxDelayMs`, the cap of each gap",
@@ -40,6 +41,9 @@ pub fn jitter_help(library: Library, effect: EffectVersion) -> &'static str {
         Library::Backon => "add `.with_jitter()` to the builder (each delay gets a random 0–100 % more)",
         Library::TokioRetry => {
             "add `.map(jitter)` to the strategy (`tokio_retry::strategy::jitter` scales each delay by a random 0–1)"
+        }
+        Library::TokioRetry2 => {
+            "add `.map(jitter)` to the strategy (`tokio_retry2::strategy::jitter`, of the crate's `jitter` feature, scales each delay by a random 0.5–1.5)"
         }
         Library::Backoff => {
             "keep a `randomization_factor` above 0 (the default 0.5 draws each delay from 0.5× to 1.5×)"
@@ -73,6 +77,10 @@ pub fn name_policy_help(library: Library, vocabulary: &Vocabulary, module: Optio
         Library::TokioRetry => (
             "src/retry.rs",
             format!("`Retry::spawn(retry::{transient}(), action)` (a tokio-retry strategy)"),
+        ),
+        Library::TokioRetry2 => (
+            "src/retry.rs",
+            format!("`Retry::spawn(retry::{transient}(), action)` (a tokio-retry2 strategy)"),
         ),
         Library::Backoff => (
             "src/retry.rs",
@@ -119,8 +127,9 @@ pub fn no_predicate(library: Library, callee: &str) -> Option<(String, &'static 
             format!("`{callee}` with an operation that never returns `backoff::Error::permanent`: `?` makes every error transient, so domain errors, timeouts and auth failures are retried too"),
             "return `backoff::Error::permanent(e)` for every error that is not safe to retry, e.g. `.map_err(retry::classify)`",
         ),
-        // RS2 retries only `retryStatuses` and, if asked, network errors.
-        Library::ReqwestRetry | Library::Rs2 => return None,
+        // RS2 retries only `retryStatuses` and, if asked, network errors; tokio-retry2's action
+        // says which errors are transient (`RetryError::permanent` ends the retry).
+        Library::ReqwestRetry | Library::Rs2 | Library::TokioRetry2 => return None,
     })
 }
 
@@ -146,6 +155,7 @@ fn contention_code(library: Library) -> &'static str {
         Library::Effect | Library::Rs2 => "`{ schedule: Retry.contention, while: Retry.isContention }`",
         Library::Backon => "`.retry(retry::contention()).when(retry::is_contention)`",
         Library::TokioRetry => "`RetryIf::spawn(retry::contention(), action, retry::is_contention)`",
+        Library::TokioRetry2 => "`RetryIf::spawn(retry::contention(), action, retry::is_contention, notify)`",
         Library::Backoff => {
             "`backoff::future::retry(retry::contention(), operation)` with every error but contention made `backoff::Error::permanent`"
         }

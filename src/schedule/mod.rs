@@ -26,6 +26,9 @@ pub enum Library {
     Backon,
     /// `tokio-retry`: `Retry::spawn(strategy, action)`, `RetryIf::spawn(…, condition)`.
     TokioRetry,
+    /// `tokio-retry2`: tokio-retry's strategies and calls, its own jitter, and an action that
+    /// classifies its errors (`RetryError::transient`/`permanent`).
+    TokioRetry2,
     /// `backoff`: `backoff::retry(policy, op)`, `backoff::future::retry(policy, op)`.
     Backoff,
     /// `reqwest-retry`: `RetryTransientMiddleware::new_with_policy(policy)`.

@@ -44,13 +44,15 @@ pub enum Backoff {
         max_times: Option<u64>,
         total_delay: Option<f64>,
     },
-    /// tokio-retry's strategies (iterators of delays), with `.map(jitter)` and `.take(n)`.
+    /// tokio-retry's strategies (iterators of delays), with `.map(jitter)` and `.take(n)`;
+    /// `retry2`: tokio-retry2's, the same strategies with another jitter.
     TokioRetry {
         shape: TokioShape,
         factor: f64,
         max_delay: Option<f64>,
         jitter: bool,
         take: Option<u64>,
+        retry2: bool,
     },
     /// backoff's `ExponentialBackoff` (struct or `ExponentialBackoffBuilder`), `Constant`,
     /// `Zero`, `Stop`.
@@ -115,7 +117,8 @@ impl Backoff {
     pub fn lib(&self) -> Library {
         match self {
             Backoff::Backon { .. } => Library::Backon,
-            Backoff::TokioRetry { .. } => Library::TokioRetry,
+            Backoff::TokioRetry { retry2: false, .. } => Library::TokioRetry,
+            Backoff::TokioRetry { retry2: true, .. } => Library::TokioRetry2,
             Backoff::Backoff { .. } => Library::Backoff,
             Backoff::Reqwest { .. } => Library::ReqwestRetry,
         }
@@ -160,14 +163,16 @@ fn count(arg: Option<&Arg>) -> Option<u64> {
 }
 
 /// A tokio-retry strategy as constructed: factor 1, no max delay, no jitter, never stops until
-/// `.take(n)` (tokio-retry 0.3.2 src/strategy.rs).
-fn tokio_retry(shape: TokioShape) -> Backoff {
+/// `.take(n)` (tokio-retry 0.3.2 src/strategy.rs; tokio-retry2 0.9.1 src/strategy/*.rs, the
+/// same constructors and fields).
+fn tokio_retry(shape: TokioShape, retry2: bool) -> Backoff {
     Backoff::TokioRetry {
         shape,
         factor: 1.0,
         max_delay: None,
         jitter: false,
         take: None,
+        retry2,
     }
 }
 
@@ -211,15 +216,27 @@ pub fn constructor(path: &[String], args: &[Arg]) -> Option<(String, Backoff)> {
             total_delay: None,
         },
         // tokio-retry 0.3.2 src/strategy.rs: `from_millis(base)` yields base^1, base^2, …
-        // milliseconds, times `factor` (default 1); no max_delay, never stops.
-        ("tokio_retry", "ExponentialBackoff", "from_millis") => tokio_retry(TokioShape::Exponential {
-            base: num(args.first())?,
-        }),
-        ("tokio_retry", "FibonacciBackoff", "from_millis") => tokio_retry(TokioShape::Fibonacci {
-            base: num(args.first())?,
-        }),
-        ("tokio_retry", "FixedInterval", "from_millis") => tokio_retry(TokioShape::Fixed { ms: num(args.first())? }),
-        ("tokio_retry", "FixedInterval", "new") => tokio_retry(TokioShape::Fixed { ms: ms(args.first())? }),
+        // milliseconds, times `factor` (default 1); no max_delay, never stops. tokio-retry2
+        // 0.9.1 src/strategy/{exponential_backoff,fibonacci_backoff,fixed_interval}.rs: the
+        // same (its other strategies are unknown).
+        (krate @ ("tokio_retry" | "tokio_retry2"), "ExponentialBackoff", "from_millis") => tokio_retry(
+            TokioShape::Exponential {
+                base: num(args.first())?,
+            },
+            krate == "tokio_retry2",
+        ),
+        (krate @ ("tokio_retry" | "tokio_retry2"), "FibonacciBackoff", "from_millis") => tokio_retry(
+            TokioShape::Fibonacci {
+                base: num(args.first())?,
+            },
+            krate == "tokio_retry2",
+        ),
+        (krate @ ("tokio_retry" | "tokio_retry2"), "FixedInterval", "from_millis") => {
+            tokio_retry(TokioShape::Fixed { ms: num(args.first())? }, krate == "tokio_retry2")
+        }
+        (krate @ ("tokio_retry" | "tokio_retry2"), "FixedInterval", "new") => {
+            tokio_retry(TokioShape::Fixed { ms: ms(args.first())? }, krate == "tokio_retry2")
+        }
         ("backoff", "ExponentialBackoff" | "ExponentialBackoffBuilder", "default" | "new") if args.is_empty() => {
             backoff_default(BackoffShape::Exponential)
         }
@@ -321,6 +338,7 @@ pub fn apply(state: &mut Backoff, method: &str, args: &[Arg]) -> Applied {
             max_delay,
             jitter,
             take,
+            retry2,
         } => {
             // `factor` and `max_delay` are the strategy's own; after an iterator adapter
             // (`map`, `take`) they no longer exist.
@@ -328,7 +346,10 @@ pub fn apply(state: &mut Backoff, method: &str, args: &[Arg]) -> Applied {
             match method {
                 "factor" if own => num(arg(0)).map(|n| *factor = n),
                 "max_delay" if own => ms(arg(0)).map(|d| *max_delay = Some(d)),
-                // `.map(jitter)`: tokio_retry::strategy::jitter, `d * rand::random::<f64>()`.
+                // tokio-retry2's `max_delay_millis(ms)`: `max_delay(Duration::from_millis(ms))`.
+                "max_delay_millis" if own && *retry2 => count(arg(0)).map(|n| *max_delay = Some(n as f64)),
+                // `.map(jitter)`: tokio_retry::strategy::jitter, `d * rand::random::<f64>()`;
+                // tokio_retry2::strategy::jitter, `d * (rand::random::<f64>() + 0.5)`.
                 "map" => match arg(0) {
                     Some(Arg::Path(path)) if path.last().is_some_and(|p| p == "jitter") => {
                         *jitter = true;
@@ -449,7 +470,8 @@ pub fn apply(state: &mut Backoff, method: &str, args: &[Arg]) -> Applied {
 /// The same builder without its jitter: what `retrylint policies` shows as the nominal
 /// delays. (The simulator reads delays with the jitter at the middle of its range, which is
 /// the nominal delay for Effect's symmetric 0.8–1.2; the Rust libraries' ranges are not
-/// centred on it — backon adds 0–100 %, tokio-retry and reqwest-retry scale by 0–1.)
+/// centred on it — backon adds 0–100 %, tokio-retry and reqwest-retry scale by 0–1,
+/// tokio-retry2 by 0.5–1.5.)
 pub fn without_jitter(state: &Backoff) -> Backoff {
     let mut plain = state.clone();
     match &mut plain {
@@ -636,14 +658,15 @@ pub fn sched(state: &Backoff) -> Sched {
             }
         }
         // tokio-retry 0.3.2: exponential is base^(n+1) × factor ms, fibonacci base, base, 2×base
-        // … × factor, both clamped to max_delay; `jitter` scales by rand[0, 1); never stops
-        // without `.take(n)`.
+        // … × factor, both clamped to max_delay; `jitter` scales by rand[0, 1) (tokio-retry2
+        // 0.9.1 src/strategy/jitter.rs: by rand[0.5, 1.5)); never stops without `.take(n)`.
         Backoff::TokioRetry {
             shape,
             factor,
             max_delay,
             jitter,
             take,
+            retry2,
         } => {
             let mut s = match shape {
                 TokioShape::Exponential { base } => Sched::Exponential {
@@ -660,10 +683,11 @@ pub fn sched(state: &Backoff) -> Sched {
                 s = Sched::Min(vec![s, Sched::Spaced(cap)]);
             }
             if jitter {
+                let (min, max) = if retry2 { (0.5, 1.5) } else { (0.0, 1.0) };
                 s = Sched::Jittered {
                     inner: Box::new(s),
-                    min: 0.0,
-                    max: 1.0,
+                    min,
+                    max,
                 };
             }
             match take {
@@ -827,6 +851,42 @@ mod tests {
             ],
         )));
         assert_eq!(s.delays.as_deref(), Some(&[2000.0, 4000.0, 4000.0, 4000.0][..]));
+    }
+
+    #[test]
+    fn tokio_retry2_has_the_same_strategies_and_its_own_jitter() {
+        let ops = || {
+            vec![
+                op("max_delay_millis", vec![Arg::Num(25.0)]),
+                op("map", vec![Arg::Path(path("tokio_retry2::strategy::jitter"))]),
+                op("take", vec![Arg::Num(5.0)]),
+            ]
+        };
+        let state = built(
+            "tokio_retry2::strategy::FibonacciBackoff::from_millis",
+            &[Arg::Num(10.0)],
+            ops(),
+        );
+        assert_eq!(state.lib(), Library::TokioRetry2);
+        let s = summary(&state);
+        assert_eq!(s.attempts, Attempts::Exact(5));
+        assert_eq!(s.delays.as_deref(), Some(&[10.0, 10.0, 20.0, 25.0, 25.0][..]));
+        assert_eq!(s.jitter, Jitter::Yes);
+        // `jitter` draws from 0.5–1.5 times the delay (tokio-retry's from 0–1).
+        let Sched::Times(jittered, 5) = sched(&state) else {
+            panic!()
+        };
+        assert!(
+            matches!(*jittered, Sched::Jittered { min: 0.5, max: 1.5, .. }),
+            "{jittered:?}"
+        );
+        // tokio-retry 0.3 has no `max_delay_millis`.
+        let (_, mut old) = constructor(
+            &path("tokio_retry::strategy::FibonacciBackoff::from_millis"),
+            &[Arg::Num(10.0)],
+        )
+        .unwrap();
+        assert_eq!(apply(&mut old, "max_delay_millis", &[Arg::Num(25.0)]), Applied::Unknown);
     }
 
     #[test]

@@ -47,6 +47,7 @@ const ERROR_REGION_TOKENS: &[&[u8]] = &[b"retry", b"Retry", b"backoff", b"Backof
 const EXTERN_ROOTS: &[&str] = &[
     "backon",
     "tokio_retry",
+    "tokio_retry2",
     "backoff",
     "reqwest_retry",
     "retry_policies",
@@ -90,6 +91,19 @@ fn glob_names(prefix: &[String]) -> &'static [&'static str] {
         ],
         ["tokio_retry", "strategy"] => &["ExponentialBackoff", "FibonacciBackoff", "FixedInterval", "jitter"],
         ["tokio_retry"] => &["Retry", "RetryIf", "strategy"],
+        // tokio-retry2 0.9.1 src/strategy/mod.rs (`jitter*` with its `jitter` feature), src/lib.rs.
+        ["tokio_retry2", "strategy"] => &[
+            "ExponentialBackoff",
+            "ExponentialFactorBackoff",
+            "FibonacciBackoff",
+            "FixedInterval",
+            "LinearBackoff",
+            "MaxInterval",
+            "jitter",
+            "jitter_range",
+            "jitter_with_bounds",
+        ],
+        ["tokio_retry2"] => &["Retry", "RetryIf", "RetryError", "MapErr", "strategy"],
         ["backoff"] => &[
             "ExponentialBackoff",
             "ExponentialBackoffBuilder",
@@ -426,6 +440,27 @@ mod tests {
                 "jitter".into()
             ])]
         );
+    }
+
+    #[test]
+    fn tokio_retry2_sites_leave_the_classification_to_the_action() {
+        let f = facts(
+            "use tokio_retry2::{Retry, RetryIf, strategy::{FixedInterval, jitter}};\n\
+             async fn f() {\n  Retry::spawn(FixedInterval::from_millis(10).map(jitter).take(3), action).await;\n\
+               RetryIf::spawn(FixedInterval::from_millis(10), action, is_contention, notify).await;\n\
+               Retry::spawn_notify(FixedInterval::from_millis(10), action, notify).await; }\n",
+        );
+        let libraries: Vec<Library> = f.retry_sites.iter().map(|s| s.library).collect();
+        assert_eq!(libraries, [Library::TokioRetry2; 3]);
+        // `Retry::spawn`'s action returns `RetryError::transient` or `permanent`: unknown here.
+        assert_eq!(f.retry_sites[0].predicate, Predicate::Unknown);
+        assert!(matches!(f.retry_sites[1].predicate, Predicate::Filter { .. }));
+        assert_eq!(f.retry_sites[2].predicate, Predicate::Unknown);
+        let chain = rust(&f.retry_sites[0]).chain.as_ref().unwrap();
+        let RustBase::New { state, .. } = &chain.base else {
+            panic!("{chain:?}")
+        };
+        assert_eq!(state.lib(), Library::TokioRetry2);
     }
 
     #[test]

@@ -119,6 +119,21 @@ impl<'t> Walk<'_, 't, '_> {
                             Some(*ty == "RetryIf"),
                         )
                     }
+                    // tokio-retry2: the action returns `RetryError::transient`/`permanent`, so
+                    // what `Retry::spawn` replays is the action's to say (unknown here).
+                    ["tokio_retry2", .., ty @ ("Retry" | "RetryIf"), "spawn" | "spawn_notify"] if args.len() >= 2 => {
+                        let condition = *ty == "RetryIf";
+                        if condition {
+                            filter = args.get(2).copied();
+                        }
+                        (
+                            Library::TokioRetry2,
+                            callee,
+                            span(function),
+                            args[0],
+                            condition.then_some(true),
+                        )
+                    }
                     ["backoff", "retry" | "retry_notify"] | ["backoff", "future", "retry" | "retry_notify"]
                         if args.len() >= 2 =>
                     {
@@ -214,7 +229,7 @@ impl<'t> Walk<'_, 't, '_> {
         // What the retry replays: backon's receiver, tokio-retry's action, backoff's operation.
         let operation = match lib {
             Library::Backon => function.field("value"),
-            Library::TokioRetry | Library::Backoff => args.get(1).copied(),
+            Library::TokioRetry | Library::TokioRetry2 | Library::Backoff => args.get(1).copied(),
             _ => None,
         };
         let unit = operation.and_then(|op| rx.unit_of(op, &self.module));
