@@ -380,3 +380,43 @@ fn an_unreadable_directory_gets_a_note() {
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     assert!(stderr.contains("note: src/locked: skipped: cannot read"), "{stderr}");
 }
+
+/// A file with hundreds of the same note (each retry's policy nested deeper than retrylint
+/// follows) says the first twenty and counts the rest in one note, in the CLI and so in the
+/// editor: a generated file must not flood the log, nor make the language server turn a
+/// thousand notes into ranges.
+#[test]
+fn a_file_keeps_twenty_notes_and_counts_the_rest() {
+    let deep = format!(
+        "{}Schedule.recurs(1){}",
+        "Schedule.jittered(".repeat(60),
+        ")".repeat(60)
+    );
+    let mut source = String::from("import { Effect, Schedule } from \"effect\"\n");
+    for i in 0..50 {
+        source.push_str(&format!(
+            "export const p{i} = Effect.retry(Effect.succeed({i}), {deep})\n"
+        ));
+    }
+    let dir = common::project(&[("src/deep.ts", &source)]);
+    let (_, report) = common::check_json(dir.path(), &[]);
+    let notes: Vec<String> = report["notes"]
+        .as_array()
+        .expect("notes")
+        .iter()
+        .filter(|n| n["path"].as_str().is_some_and(|p| p.ends_with("deep.ts")))
+        .map(|n| n["message"].as_str().unwrap_or_default().to_string())
+        .collect();
+    let deeper = notes
+        .iter()
+        .filter(|m| m.contains("nests deeper than retrylint follows"))
+        .count();
+    assert_eq!(deeper, 20, "{notes:#?}");
+    assert!(
+        notes
+            .iter()
+            .any(|m| m.starts_with("30 more notes of this file not shown")),
+        "{notes:#?}"
+    );
+    assert_eq!(notes.len(), 21, "{notes:#?}");
+}

@@ -67,6 +67,10 @@ pub struct Suppression {
     pub reason: Option<String>,
 }
 
+/// The notes a file keeps; the rest are counted ([`FileFacts::notes_dropped`]) and said in
+/// one note.
+pub const MAX_NOTES_PER_FILE: usize = 20;
+
 /// Something the extractor could not look at in this file, said to the user.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileNote {
@@ -127,6 +131,10 @@ pub struct FileFacts {
     pub rs2: Rs2Facts,
     pub suppressions: Vec<Suppression>,
     pub notes: Vec<FileNote>,
+    /// Notes past the first [`MAX_NOTES_PER_FILE`], counted, not kept: a generated or hostile
+    /// file can hold thousands of the same note (one per retry nested too deep), which would
+    /// flood the log and make the editor convert every one of them to a range.
+    pub notes_dropped: usize,
     /// Error and missing nodes left in the tree after recovery (TypeScript and Rust): the
     /// language server tells a buffer in mid-edit by them without parsing it a second time.
     pub syntax_errors: usize,
@@ -163,6 +171,7 @@ impl FileFacts {
             rs2: Rs2Facts::default(),
             suppressions: Vec::new(),
             notes: Vec::new(),
+            notes_dropped: 0,
             syntax_errors: 0,
             lookups: lookup::Lookups::default(),
         }
@@ -197,6 +206,10 @@ impl FileFacts {
     }
 
     pub fn note(&mut self, line: Option<usize>, message: impl Into<String>) {
+        if self.notes.len() >= MAX_NOTES_PER_FILE {
+            self.notes_dropped += 1;
+            return;
+        }
         self.notes.push(FileNote {
             line,
             message: message.into(),

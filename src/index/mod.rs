@@ -294,6 +294,18 @@ impl Index {
                     line: n.line,
                     message: n.message.clone(),
                 }));
+                if facts.notes_dropped > 0 {
+                    notes.push(Note {
+                        path: self.files[id].path.clone(),
+                        line: None,
+                        message: format!(
+                            "{} more {} of this file not shown (the first {} are)",
+                            facts.notes_dropped,
+                            if facts.notes_dropped == 1 { "note" } else { "notes" },
+                            crate::facts::MAX_NOTES_PER_FILE,
+                        ),
+                    });
+                }
             }
         }
         notes
