@@ -457,21 +457,8 @@ pub fn run_files(
     if let Some(changed) = &options.changed {
         // A finding is the change's when the change touches it, or a location it names: a
         // new site that uses an old, defective policy brings that policy's finding along.
-        // A finding on a retry call or a job definition spans the whole call, so deleting
-        // its `while:` line (which changes no line that is left) counts.
         let touches = |file: FileId, span: crate::source::Span| {
-            let Some(facts) = index.loaded(file) else { return false };
-            let extent = facts
-                .retry_sites
-                .iter()
-                .map(|site| site.span)
-                .chain(facts.jobs.iter().map(|job| job.span))
-                .filter(|outer| outer.start <= span.start && span.end <= outer.end)
-                .min_by_key(|outer| outer.end - outer.start)
-                .unwrap_or(span);
-            let first = facts.position(extent.start).0;
-            let last = facts.position(extent.end.max(extent.start)).0;
-            changed.touches(&index.files[file].absolute, first, last)
+            crate::changed::touches_finding(changed, &index, &analysis, file, span)
         };
         diagnostics.retain(|d| touches(d.file, d.span) || d.labels.iter().any(|l| touches(l.file, l.span)));
     }
