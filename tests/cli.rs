@@ -549,6 +549,45 @@ fn a_post_replayed_on_connection_loss_is_told_about_its_response_not_a_commit() 
     assert_eq!(sql["fix"]["applicability"], "unsafe", "{sql:#}");
 }
 
+/// A nightly repeat forked in a layer, in a project with no `Jobs.make`.
+const NIGHTLY_LAYER: &str = r#"import { Effect, Layer, Schedule } from "effect"
+
+declare const closeExpired: () => Effect.Effect<void>
+
+export const TrialsLive = Layer.effectDiscard(
+  closeExpired().pipe(Effect.repeat(Schedule.cron("0 3 * * *")), Effect.forkScoped),
+)
+"#;
+
+#[test]
+fn cron_messages_speak_effects_terms_unless_the_project_defines_jobs_make() {
+    let cron_finding = |files: &[(&str, &str)]| {
+        let dir = project(files);
+        let (_, report) = check_json(dir.path(), &[".", "--select", "since-last-run-cursor"]);
+        let finding = report["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["path"] == "src/features/Trials.ts")
+            .unwrap_or_else(|| panic!("{report:#}"))
+            .clone();
+        let text = |key: &str| finding[key].as_str().unwrap().to_string();
+        (text("message"), text("help"))
+    };
+    let (message, help) = cron_finding(&[("src/features/Trials.ts", NIGHTLY_LAYER)]);
+    assert!(message.contains("runs on every replica"), "{message}");
+    for jargon in ["Worker profile", "Jobs.make", "slice"] {
+        assert!(!message.contains(jargon), "{jargon}: {message}");
+        assert!(!help.contains(jargon), "{jargon}: {help}");
+    }
+    assert!(help.contains("key the work by its slot"), "{help}");
+    // A project with a jobs runtime of its own is told of it.
+    let jobs = "export const Jobs = { make: (job: unknown) => job }\n";
+    let (message, help) = cron_finding(&[("src/features/Trials.ts", NIGHTLY_LAYER), ("src/infra/jobs.ts", jobs)]);
+    assert!(message.contains("Worker profile"), "{message}");
+    assert!(help.contains("Jobs.make"), "{help}");
+}
+
 #[test]
 fn policies_say_retries_and_attempts() {
     let output = common::bin()
