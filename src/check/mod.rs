@@ -408,6 +408,18 @@ pub fn run_files(
         diagnostics.extend(found);
         notes.extend(file_notes);
     }
+    // Code that is not production (examples, scripts, vendored copies) is checked at low
+    // severity: its findings are warnings.
+    let mut not_production: HashMap<FileId, bool> = HashMap::new();
+    for diagnostic in diagnostics.iter_mut().filter(|d| d.severity == Severity::Error) {
+        let file = diagnostic.file;
+        let low = *not_production
+            .entry(file)
+            .or_insert_with(|| index.config_of(file).is_not_production(&index.files[file].absolute));
+        if low {
+            diagnostic.severity = Severity::Warning;
+        }
+    }
     notes.extend(index.notes());
     // Generated files are skipped quietly, but never silently: one note says how many (of
     // those reported on).
