@@ -4,13 +4,19 @@
 //! files — and only findings the change touches are reported: a line of the finding (or of a
 //! location it names) was added or changed, or lines were deleted from inside it — deleting the
 //! `while:` line of a multi-line `Effect.retry({…})` changes no remaining line, yet makes the
-//! finding.
+//! finding. A finding about a named policy covers the policy's whole definition: raising its
+//! `recurs(4)` to `recurs(6)`, or deleting its `Schedule.jittered,` line, reports it, and so
+//! does deleting a last `.with_jitter()` line that continued it.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use miette::{miette, Report};
+
+use crate::analysis::{Analysis, Origin};
+use crate::index::{FileId, Index};
+use crate::source::Span;
 
 /// Changed lines per file, keyed by canonical absolute path.
 #[derive(Debug, Clone, Default)]
@@ -33,6 +39,21 @@ pub struct Hunks {
     pub changed: Vec<(usize, usize)>,
     /// Pure deletions: lines were removed right after this line (0: before the first line).
     pub deleted_after: Vec<usize>,
+    /// The first line of each pure deletion, as in `deleted_after`: whether a definition
+    /// that ends on the line above lost its tail.
+    pub tails: Vec<Tail>,
+}
+
+/// The first deleted line of a pure deletion.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tail {
+    /// Lines were deleted right after this line.
+    pub after: usize,
+    /// The deleted line's indentation, in bytes.
+    pub indent: usize,
+    /// It began by continuing the expression above it: a method call, a closing bracket, a
+    /// separator or an operator (`.with_jitter()`, `)`, `,`, `|| x`).
+    pub continues: bool,
 }
 
 impl ChangedLines {
@@ -116,6 +137,55 @@ impl ChangedLines {
             None => false,
         }
     }
+
+    /// [`ChangedLines::touches`] for a definition (a named policy) on lines `first..=last`
+    /// whose first line is indented by `indent` bytes: lines deleted right after it count too
+    /// when the first of them continued its expression or was indented deeper — deleting the
+    /// last `.with_jitter()` line of a builder chain changes the policy.
+    pub fn touches_definition(&self, absolute: &Path, first: usize, last: usize, indent: usize) -> bool {
+        self.touches(absolute, first, last)
+            || matches!(self.files.get(absolute), Some(Lines::Hunks(hunks))
+                if hunks.tails.iter().any(|tail| tail.after == last && (tail.continues || tail.indent > indent)))
+    }
+}
+
+/// Whether the change touches the finding at `span` of `file`. A finding on a retry call or a
+/// job definition spans the whole call, so deleting its `while:` line (which changes no line
+/// that is left) counts; a finding about a named policy (at its name, or inside its value)
+/// spans the policy's definition, so raising its `recurs(4)` or deleting its
+/// `Schedule.jittered,` line counts, and so do deleted lines that continued its last line.
+pub fn touches_finding(changed: &ChangedLines, index: &Index, analysis: &Analysis, file: FileId, span: Span) -> bool {
+    let Some(facts) = index.loaded(file) else { return false };
+    let holds = |outer: &Span| outer.start <= span.start && span.end <= outer.end;
+    let calls = facts
+        .retry_sites
+        .iter()
+        .map(|site| site.span)
+        .chain(facts.jobs.iter().map(|job| job.span))
+        .filter(holds)
+        .map(|outer| (outer, false));
+    let definitions = analysis
+        .policies(index, file)
+        .iter()
+        .filter_map(|policy| match &policy.origin {
+            Origin::Export { binding, .. } | Origin::Named { binding, .. } => Some(*binding),
+            Origin::Site { .. } | Origin::Config { .. } => None,
+        })
+        .chain(facts.rs2.policies.iter().map(|policy| policy.span))
+        .filter(holds)
+        .map(|outer| (outer, true));
+    let (extent, definition) = calls
+        .chain(definitions)
+        .min_by_key(|(outer, _)| outer.end - outer.start)
+        .unwrap_or((span, false));
+    let (first, column) = facts.position(extent.start);
+    let last = facts.position(extent.end.max(extent.start)).0;
+    let absolute = &index.files[file].absolute;
+    if definition {
+        changed.touches_definition(absolute, first, last, column.saturating_sub(1))
+    } else {
+        changed.touches(absolute, first, last)
+    }
 }
 
 /// Runs git in `dir` and returns its stdout, or its stderr as the error.
@@ -147,10 +217,25 @@ pub fn parse_diff(diff: &str) -> Vec<(String, Hunks)> {
     let mut files: Vec<(String, Hunks)> = Vec::new();
     let mut current: Option<usize> = None;
     let (mut old_left, mut new_left) = (0usize, 0usize);
+    // A pure deletion whose first deleted line is still to be read: (file, after line).
+    let mut deletion: Option<(usize, usize)> = None;
     for line in diff.lines() {
         if old_left > 0 || new_left > 0 {
             match line.as_bytes().first() {
-                Some(b'-') => old_left = old_left.saturating_sub(1),
+                Some(b'-') => {
+                    old_left = old_left.saturating_sub(1);
+                    if let Some((file, after)) = deletion.take() {
+                        let text = &line[1..];
+                        let code = text.trim_start();
+                        if !code.is_empty() {
+                            files[file].1.tails.push(Tail {
+                                after,
+                                indent: text.len() - code.len(),
+                                continues: continues(code),
+                            });
+                        }
+                    }
+                }
                 Some(b'+') => new_left = new_left.saturating_sub(1),
                 Some(b' ') => {
                     old_left = old_left.saturating_sub(1);
@@ -175,16 +260,29 @@ pub fn parse_diff(diff: &str) -> Vec<(String, Hunks)> {
             };
             old_left = old.1;
             new_left = new.1;
+            deletion = None;
             let Some(file) = current else { continue };
             if new.1 > 0 {
                 files[file].1.changed.push((new.0, new.0 + new.1 - 1));
             } else if old.1 > 0 {
                 files[file].1.deleted_after.push(new.0);
+                deletion = Some((file, new.0));
             }
         }
     }
     files.retain(|(_, hunks)| hunks != &Hunks::default());
     files
+}
+
+/// Whether a line (its indentation off) continues the expression of the line before it: it
+/// starts with a method call, a closing bracket, a separator or a binary operator. Not `-` or
+/// `*`: they open a YAML or Markdown list item as often.
+fn continues(code: &str) -> bool {
+    // `//` and `/*` open a comment, not a division.
+    if code.starts_with("//") || code.starts_with("/*") {
+        return false;
+    }
+    code.starts_with(['.', ')', ']', '}', ',', '?', ':', '|', '&', '+', '/', '%'])
 }
 
 /// `-a,b +c,d @@ …` → `((a, b), (c, d))`; a missing count is 1.
@@ -276,17 +374,70 @@ new file mode 100644
 +c
 \\ No newline at end of file
 ";
-        let hunks = |changed: &[(usize, usize)], deleted_after: &[usize]| Hunks {
+        let hunks = |changed: &[(usize, usize)], deleted_after: &[usize], tails: &[Tail]| Hunks {
             changed: changed.to_vec(),
             deleted_after: deleted_after.to_vec(),
+            tails: tails.to_vec(),
+        };
+        let gone = Tail {
+            after: 21,
+            indent: 0,
+            continues: false,
         };
         assert_eq!(
             parse_diff(diff),
             vec![
-                ("src/a.ts".to_string(), hunks(&[(3, 3), (11, 12)], &[21])),
-                ("new.ts".to_string(), hunks(&[(1, 3)], &[])),
+                ("src/a.ts".to_string(), hunks(&[(3, 3), (11, 12)], &[21], &[gone])),
+                ("new.ts".to_string(), hunks(&[(1, 3)], &[], &[])),
             ]
         );
+    }
+
+    #[test]
+    fn a_deletion_that_continued_the_line_above_is_a_tail_of_its_definition() {
+        let diff = "\
+--- a/src/retry.rs
++++ b/src/retry.rs
+@@ -4 +3,0 @@
+-    .with_jitter();
+@@ -9 +7,0 @@
+-pub const OTHER: u32 = 1;
+";
+        let files = parse_diff(diff);
+        let tails = &files[0].1.tails;
+        assert_eq!(
+            tails,
+            &[
+                Tail {
+                    after: 3,
+                    indent: 4,
+                    continues: true
+                },
+                Tail {
+                    after: 7,
+                    indent: 0,
+                    continues: false
+                }
+            ]
+        );
+        let mut changed = ChangedLines::default();
+        changed
+            .files
+            .insert(PathBuf::from("/r/retry.rs"), Lines::Hunks(files[0].1.clone()));
+        let file = Path::new("/r/retry.rs");
+        // `pub const TRANSIENT … = …` on lines 1..=3 lost its `.with_jitter()` tail.
+        assert!(changed.touches_definition(file, 1, 3, 0));
+        assert!(!changed.touches(file, 1, 3), "a plain span is not touched at its edge");
+        // The definition on lines 5..=7 is followed by a deleted statement of its own.
+        assert!(!changed.touches_definition(file, 5, 7, 0));
+        // Indented deeper than the definition's first line: its tail too (`  jitter: full`).
+        let yaml = "--- a/r.yaml\n+++ b/r.yaml\n@@ -4 +3,0 @@\n-  jitter: full\n";
+        let mut changed = ChangedLines::default();
+        changed
+            .files
+            .insert(PathBuf::from("/r/r.yaml"), Lines::Hunks(parse_diff(yaml)[0].1.clone()));
+        assert!(changed.touches_definition(Path::new("/r/r.yaml"), 1, 3, 0));
+        assert!(!changed.touches_definition(Path::new("/r/r.yaml"), 2, 3, 2));
     }
 
     #[test]
@@ -297,6 +448,7 @@ new file mode 100644
         let changed = Hunks {
             changed: vec![(1, 1)],
             deleted_after: vec![],
+            tails: vec![],
         };
         assert_eq!(parse_diff(diff), vec![("a b.ts".to_string(), changed)]);
     }
@@ -307,6 +459,7 @@ new file mode 100644
         let hunks = Hunks {
             changed: vec![(3, 3), (10, 12)],
             deleted_after: vec![20],
+            tails: vec![],
         };
         changed.files.insert(PathBuf::from("/r/a.ts"), Lines::Hunks(hunks));
         changed.files.insert(PathBuf::from("/r/new.ts"), Lines::All);

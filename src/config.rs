@@ -54,6 +54,21 @@ pub const DEFAULT_TESTS: &[&str] = &[
     "**/test-utils/**",
 ];
 
+/// Code that is not production, checked at low severity (its findings are warnings):
+/// integration harnesses, vendored copies, examples, one-off scripts, benchmarks and a crate's
+/// extra binaries. `not-production = []` holds it to the production policy.
+pub const DEFAULT_NOT_PRODUCTION: &[&str] = &[
+    "**/*.integration.*",
+    "**/integration/**",
+    "**/vendor/**",
+    "**/repos/**",
+    "**/.repos/**",
+    "**/examples/**",
+    "**/scripts/**",
+    "**/benches/**",
+    "**/src/bin/**",
+];
+
 /// The words the unit rules know, from the policy's vocabulary; every list is configurable.
 #[derive(Debug, Clone)]
 pub struct Vocabulary {
@@ -125,6 +140,8 @@ struct RawConfig {
     max_file_size: Option<Spanned<i64>>,
     generated: Option<Spanned<String>>,
     tests: Option<Vec<Spanned<String>>>,
+    not_production: Option<Vec<Spanned<String>>>,
+    nested_checkouts: Option<Spanned<String>>,
     budget: Option<Spanned<String>>,
     lease_tables: Option<Vec<Spanned<String>>>,
     lease_columns: Option<Vec<Spanned<String>>>,
@@ -188,6 +205,12 @@ pub struct Config {
     pub check_generated: bool,
     /// Test code, skipped (`tests = []` checks it).
     pub tests: Globs,
+    /// Code that is not production, checked at low severity (`not-production = []` holds it
+    /// to the production policy).
+    pub not_production: Globs,
+    /// A nested checkout — a directory below the root with its own `.git`, a vendored copy of
+    /// a package — is not production either (`nested-checkouts = "check"` holds it to it).
+    pub nested_checkouts_low: bool,
     /// The longest an in-process policy may wait in total, worst case (milliseconds).
     pub budget_ms: f64,
     /// Tables that hold job leases (lowercase), besides any table with a `lease_until` column.
@@ -222,6 +245,8 @@ impl Config {
             max_file_size: DEFAULT_MAX_FILE_SIZE,
             check_generated: false,
             tests: Globs::new(globs_of(DEFAULT_TESTS), &root),
+            not_production: Globs::new(globs_of(DEFAULT_NOT_PRODUCTION), &root),
+            nested_checkouts_low: true,
             budget_ms: DEFAULT_BUDGET_MS,
             lease_tables: vec!["jobs_leases".to_string()],
             lease_columns: vec!["lease_until".to_string()],
@@ -393,6 +418,22 @@ impl Config {
         if let Some(globs) = &raw.tests {
             config.tests = compile(globs)?;
         }
+        if let Some(globs) = &raw.not_production {
+            config.not_production = compile(globs)?;
+        }
+        if let Some(nested) = &raw.nested_checkouts {
+            config.nested_checkouts_low = match nested.get_ref().as_str() {
+                "low" => true,
+                "check" => false,
+                other => {
+                    return Err(at(
+                        nested.span(),
+                        format!("invalid value `{other}` for nested-checkouts"),
+                        "use \"low\" (the default) or \"check\"",
+                    ))
+                }
+            };
+        }
         if let Some(generated) = &raw.generated {
             config.check_generated = match generated.get_ref().as_str() {
                 "skip" => false,
@@ -530,6 +571,26 @@ impl Config {
     /// Whether `path` is test code, which is not checked.
     pub fn is_test(&self, path: &Path) -> bool {
         self.tests.is_match(path)
+    }
+
+    /// Whether `path` (canonical) is not production code: matched by `not-production`, or
+    /// inside a nested checkout (a directory below the root, up to the file's own, that holds
+    /// a `.git`). Its findings are warnings.
+    pub fn is_not_production(&self, path: &Path) -> bool {
+        self.not_production.is_match(path) || (self.nested_checkouts_low && self.nested_checkout(path).is_some())
+    }
+
+    /// The directory of the nested checkout `path` lies in: below the root, with its own
+    /// `.git` (a directory, or the file a submodule has).
+    pub fn nested_checkout<'a>(&self, path: &'a Path) -> Option<&'a Path> {
+        let mut dir = path.parent()?;
+        while dir != self.root && dir.starts_with(&self.root) {
+            if std::fs::symlink_metadata(dir.join(".git")).is_ok() {
+                return Some(dir);
+            }
+            dir = dir.parent()?;
+        }
+        None
     }
 
     /// Whether `exclude` matches `path` (canonical).

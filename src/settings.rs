@@ -90,6 +90,20 @@ pub fn show(config: &Config, file: &Path) -> Result<String, Report> {
         "# durable path (runs under a durable retrier): {}",
         yes(config.is_durable_path(&absolute))
     );
+    let production = if config.not_production.is_match(&absolute) {
+        "no: matched by `not-production`, its findings are warnings".to_string()
+    } else if let Some(checkout) = config
+        .nested_checkout(&absolute)
+        .filter(|_| config.nested_checkouts_low)
+    {
+        format!(
+            "no: inside the nested checkout {} (it has its own .git), its findings are warnings",
+            crate::source::printable::path(checkout)
+        )
+    } else {
+        "yes".to_string()
+    };
+    let _ = writeln!(out, "# production code: {production}");
     out.push('\n');
 
     let globs = |key: &str, defaults: &[&str]| -> String {
@@ -116,6 +130,16 @@ pub fn show(config: &Config, file: &Path) -> Result<String, Report> {
         out,
         "durable-paths = {}",
         globs("durable-paths", config::DEFAULT_DURABLE_PATHS)
+    );
+    let _ = writeln!(
+        out,
+        "not-production = {}",
+        globs("not-production", config::DEFAULT_NOT_PRODUCTION)
+    );
+    let _ = writeln!(
+        out,
+        "nested-checkouts = \"{}\"",
+        if config.nested_checkouts_low { "low" } else { "check" }
     );
     let _ = writeln!(out, "max-file-size = {}", config.max_file_size);
     let _ = writeln!(

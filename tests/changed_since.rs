@@ -221,3 +221,90 @@ fn deleting_a_line_inside_a_retry_call_reports_what_the_deletion_made() {
     assert_eq!(found, [("src/features/a.ts".to_string(), 4)], "{report:#}");
     assert_eq!(code, 1);
 }
+
+/// A retry module whose policy is written over several lines, and a site that uses it.
+const POLICY: &str = r#"import { Schedule } from "effect"
+
+export const transient = Schedule.exponential("100 millis").pipe(
+  Schedule.jittered,
+  Schedule.intersect(Schedule.recurs(4)),
+)
+"#;
+
+const USES_POLICY: &str = r#"import { Effect } from "effect"
+import { transient } from "../infra/retry.js"
+export const a = Effect.succeed(1).pipe(Effect.retry({ schedule: transient, while: (e) => e === 1 }))
+"#;
+
+fn policy_findings(repo: &Repo, base: &str) -> Vec<(String, String, u64)> {
+    let (_, report) = check_json(repo.root(), &[".", "--changed-since", base]);
+    findings(&report).into_iter().map(|f| (f.2, f.0, f.1)).collect()
+}
+
+#[test]
+fn a_change_inside_a_policy_reports_the_policy() {
+    let repo = Repo::new();
+    repo.write("src/infra/retry.ts", POLICY);
+    repo.write("src/features/a.ts", USES_POLICY);
+    let base = repo.commit("base");
+    let at_name = |rule: &str| (rule.to_string(), "src/infra/retry.ts".to_string(), 3);
+
+    // Nothing changed: the policy's old finding (no per-gap cap) is not the change's.
+    assert_eq!(policy_findings(&repo, &base), []);
+
+    // Deleting the `Schedule.jittered,` line changes no line that is left.
+    repo.write("src/infra/retry.ts", &POLICY.replace("  Schedule.jittered,\n", ""));
+    let found = policy_findings(&repo, &base);
+    assert!(found.contains(&at_name("unjittered-schedule")), "{found:?}");
+    assert!(
+        found.contains(&at_name("uncapped-schedule")),
+        "the policy's other finding: {found:?}"
+    );
+
+    // Raising `recurs(4)` to `recurs(6)` on line 5 reports the policy named on line 3.
+    repo.write("src/infra/retry.ts", &POLICY.replace("recurs(4)", "recurs(6)"));
+    let found = policy_findings(&repo, &base);
+    assert!(found.contains(&at_name("policy-over-budget")), "{found:?}");
+    assert!(found.contains(&at_name("uncapped-schedule")), "{found:?}");
+
+    // An edit below the policy, outside its definition, is not the policy's.
+    let mut after = POLICY.to_string();
+    after.push_str("\nexport const unrelated = 1\n");
+    repo.write("src/infra/retry.ts", &after);
+    assert_eq!(policy_findings(&repo, &base), []);
+}
+
+/// A policy whose chain ends with its own line, without a semicolon, and a statement after it.
+const CHAINED: &str = r#"import { Schedule } from "effect"
+
+export const transient = Schedule.exponential("100 millis")
+  .pipe(Schedule.intersect(Schedule.recurs(3)), Schedule.upTo("2 seconds"))
+  .pipe(Schedule.jittered)
+export const other = 1
+"#;
+
+#[test]
+fn deleting_the_last_line_of_a_policy_chain_reports_it() {
+    let repo = Repo::new();
+    repo.write("src/infra/retry.ts", CHAINED);
+    repo.write("src/features/a.ts", USES_POLICY);
+    let base = repo.commit("base");
+    // The chain's last line goes: no line that is left changed, and the deletion sits right
+    // after the definition's (new) last line.
+    repo.write(
+        "src/infra/retry.ts",
+        &CHAINED.replace("  .pipe(Schedule.jittered)\n", ""),
+    );
+    let found = policy_findings(&repo, &base);
+    let unjittered = ("unjittered-schedule".to_string(), "src/infra/retry.ts".to_string(), 3);
+    assert!(found.contains(&unjittered), "{found:?}");
+    // With that committed, deleting the statement after the policy is not a change of it.
+    let unjittered = repo.commit("no jitter");
+    repo.write(
+        "src/infra/retry.ts",
+        &CHAINED
+            .replace("  .pipe(Schedule.jittered)\n", "")
+            .replace("export const other = 1\n", ""),
+    );
+    assert_eq!(policy_findings(&repo, &unjittered), []);
+}

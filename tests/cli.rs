@@ -497,6 +497,102 @@ fn help_uses_the_configured_names_and_the_library_of_the_site() {
     );
 }
 
+const CHARGE_RETRY: &str = r#"import { Schedule } from "effect"
+export const transient = Schedule.exponential("100 millis").pipe(Schedule.either(Schedule.spaced("1 second")), Schedule.intersect(Schedule.recurs(3)), Schedule.jittered)
+export const contention = Schedule.exponential("50 millis").pipe(Schedule.either(Schedule.spaced("200 millis")), Schedule.intersect(Schedule.recurs(3)), Schedule.jittered)
+export const isConnectionLost = (e: { _tag: string }) => e._tag === "ConnectionLost"
+export const isContention = (e: { _tag: string }) => e._tag === "Contention"
+"#;
+
+/// A POST retried on connection loss: the same retry, of an HTTP call and of an INSERT.
+const CHARGE: &str = r#"import { Effect } from "effect"
+import { HttpClient, HttpClientRequest } from "effect/unstable/http"
+import { SqlClient } from "effect/unstable/sql"
+import * as Retry from "../infra/retry.js"
+
+export const charge = (amount: number) =>
+  Effect.gen(function* () {
+    const client = yield* HttpClient.HttpClient
+    return yield* client.execute(HttpClientRequest.post("/charges").pipe(HttpClientRequest.bodyUnsafeJson({ amount })))
+  }).pipe(Effect.retry({ schedule: Retry.transient, while: Retry.isConnectionLost }))
+
+export const record = (amount: number) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    return yield* sql`INSERT INTO charges (amount) VALUES (${amount})`
+  }).pipe(Effect.retry({ schedule: Retry.transient, while: Retry.isConnectionLost }))
+"#;
+
+#[test]
+fn a_post_replayed_on_connection_loss_is_told_about_its_response_not_a_commit() {
+    let dir = project(&[("src/infra/retry.ts", CHARGE_RETRY), ("src/features/Charge.ts", CHARGE)]);
+    let (_, report) = check_json(dir.path(), &[".", "--select", "transient-retry-on-append"]);
+    let diagnostics = report["diagnostics"].as_array().unwrap();
+    let at = |line: u64| {
+        diagnostics
+            .iter()
+            .find(|d| d["line"] == line)
+            .unwrap_or_else(|| panic!("a finding on line {line}: {report:#}"))
+    };
+    let http = at(10);
+    let message = http["message"].as_str().unwrap();
+    assert!(message.contains("a `POST` request"), "{message}");
+    assert!(message.contains("after a lost response"), "{message}");
+    assert!(!message.contains("COMMIT"), "HTTP has no COMMIT: {message}");
+    let help = http["help"].as_str().unwrap();
+    assert!(help.contains("Idempotency-Key"), "{help}");
+    assert!(help.contains("before the request was sent"), "{help}");
+    assert!(!help.contains("Retry.contention"), "{help}");
+    assert!(http["fix"].is_null(), "no contention fix for a request: {http:#}");
+    // The database write keeps its COMMIT and its contention fix.
+    let sql = at(16);
+    assert!(
+        sql["message"].as_str().unwrap().contains("lost COMMIT acknowledgement"),
+        "{sql:#}"
+    );
+    assert!(sql["help"].as_str().unwrap().contains("Retry.contention"), "{sql:#}");
+    assert_eq!(sql["fix"]["applicability"], "unsafe", "{sql:#}");
+}
+
+/// A nightly repeat forked in a layer, in a project with no `Jobs.make`.
+const NIGHTLY_LAYER: &str = r#"import { Effect, Layer, Schedule } from "effect"
+
+declare const closeExpired: () => Effect.Effect<void>
+
+export const TrialsLive = Layer.effectDiscard(
+  closeExpired().pipe(Effect.repeat(Schedule.cron("0 3 * * *")), Effect.forkScoped),
+)
+"#;
+
+#[test]
+fn cron_messages_speak_effects_terms_unless_the_project_defines_jobs_make() {
+    let cron_finding = |files: &[(&str, &str)]| {
+        let dir = project(files);
+        let (_, report) = check_json(dir.path(), &[".", "--select", "since-last-run-cursor"]);
+        let finding = report["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["path"] == "src/features/Trials.ts")
+            .unwrap_or_else(|| panic!("{report:#}"))
+            .clone();
+        let text = |key: &str| finding[key].as_str().unwrap().to_string();
+        (text("message"), text("help"))
+    };
+    let (message, help) = cron_finding(&[("src/features/Trials.ts", NIGHTLY_LAYER)]);
+    assert!(message.contains("runs on every replica"), "{message}");
+    for jargon in ["Worker profile", "Jobs.make", "slice"] {
+        assert!(!message.contains(jargon), "{jargon}: {message}");
+        assert!(!help.contains(jargon), "{jargon}: {help}");
+    }
+    assert!(help.contains("key the work by its slot"), "{help}");
+    // A project with a jobs runtime of its own is told of it.
+    let jobs = "export const Jobs = { make: (job: unknown) => job }\n";
+    let (message, help) = cron_finding(&[("src/features/Trials.ts", NIGHTLY_LAYER), ("src/infra/jobs.ts", jobs)]);
+    assert!(message.contains("Worker profile"), "{message}");
+    assert!(help.contains("Jobs.make"), "{help}");
+}
+
 #[test]
 fn policies_say_retries_and_attempts() {
     let output = common::bin()

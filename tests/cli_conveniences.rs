@@ -691,3 +691,110 @@ fn project_reports_the_given_files_with_the_project_around_them() {
     let output = check(dir.path(), &["--project", "nope", "src/features/a.ts"]);
     assert_eq!(output.status.code(), Some(2));
 }
+
+/// An inline policy: an `inline-schedule` finding at error severity in production code.
+const INLINE: &str = "import { Effect, Schedule } from \"effect\"\n\
+                      export const a = Effect.succeed(1).pipe(Effect.retry({ schedule: Schedule.recurs(3), while: (e) => e === 1 }))\n";
+
+const RUST_INLINE: &str = "use backon::{ExponentialBuilder, Retryable};\n\
+                           pub async fn run() { let _ = (|| async { Ok::<(), ()>(()) }).retry(ExponentialBuilder::default().with_max_times(3).with_jitter()).when(|_| true).await; }\n";
+
+#[test]
+fn code_that_is_not_production_is_checked_at_low_severity_by_default() {
+    let not_production = [
+        "src/checkout.integration.ts",
+        "integration/harness.ts",
+        "vendor/lib/client.ts",
+        "repos/other/src/a.ts",
+        "examples/demo.ts",
+        "scripts/backfill.ts",
+        "packages/copied/src/a.ts",
+    ];
+    let rust = [
+        "crate/examples/demo.rs",
+        "crate/benches/load.rs",
+        "crate/src/bin/once.rs",
+    ];
+    let mut files: Vec<(&str, &str)> = vec![
+        ("retrylint.toml", "# the defaults\n"),
+        ("src/features/a.ts", INLINE),
+        ("crate/src/lib.rs", RUST_INLINE),
+    ];
+    files.extend(not_production.iter().map(|path| (*path, INLINE)));
+    files.extend(rust.iter().map(|path| (*path, RUST_INLINE)));
+    files.push((
+        "crate/Cargo.toml",
+        "[package]\nname = \"c\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\nbackon = \"1\"\n",
+    ));
+    let dir = project(&files);
+    // A vendored copy of a package that has its own `.git`.
+    std::fs::create_dir_all(dir.path().join("packages/copied/.git")).unwrap();
+    let severities = |args: &[&str]| {
+        let (_, report) = check_json(dir.path(), args);
+        let mut out: Vec<(String, String)> = report["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|d| d["rule"] == "inline-schedule")
+            .map(|d| {
+                (
+                    d["path"].as_str().unwrap().to_string(),
+                    d["severity"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    };
+    let found = severities(&["."]);
+    let severity_of = |found: &[(String, String)], path: &str| {
+        found
+            .iter()
+            .find(|(p, _)| p == path)
+            .map(|(_, s)| s.clone())
+            .unwrap_or_else(|| panic!("a finding in {path}: {found:?}"))
+    };
+    assert_eq!(severity_of(&found, "src/features/a.ts"), "error", "{found:?}");
+    assert_eq!(severity_of(&found, "crate/src/lib.rs"), "error", "{found:?}");
+    for path in not_production.iter().chain(&rust) {
+        assert_eq!(severity_of(&found, path), "warning", "{path}: {found:?}");
+    }
+
+    // Listed by --show-settings, with what a file is.
+    let output = run(dir.path(), &["check", "--show-settings", "scripts/backfill.ts"]);
+    let shown = text(&output.stdout);
+    assert!(
+        shown.contains("# production code: no: matched by `not-production`"),
+        "{shown}"
+    );
+    for glob in [
+        "**/*.integration.*",
+        "**/vendor/**",
+        "**/.repos/**",
+        "**/benches/**",
+        "**/src/bin/**",
+    ] {
+        assert!(shown.contains(&format!("\"{glob}\"")), "{glob} in {shown}");
+    }
+    assert!(shown.contains("nested-checkouts = \"low\""), "{shown}");
+    let output = run(dir.path(), &["check", "--show-settings", "packages/copied/src/a.ts"]);
+    assert!(text(&output.stdout).contains("# production code: no: inside the nested checkout"));
+    let output = run(dir.path(), &["check", "--show-settings", "src/features/a.ts"]);
+    assert!(text(&output.stdout).contains("# production code: yes"));
+
+    // Turned off, every one is held to the production policy.
+    std::fs::write(
+        dir.path().join("retrylint.toml"),
+        "not-production = []\nnested-checkouts = \"check\"\n",
+    )
+    .unwrap();
+    let found = severities(&["."]);
+    for path in not_production.iter().chain(&rust) {
+        assert_eq!(severity_of(&found, path), "error", "{path}: {found:?}");
+    }
+    std::fs::write(dir.path().join("retrylint.toml"), "nested-checkouts = \"sometimes\"\n").unwrap();
+    let output = check(dir.path(), &["."]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(text(&output.stderr).contains("nested-checkouts"));
+}

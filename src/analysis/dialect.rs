@@ -182,6 +182,12 @@ pub fn unkeyed_append_help(library: Library) -> String {
     )
 }
 
+/// What to do about a connection-loss retry of a request to another service (HTTP, GraphQL):
+/// contention never reaches it, so a contention-only retry would never fire.
+pub fn unkeyed_request_help() -> String {
+    "send an `Idempotency-Key` header, the same on every attempt, that the server deduplicates on, or retry only failures from before the request was sent (connection refused, DNS lookup); a contention-only retry would never fire: a request meets no database contention".to_string()
+}
+
 /// What a durable retrier leaves to in-process retries.
 pub fn durable_help(library: Library) -> String {
     format!(

@@ -153,6 +153,9 @@ fn is_retryable_name(name: &str) -> bool {
 pub struct Finding {
     pub span: Span,
     pub what: String,
+    /// The step is a request to another service (HTTP, GraphQL), not a database write: what
+    /// is lost is the response, and no contention reaches it.
+    pub remote: bool,
 }
 
 /// The first operation of `unit` that appends: replaying it can apply it twice. Calls to
@@ -176,7 +179,11 @@ fn appends_at(
         match called_unit(index, file, facts, unit, op, cross) {
             None => {
                 if let Some(what) = appending(op, vocabulary) {
-                    return Some(Finding { span: op.span, what });
+                    return Some(Finding {
+                        span: op.span,
+                        what,
+                        remote: is_remote(op),
+                    });
                 }
             }
             // A call that carries its own key (`orders.insert({ id: orderId, … })`) is a
@@ -189,13 +196,18 @@ fn appends_at(
                     return Some(Finding {
                         span: op.span,
                         what: format!("{} (through `{}`)", found.what, callee.name.as_deref().unwrap_or("?")),
+                        remote: found.remote,
                     });
                 }
                 // A service method whose writes the analysis cannot read (an ORM it does not
                 // model, another service) is judged by its name, as an unresolved call is.
                 if through_service(unit, op) && !writes_visibly(callee) {
                     if let Some(what) = appending(op, vocabulary) {
-                        return Some(Finding { span: op.span, what });
+                        return Some(Finding {
+                            span: op.span,
+                            what,
+                            remote: false,
+                        });
                     }
                 }
             }
@@ -203,6 +215,11 @@ fn appends_at(
         }
     }
     None
+}
+
+/// An HTTP request or a GraphQL operation: a call to another service.
+fn is_remote(op: &UnitOp) -> bool {
+    matches!(op.kind, OpKind::Http { .. } | OpKind::GraphQl { .. })
 }
 
 /// `orders.insert(…)` where the unit bound `orders = yield* Orders`.
@@ -616,7 +633,14 @@ pub fn after_commit(index: &Index, file: FileId, unit: &Unit) -> Option<(Span, F
         OpKind::Transaction => "a second transaction".into(),
         OpKind::GraphQl { names, .. } => format!("the GraphQL operation `{}`", names.first().map_or("?", |n| n)),
     };
-    Some((transaction.span, Finding { span: later.span, what }))
+    Some((
+        transaction.span,
+        Finding {
+            span: later.span,
+            what,
+            remote: is_remote(later),
+        },
+    ))
 }
 
 /// Whether replaying `op` repeats work: a write, a request, a service call — not logging,

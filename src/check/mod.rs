@@ -408,6 +408,18 @@ pub fn run_files(
         diagnostics.extend(found);
         notes.extend(file_notes);
     }
+    // Code that is not production (examples, scripts, vendored copies) is checked at low
+    // severity: its findings are warnings.
+    let mut not_production: HashMap<FileId, bool> = HashMap::new();
+    for diagnostic in diagnostics.iter_mut().filter(|d| d.severity == Severity::Error) {
+        let file = diagnostic.file;
+        let low = *not_production
+            .entry(file)
+            .or_insert_with(|| index.config_of(file).is_not_production(&index.files[file].absolute));
+        if low {
+            diagnostic.severity = Severity::Warning;
+        }
+    }
     notes.extend(index.notes());
     // Generated files are skipped quietly, but never silently: one note says how many (of
     // those reported on).
@@ -457,21 +469,8 @@ pub fn run_files(
     if let Some(changed) = &options.changed {
         // A finding is the change's when the change touches it, or a location it names: a
         // new site that uses an old, defective policy brings that policy's finding along.
-        // A finding on a retry call or a job definition spans the whole call, so deleting
-        // its `while:` line (which changes no line that is left) counts.
         let touches = |file: FileId, span: crate::source::Span| {
-            let Some(facts) = index.loaded(file) else { return false };
-            let extent = facts
-                .retry_sites
-                .iter()
-                .map(|site| site.span)
-                .chain(facts.jobs.iter().map(|job| job.span))
-                .filter(|outer| outer.start <= span.start && span.end <= outer.end)
-                .min_by_key(|outer| outer.end - outer.start)
-                .unwrap_or(span);
-            let first = facts.position(extent.start).0;
-            let last = facts.position(extent.end.max(extent.start)).0;
-            changed.touches(&index.files[file].absolute, first, last)
+            crate::changed::touches_finding(changed, &index, &analysis, file, span)
         };
         diagnostics.retain(|d| touches(d.file, d.span) || d.labels.iter().any(|l| touches(l.file, l.span)));
     }

@@ -12,6 +12,7 @@ pub mod sql;
 mod sql_text;
 mod suppressions;
 mod typescript;
+mod unread;
 pub mod work;
 
 use std::cell::RefCell;
@@ -248,6 +249,7 @@ fn extract_unguarded(
                         Some((unfolded, tree)) => rust::extract(&mut facts, &unfolded, &tree),
                         None => rust::extract(&mut facts, text, &tree),
                     }
+                    unread::note_unread(&mut facts, text, &tree);
                 }
                 None => facts.note(None, "skipped: the parser gave up on this file"),
             }

@@ -11,7 +11,7 @@ use crate::facts::{CursorKind, SlotUse};
 
 pub const RULE: Rule = Rule {
     name: "since-last-run-cursor",
-    summary: "recurring work driven by an in-memory \"since the last run\" cursor, a cron repeat outside `Jobs.make`, a job that ignores its slot",
+    summary: "recurring work driven by an in-memory \"since the last run\" cursor, a cron repeat that every replica runs, a job that ignores its slot",
     decision: "4",
     default_severity: Severity::Error,
     fix: FixSafety::None,
@@ -23,7 +23,22 @@ pub const RULE: Rule = Rule {
 /// The jobs runtime (`Jobs.layer`, the loop, the Worker registration) repeats on cron by design.
 const JOBS_RUNTIME: &[&str] = &["**/infra/jobs/**", "**/infra/jobs.ts", "**/infra/jobs.mts"];
 
+/// The remedy in a project that defines its jobs with `Jobs.make` (the seed's codebase).
 const JOB_HELP: &str = "define it once in its slice as `Jobs.make({ name, cron, exclusive, timeout, run: (slot) => … })`, processing what is due as of the slot (`WHERE due_at <= ${slot}`)";
+
+/// The remedy anywhere else, in Effect's terms.
+const SLOT_HELP: &str = "run it once per fire for the whole deployment, not per replica (a cluster cron such as `ClusterCron.make`, or a lease that claims each slot), and key the work by its slot: process what is due as of the fire's scheduled time (`WHERE due_at <= ${slot}`), not since the last run";
+
+/// Whether the project defines its recurring work with `Jobs.make` (a job is defined, or a
+/// jobs runtime is there): its messages may speak of jobs, slices and the Worker profile.
+fn project_has_jobs(ctx: &Context) -> bool {
+    static GLOBS: OnceLock<GlobSet> = OnceLock::new();
+    let globs = GLOBS.get_or_init(|| crate::config::globs_of(JOBS_RUNTIME));
+    (0..ctx.index.len()).any(|file| {
+        ctx.index.loaded(file).is_some_and(|facts| !facts.jobs.is_empty())
+            || globs.is_match(ctx.config().relative(&ctx.index.files[file].absolute))
+    })
+}
 
 fn in_jobs_runtime(ctx: &Context) -> bool {
     static GLOBS: OnceLock<GlobSet> = OnceLock::new();
@@ -56,7 +71,7 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
                 read.reference
             ),
         )
-        .with_help(JOB_HELP);
+        .with_help(if project_has_jobs(ctx) { JOB_HELP } else { SLOT_HELP });
         if let Some(span) = set_at {
             diagnostic = diagnostic.with_label(ctx.file, span, "the current time is stored here");
         }
@@ -77,15 +92,23 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
                 Some(driver) => format!("`{driver}({})`", repeat.schedule),
                 None => format!("`{}`", repeat.schedule),
             };
+            let jobs = project_has_jobs(ctx);
+            let worker = if jobs { ", never on the Worker profile," } else { "," };
             let message = match &repeat.layer {
                 Some(layer) => format!(
-                    "cron repeat {what} is buried in layer `{layer}`: it runs on every replica, never on the Worker profile, and a missed fire is lost"
+                    "cron repeat {what} is buried in layer `{layer}`: it runs on every replica{worker} and a missed fire is lost"
+                ),
+                None if jobs => format!(
+                    "cron repeat {what} outside a job: it runs on every replica that starts it{worker} and a missed fire is lost"
                 ),
                 None => format!(
-                    "cron repeat {what} outside a job: it runs on every replica that starts it, never on the Worker profile, and a missed fire is lost"
+                    "cron repeat {what}: it runs on every replica that starts it{worker} and a missed fire is lost"
                 ),
             };
-            out.push(RULE.report(ctx, repeat.span, message).with_help(JOB_HELP));
+            out.push(
+                RULE.report(ctx, repeat.span, message)
+                    .with_help(if jobs { JOB_HELP } else { SLOT_HELP }),
+            );
         }
     }
 

@@ -33,31 +33,41 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
             .map(|n| format!("`{n}`"))
             .unwrap_or_else(|| dialect::unnamed_unit(site.library).into());
         let named = analysis.role == Role::Transient;
+        // A request to another service loses its response, not a COMMIT acknowledgement, and
+        // never meets contention: no contention fix for it.
+        let lost = if found.remote {
+            "a lost response the request may already have been applied, and the replay sends it again"
+        } else if named {
+            "a lost COMMIT acknowledgement the write may already be applied, and the replay applies it again"
+        } else {
+            "a lost acknowledgement the write may already be applied, and the replay applies it again"
+        };
         let message = if named {
             format!(
-                "connection-loss retry of {unit_name}, where {}: after a lost COMMIT acknowledgement the write may already be applied, and the replay applies it again",
+                "connection-loss retry of {unit_name}, where {}: after {lost}",
                 found.what
             )
         } else {
             format!(
-                "retry of {unit_name} replays connection loss ({why}), where {}: after a lost acknowledgement the write may already be applied, and the replay applies it again",
+                "retry of {unit_name} replays connection loss ({why}), where {}: after {lost}",
                 found.what
             )
         };
-        let help = if named {
+        let help = if found.remote {
+            dialect::unkeyed_request_help()
+        } else if named {
             dialect::contention_help(site.library)
         } else {
             dialect::unkeyed_append_help(site.library)
         };
+        let fix = (named && !found.remote)
+            .then(|| dialect::contention_fix(ctx.file, site, &ctx.config().vocabulary))
+            .flatten();
         out.push(
             RULE.report(ctx, site.policy_span().unwrap_or(site.callee_span), message)
                 .with_label(ctx.file, found.span, "appends here")
                 .with_help(help)
-                .with_fix(
-                    named
-                        .then(|| dialect::contention_fix(ctx.file, site, &ctx.config().vocabulary))
-                        .flatten(),
-                ),
+                .with_fix(fix),
         );
     }
 }

@@ -77,6 +77,7 @@ pub(super) fn extract(
     extractor.marks = marks(text, &extractor.facts.imports, &extractor.module_state);
     extractor.bindings = units::Bindings::new(&extractor.facts.bindings);
     extractor.walk(root);
+    super::unread::note_unread(extractor.facts, text, &tree);
     // Calls inside a retried unit are followed into the file's named units; a file that
     // retries nothing is read for its top-level helpers, which other files import — or, read
     // lazily, only when a call is followed into it.
