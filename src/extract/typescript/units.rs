@@ -241,6 +241,7 @@ pub fn unit<'t>(
         span,
         ops,
         services,
+        handled: Vec::new(),
     }
 }
 
