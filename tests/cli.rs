@@ -642,3 +642,37 @@ fn closed_stdout_and_stderr_end_quietly() {
         );
     }
 }
+
+/// A Rust function outside the retry module that sites name as their policy is one policy:
+/// each defect once, at the function, with every site (through a `let` too) as a related
+/// location — not once per site.
+#[test]
+fn a_rust_policy_function_is_reported_once_with_its_uses() {
+    let (_, report) = common::check_json(&common::fixture("rust-service"), &["src/postings.rs"]);
+    let diagnostics = report["diagnostics"].as_array().unwrap();
+    let found: Vec<(String, u64, Vec<u64>)> = diagnostics
+        .iter()
+        .map(|d| {
+            let uses = d["related"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|r| r["message"] == "used here")
+                .map(|r| r["line"].as_u64().unwrap())
+                .collect();
+            (
+                d["rule"].as_str().unwrap().to_string(),
+                d["line"].as_u64().unwrap(),
+                uses,
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("inline-schedule".to_string(), 13, vec![21, 22, 24]),
+            ("unjittered-schedule".to_string(), 13, vec![21, 22, 24]),
+        ],
+        "{diagnostics:#?}"
+    );
+}

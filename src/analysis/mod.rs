@@ -186,6 +186,9 @@ impl Analysis {
             };
             self.named_in(index, file)
                 .filter_map(|named| {
+                    if facts.language == crate::source::Language::Rust {
+                        return rust::named_builder(index, file, named.binding).map(|b| (named.clone(), b));
+                    }
                     let value = match policy::named_local_value(index, named) {
                         Some(value) => value,
                         None => &facts.binding_at(named.binding)?.value,
@@ -210,7 +213,10 @@ impl Analysis {
                     let Some((target, binding, name)) = policy::site_binding(index, file, site) else {
                         continue;
                     };
-                    let at = site.schedule().map_or(site.span, Expr::span);
+                    let at = match &site.policy {
+                        PolicyArg::Rust(arg) => arg.arg,
+                        _ => site.schedule().map_or(site.span, Expr::span),
+                    };
                     match known.get(&(target, binding)) {
                         Some(&existing) => named[existing].uses.push((file, position, at)),
                         None => {

@@ -74,7 +74,7 @@ pub(super) fn collect(analysis: &super::Analysis, index: &Index, file: FileId) -
         return Vec::new();
     };
     match facts.language {
-        Language::Rust => return rust::collect(index, file),
+        Language::Rust => return rust::collect(analysis, index, file),
         Language::Json | Language::Yaml => return rs2::policies(index, file),
         _ => {}
     }
@@ -275,6 +275,9 @@ fn jitter_insertion(value: &Expr, module: &str) -> Insertion {
 pub(super) fn site_binding(index: &Index, file: FileId, site: &RetrySite) -> Option<(FileId, Span, String)> {
     if site.times().is_some() || index.is_retry_module(file) {
         return None;
+    }
+    if let PolicyArg::Rust(arg) = &site.policy {
+        return rust::site_binding(index, file, arg);
     }
     let schedule = site.schedule()?;
     match schedule {

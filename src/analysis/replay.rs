@@ -617,10 +617,11 @@ pub fn after_commit(index: &Index, file: FileId, unit: &Unit) -> Option<(Span, F
     let facts = index.facts(file)?;
     let transaction = unit.ops.iter().find(|op| op.kind == OpKind::Transaction)?;
     let end = transaction.span.end;
+    // Only a step whose failure fails the unit makes the retry replay the commit.
     let later = unit
         .ops
         .iter()
-        .find(|op| op.span.start >= end && is_work(facts, op, 0))?;
+        .find(|op| op.span.start >= end && !unit.handled.contains(&op.span) && is_work(facts, op, 0))?;
     let what = match &later.kind {
         OpKind::Call {
             receiver: Some(r),
@@ -665,9 +666,10 @@ fn is_work(facts: &FileFacts, op: &UnitOp, depth: usize) -> bool {
                 return false;
             }
             match same_file_unit(facts, op) {
-                Some(callee) if depth < MAX_CALL_DEPTH => {
-                    callee.ops.iter().any(|inner| is_work(facts, inner, depth + 1))
-                }
+                Some(callee) if depth < MAX_CALL_DEPTH => callee
+                    .ops
+                    .iter()
+                    .any(|inner| !callee.handled.contains(&inner.span) && is_work(facts, inner, depth + 1)),
                 _ => true,
             }
         }

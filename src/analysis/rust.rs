@@ -4,7 +4,7 @@
 //! resolved by the index (`index::rust`); a path it cannot explain is unknown, and silent.
 
 use super::policy::{Insertion, Origin, Policy, Problem};
-use crate::facts::{PolicyArg, RustBase, RustChain};
+use crate::facts::{PolicyArg, RustBase, RustChain, RustPolicyArg};
 use crate::index::{FileId, Index};
 use crate::schedule::rust::{self as model, Applied, Backoff};
 use crate::schedule::{self, Library, Sched};
@@ -13,7 +13,7 @@ use crate::source::Span;
 /// How many named policies are followed from a site to a builder.
 const MAX_FOLLOW: usize = 8;
 
-pub(super) fn collect(index: &Index, file: FileId) -> Vec<Policy> {
+pub(super) fn collect(analysis: &super::Analysis, index: &Index, file: FileId) -> Vec<Policy> {
     let Some(facts) = index.facts(file) else {
         return Vec::new();
     };
@@ -53,10 +53,45 @@ pub(super) fn collect(index: &Index, file: FileId) -> Vec<Policy> {
         }
         return out;
     }
+    // Functions and methods of this file that sites name as their whole policy, outside the
+    // retry module (`fn with_policy() -> ExponentialBuilder`): one policy each, reported at
+    // its definition with its sites as related locations.
+    for named in analysis.named_in(index, file) {
+        let Some(policy) = facts.rust_policies.iter().find(|p| p.name_span == named.binding) else {
+            continue;
+        };
+        let mut partial = false;
+        let (state, problems) = state_with(index, file, &policy.value, 0, Some(&mut partial));
+        let Some(mut found) = evaluated(&policy.value, state, problems) else {
+            continue;
+        };
+        if partial {
+            found.0 = only_jitter(found.0);
+        }
+        out.push(Policy {
+            origin: Origin::Named {
+                name: named.name.clone(),
+                binding: named.binding,
+            },
+            span: named.binding,
+            schedule: Some(policy.value.span),
+            text: policy.value.text.clone(),
+            summary: found.0,
+            problems: found.1,
+            library: found.2,
+            effect: Default::default(),
+            jitter_fix: found
+                .3
+                .map(|fix| own_line(index.text(file), &policy.value, fix))
+                .into_iter()
+                .collect(),
+            uses: named.uses.iter().map(|(f, _, span)| (*f, *span)).collect(),
+        });
+    }
     for site in &facts.retry_sites {
         let PolicyArg::Rust(rust) = &site.policy else { continue };
         let Some(chain) = &rust.chain else { continue };
-        if named_policy(index, file, chain).is_some() {
+        if named_policy(index, file, chain).is_some() || site_binding(index, file, rust).is_some() {
             continue;
         }
         // A builder defined elsewhere in the file (a struct field set by the constructor) is
@@ -268,6 +303,35 @@ pub fn named_policy(index: &Index, file: FileId, chain: &RustChain) -> Option<(F
     }
     let (target, policy) = index.resolve_rust(file, path)?;
     index.is_retry_module(target).then_some((target, policy.item))
+}
+
+/// The function or method outside the retry module a site names unchanged as its policy
+/// (`.retry(with_policy())`, `.retry(Config::strategy())`, through a `let` too): its file, its
+/// name's span and its name. Its defects are reported once, where it is defined.
+pub(super) fn site_binding(index: &Index, file: FileId, arg: &RustPolicyArg) -> Option<(FileId, Span, String)> {
+    let chain = arg.chain.as_ref()?;
+    let RustBase::Named(path) = &chain.base else {
+        return None;
+    };
+    if !chain.ops.is_empty() || index.is_retry_module(file) {
+        return None;
+    }
+    let (target, policy) = index.resolve_rust(file, path)?;
+    if index.is_retry_module(target) {
+        return None;
+    }
+    Some((target, policy.name_span, policy.name.clone()))
+}
+
+/// How the named policy defined at `name_span` of `file` is built, for `inline-schedule`.
+pub(super) fn named_builder(index: &Index, file: FileId, name_span: Span) -> Option<String> {
+    let facts = index.facts(file)?;
+    let policy = facts.rust_policies.iter().find(|p| p.name_span == name_span)?;
+    let found = built(index, file, &policy.value, 0)?;
+    Some(match found.changed {
+        Some(methods) => format!("{}` changed with `{methods}", found.builder),
+        None => found.builder,
+    })
 }
 
 /// How a site's policy is built, when it is built outside the retry module.

@@ -18,6 +18,13 @@ pub struct Unit {
     /// by what the service's `insert` does.
     #[serde(default)]
     pub services: Vec<(String, String)>,
+    /// The operations whose failure the unit handles itself, by span: a failure there does
+    /// not fail the attempt, so the retry does not replay what ran before it. Rust: a call
+    /// whose result is neither `?`-propagated nor the unit's value (`let _ = tx.send(…)`,
+    /// `if let Err(e) = notify().await { … }`). Empty where every step fails the unit (an
+    /// Effect's `yield*`).
+    #[serde(default)]
+    pub handled: Vec<Span>,
 }
 
 /// A service defined in the file — `class Orders extends Effect.Service<Orders>()("Orders", {

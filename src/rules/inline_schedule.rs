@@ -17,6 +17,13 @@ pub const RULE: Rule = Rule {
 fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
     // A policy bound to a name that sites use: once, where it is defined.
     for (named, builder) in ctx.analysis.built_here(ctx.index, ctx.file) {
+        // Whose help: the library the policy is built with (a Rust function's, or Effect's).
+        let library = ctx
+            .analysis
+            .policies(ctx.index, ctx.file)
+            .iter()
+            .find(|p| matches!(p.origin, crate::analysis::Origin::Named { binding, .. } if binding == named.binding))
+            .map_or(crate::schedule::Library::Effect, |p| p.library);
         let diagnostic = RULE
             .report(
                 ctx,
@@ -26,7 +33,7 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
                     named.name
                 ),
             )
-            .with_help(name_policy_help(ctx, crate::schedule::Library::Effect));
+            .with_help(name_policy_help(ctx, library));
         out.push(
             named
                 .uses

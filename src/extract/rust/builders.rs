@@ -377,6 +377,59 @@ impl<'t> Rx<'t> {
         }
     }
 
+    /// The declared type of the parameter `name` of the function around `at`, as written.
+    pub(super) fn param_type_node(&self, at: Node<'t>, name: &str) -> Option<Node<'t>> {
+        for node in self.parents.ancestors(at) {
+            match node.kind_str() {
+                "function_item" => {
+                    let parameter = named_children(node.field("parameters")?).into_iter().find(|p| {
+                        p.kind_str() == "parameter"
+                            && p.field("pattern").is_some_and(|pattern| {
+                                pattern.kind_str() == "identifier" && self.text_of(pattern) == name
+                            })
+                    })?;
+                    return parameter.field("type");
+                }
+                "closure_expression" => return None,
+                "for_expression"
+                    if !node
+                        .field("body")
+                        .is_some_and(|b| b.byte_range().contains(&at.start_byte())) => {}
+                // A pattern between the use and the function binds the name first.
+                "for_expression" | "match_arm" | "let_condition" | "if_let_expression" => {
+                    let mut names = Vec::new();
+                    if let Some(pattern) = node.field("pattern") {
+                        self.pattern_names(pattern, &mut names);
+                    }
+                    if names.iter().any(|n| n == name) {
+                        return None;
+                    }
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+
+    /// Whether `name` is a type parameter of the function or `impl` around `at`.
+    pub(super) fn is_type_parameter(&self, at: Node<'t>, name: &str) -> bool {
+        self.parents
+            .ancestors(at)
+            .filter(|n| matches!(n.kind_str(), "function_item" | "impl_item" | "trait_item"))
+            .filter_map(|n| n.field("type_parameters"))
+            .flat_map(named_children)
+            .any(|parameter| {
+                let declared = match parameter.kind_str() {
+                    "type_identifier" => Some(parameter),
+                    _ => parameter
+                        .field("name")
+                        .or_else(|| parameter.field("left"))
+                        .or_else(|| named_children(parameter).first().copied()),
+                };
+                declared.is_some_and(|d| d.kind_str() == "type_identifier" && self.text_of(d) == name)
+            })
+    }
+
     /// The declared type of the parameter `name` of the function around `at` (`cfg: &Config`,
     /// `cfg: Arc<Config>` is not a `Config`): its last path segment.
     fn param_type(&self, at: Node<'t>, name: &str) -> Option<String> {

@@ -190,6 +190,8 @@ impl<'t> Rx<'t> {
                         return Local::Param;
                     }
                 }
+                // A `for` pattern is in scope in the loop's body, not in what it iterates.
+                "for_expression" if !node.field("body").is_some_and(|b| b.byte_range().contains(&position)) => {}
                 "match_arm" | "for_expression" | "let_condition" | "if_let_expression" => {
                     let mut names = Vec::new();
                     if let Some(pattern) = node.field("pattern") {

@@ -601,4 +601,123 @@ mod tests {
         let named: Vec<_> = f.units.iter().filter_map(|u| u.name.as_deref()).collect();
         assert_eq!(named, ["place", "notify"], "the file's functions, for following calls");
     }
+
+    #[test]
+    fn steps_whose_failure_the_unit_handles() {
+        let f = facts(
+            "use backon::Retryable;\n\
+             async fn f(pool: &Pool, events: &Sender) {\n\
+               (|| async {\n\
+                 let mut tx = pool.begin().await?;\n\
+                 tx.commit().await?;\n\
+                 let _ = events.send(1).await;\n\
+                 if let Err(e) = notify(2).await { warn(e); }\n\
+                 events.publish(3).await.map_err(Error::from)?;\n\
+                 tracing::info!(\"done\");\n\
+                 Ok(audit(4).await)\n\
+               }).retry(retry::CONTENTION).await;\n\
+             }\n",
+        );
+        let unit = f.retry_sites[0].unit.as_ref().unwrap();
+        let called: Vec<(String, bool)> = unit
+            .ops
+            .iter()
+            .filter_map(|op| match &op.kind {
+                OpKind::Call { method, .. } => Some((method.clone(), unit.handled.contains(&op.span))),
+                _ => None,
+            })
+            .collect();
+        let handled = |m: &str| called.iter().find(|(n, _)| n == m).map(|(_, h)| *h);
+        assert_eq!(handled("send"), Some(true), "{called:?}");
+        assert_eq!(handled("notify"), Some(true), "{called:?}");
+        assert_eq!(handled("warn"), Some(true), "{called:?}");
+        assert_eq!(handled("publish"), Some(false), "{called:?}");
+        assert_eq!(handled("audit"), Some(false), "the unit's value: {called:?}");
+        assert_eq!(handled("Ok"), None, "a variant built is no operation: {called:?}");
+    }
+
+    #[test]
+    fn a_retry_method_of_a_value_is_not_backons() {
+        let f = facts(
+            "use backon::Retryable;\n\
+             struct Charge;\n\
+             async fn f<F: FnMut() -> Fut, Fut>(charge: &Charge, op: F, all: Vec<Charge>) {\n\
+               charge.retry(Setting::Smart).await;\n\
+               let next = Charge { id: 2 };\n\
+               next.retry(Setting::Smart).await;\n\
+               let found = Charge::find(1).await?;\n\
+               found.retry(Setting::Smart).await;\n\
+               for c in &all { c.retry(Setting::Smart).await; }\n\
+               self.charge.retry(Setting::Smart).await;\n\
+               op.retry(retry::CONTENTION).await;\n\
+               let boxed = Box::new(|| async { 1 });\n\
+               boxed.retry(retry::CONTENTION).await;\n\
+               fetch.retry(retry::CONTENTION).await;\n\
+             }\n",
+        );
+        let receivers: Vec<&str> = f
+            .retry_sites
+            .iter()
+            .map(|s| {
+                let PolicyArg::Rust(arg) = &s.policy else { panic!() };
+                arg.chain.as_ref().map_or("?", |c| c.text.as_str())
+            })
+            .collect();
+        assert_eq!(
+            receivers.len(),
+            3,
+            "the generic, the boxed closure, the function: {receivers:?}"
+        );
+    }
+
+    #[test]
+    fn struct_literal_arguments_carry_their_keys() {
+        let f = facts(
+            "use backon::Retryable;\n\
+             async fn f(mailbox: &Mailbox, id: u64) {\n\
+               let msg = Message::Leave { id }.encode();\n\
+               match msg {\n\
+                 Ok(msg) => { (|| async { let m = msg.clone(); mailbox.send_proposal(m).await }).retry(retry::transient()).await; }\n\
+                 Err(_) => {}\n\
+               }\n\
+               (|| async { mailbox.send_proposal(Message::Join { node: Uuid::new_v4(), ..base }).await }).retry(retry::transient()).await;\n\
+               (|| async { mailbox.send_proposal(payload()).await }).retry(retry::transient()).await;\n\
+             }\n",
+        );
+        let keys: Vec<Option<ArgKeysView>> = f
+            .retry_sites
+            .iter()
+            .map(|s| {
+                s.unit.as_ref().unwrap().ops.iter().find_map(|op| match &op.kind {
+                    OpKind::Call { method, client_id, .. } if method == "send_proposal" => {
+                        Some(client_id.as_ref().map(|k| ArgKeysView {
+                            names: k.keys.iter().map(|k| (k.name.clone(), k.fresh)).collect(),
+                            open: k.open,
+                        }))
+                    }
+                    _ => None,
+                })?
+            })
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                Some(ArgKeysView {
+                    names: vec![("id".into(), false)],
+                    open: false
+                }),
+                Some(ArgKeysView {
+                    names: vec![("node".into(), true)],
+                    open: true
+                }),
+                None,
+            ]
+        );
+    }
+
+    #[derive(Debug, PartialEq)]
+    struct ArgKeysView {
+        names: Vec<(String, bool)>,
+        open: bool,
+    }
 }

@@ -202,12 +202,15 @@ impl<'t> Walk<'_, 't, '_> {
             return;
         }
         let chain = rx.chain(value);
-        // `job.retry(n)` with `n` unknown: backon retries a closure or a function; a receiver
-        // that is a value (a parameter, a `let` of something else) is some other `.retry`.
-        if lib == Library::Backon && chain.is_none() {
-            let receiver = function.field("value");
-            if !receiver.is_some_and(|r| retryable_receiver(rx, r)) {
-                return;
+        // backon retries a closure or a function (its traits are implemented for them): a
+        // receiver that is a value (`charge.retry(Setting::Smart)` on a parameter of a project
+        // type, a `let` of a struct, a field) has a `retry` of its own. One the file does not
+        // say is taken for backon's only with a policy the analysis can see.
+        if lib == Library::Backon {
+            match function.field("value").map(|r| receiver_kind(rx, r)) {
+                Some(Receiver::Callable) => {}
+                Some(Receiver::Unknown) if chain.is_some() => {}
+                _ => return,
             }
         }
         let predicate = match (lib, has_predicate) {
@@ -389,20 +392,141 @@ impl<'t> Walk<'_, 't, '_> {
     }
 }
 
-/// Whether a `.retry(…)` receiver can be what backon retries: a closure, a function named by
-/// path, or a `let` bound to a closure.
-pub(super) fn retryable_receiver<'t>(rx: &Rx<'t>, receiver: Node<'t>) -> bool {
+/// What a `.retry(…)` receiver is, as far as the file says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Receiver {
+    /// What backon retries: a closure, a function named by path, a `let` bound to a closure,
+    /// a parameter of a generic (`F: FnMut() -> Fut`) or `impl Fn…` type.
+    Callable,
+    /// A value, whose `.retry` is its type's own method: a parameter of a named type, a `let`
+    /// of a struct, a constructor's result or an awaited one, a field, `self`, a literal.
+    Value,
+    /// Something else: a call's result, a block, a pattern binding.
+    Unknown,
+}
+
+pub(super) fn receiver_kind<'t>(rx: &Rx<'t>, receiver: Node<'t>) -> Receiver {
+    receiver_kind_at(rx, receiver, 0)
+}
+
+fn receiver_kind_at<'t>(rx: &Rx<'t>, receiver: Node<'t>, depth: usize) -> Receiver {
+    if depth > MAX_DEPTH {
+        return Receiver::Unknown;
+    }
     match receiver.kind_str() {
-        "closure_expression" | "scoped_identifier" => true,
+        "closure_expression" | "scoped_identifier" => Receiver::Callable,
         "parenthesized_expression" => named_children(receiver)
             .first()
-            .is_some_and(|inner| retryable_receiver(rx, *inner)),
+            .map_or(Receiver::Unknown, |inner| receiver_kind_at(rx, *inner, depth + 1)),
         "identifier" => match rx.local(receiver, rx.text_of(receiver)) {
-            Local::Let { value, .. } => retryable_receiver(rx, value),
-            Local::Param => false,
-            Local::None => true,
+            Local::Let { value, .. } => receiver_kind_at(rx, value, depth + 1),
+            Local::Param => {
+                let name = rx.text_of(receiver);
+                if let Some(ty) = rx.param_type_node(receiver, name) {
+                    return param_kind(rx, receiver, ty);
+                }
+                // `for charge in &charges`: an element of a collection of values is a value.
+                match for_collection(rx, receiver, name) {
+                    Some(collection) => match receiver_kind_at(rx, collection, depth + 1) {
+                        Receiver::Value => Receiver::Value,
+                        _ => Receiver::Unknown,
+                    },
+                    None => Receiver::Unknown,
+                }
+            }
+            Local::None => Receiver::Callable,
         },
-        _ => false,
+        "field_expression" | "self" | "struct_expression" | "await_expression" | "try_expression"
+        | "string_literal" | "integer_literal" | "float_literal" | "boolean_literal" | "array_expression"
+        | "tuple_expression" => Receiver::Value,
+        "reference_expression" => receiver
+            .field("value")
+            .map_or(Receiver::Unknown, |inner| receiver_kind_at(rx, inner, depth + 1)),
+        // `Charge::new(…)`: a type's constructor builds a value of the type (`Box::new(||
+        // …)` a boxed closure).
+        "call_expression" => {
+            if rx
+                .args(receiver)
+                .iter()
+                .any(|a| matches!(a.kind_str(), "closure_expression" | "async_block"))
+            {
+                return Receiver::Callable;
+            }
+            let constructor = receiver
+                .field("function")
+                .filter(|f| f.kind_str() == "scoped_identifier")
+                .map(|f| rx.segments(f))
+                .is_some_and(|path| {
+                    path.len() >= 2 && path[path.len() - 2].starts_with(|c: char| c.is_ascii_uppercase())
+                });
+            if constructor {
+                Receiver::Value
+            } else {
+                Receiver::Unknown
+            }
+        }
+        _ => Receiver::Unknown,
+    }
+}
+
+/// The collection a `for` loop around `at` binds `name` from, when the loop is the nearest
+/// binding of the name.
+fn for_collection<'t>(rx: &Rx<'t>, at: Node<'t>, name: &str) -> Option<Node<'t>> {
+    for node in rx.parents.ancestors(at) {
+        match node.kind_str() {
+            "for_expression"
+                if !node
+                    .field("body")
+                    .is_some_and(|b| b.byte_range().contains(&at.start_byte())) => {}
+            "for_expression" | "match_arm" | "let_condition" | "if_let_expression" | "closure_expression" => {
+                let mut names = Vec::new();
+                if let Some(pattern) = node.field("pattern").or_else(|| node.field("parameters")) {
+                    rx.pattern_names(pattern, &mut names);
+                }
+                if names.iter().any(|n| n == name) {
+                    return (node.kind_str() == "for_expression")
+                        .then(|| node.field("value"))
+                        .flatten();
+                }
+            }
+            "function_item" => return None,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// A parameter by its declared type: `F` declared as a type parameter, `impl FnMut…`, `&dyn
+/// Fn…` are callables; another named type (`&Charge`, `Arc<Client>`) is a value.
+fn param_kind<'t>(rx: &Rx<'t>, at: Node<'t>, mut ty: Node<'t>) -> Receiver {
+    while matches!(ty.kind_str(), "reference_type" | "parenthesized_type") {
+        match ty.field("type").or_else(|| named_children(ty).first().copied()) {
+            Some(inner) => ty = inner,
+            None => return Receiver::Unknown,
+        }
+    }
+    match ty.kind_str() {
+        "abstract_type" | "dynamic_type" | "function_type" => {
+            let text = rx.text_of(ty);
+            if ["Fn(", "FnMut(", "FnOnce(", "Fn ", "FnMut ", "FnOnce "]
+                .iter()
+                .any(|f| text.contains(f))
+            {
+                Receiver::Callable
+            } else {
+                Receiver::Unknown
+            }
+        }
+        "type_identifier" => {
+            let name = rx.text_of(ty);
+            if rx.is_type_parameter(at, name) {
+                Receiver::Callable
+            } else {
+                Receiver::Value
+            }
+        }
+        "scoped_type_identifier" | "generic_type" | "primitive_type" => Receiver::Value,
+        _ => Receiver::Unknown,
     }
 }
 

@@ -5,12 +5,33 @@
 
 use super::*;
 use crate::extract::sql::classify_sql;
-use crate::facts::{OpKind, Unit, UnitOp};
+use crate::facts::{ArgKey, ArgKeys, OpKind, Unit, UnitOp};
 
 /// Operations kept per unit: enough for any real unit, bounded for generated code.
 const MAX_OPS: usize = 256;
 /// Named units kept per file.
 const MAX_UNITS: usize = 512;
+/// How far a result is followed up the tree to where the unit propagates or handles it.
+const MAX_FLOW: usize = 64;
+/// Struct literal fields kept per call.
+const MAX_KEYS: usize = 32;
+
+/// Whether an expression makes a new id: `Uuid::new_v4()`, `Ulid::new()`, `nanoid!()`.
+fn makes_id(text: &str) -> bool {
+    let lower = text.to_ascii_lowercase();
+    [
+        "uuid::new",
+        "new_v4",
+        "new_v7",
+        "now_v7",
+        "ulid::new",
+        "ulid::generate",
+        "nanoid",
+        "random",
+    ]
+    .iter()
+    .any(|m| lower.contains(m))
+}
 
 /// reqwest's request builders.
 pub(super) const HTTP_METHODS: &[&str] = &["get", "post", "put", "patch", "delete", "head"];
@@ -48,6 +69,7 @@ impl<'t> Rx<'t> {
     /// Every operation in `node`'s subtree, in source order.
     pub(super) fn unit(&self, node: Node<'t>, name: Option<String>) -> Unit {
         let mut ops = Vec::new();
+        let mut handled = Vec::new();
         let mut begin: Option<u32> = None;
         let mut cursor = node.walk();
         'walk: loop {
@@ -58,6 +80,9 @@ impl<'t> Rx<'t> {
                 // still run when it does, so they are kept.
                 "call_expression" | "macro_invocation" => {
                     if let Some(op) = self.operation(current, &mut begin, node) {
+                        if op.kind != OpKind::Transaction && !self.propagates(current, node) {
+                            handled.push(op.span);
+                        }
                         ops.push(op);
                         if ops.len() >= MAX_OPS {
                             break 'walk;
@@ -87,7 +112,67 @@ impl<'t> Rx<'t> {
             span: span(node),
             ops,
             services: Vec::new(),
+            handled,
         }
+    }
+
+    /// Whether a failure of `call` fails `unit`: its result reaches a `?` (through `.await`,
+    /// `.map_err(…)` and the other methods of its chain, or as an argument of a call that
+    /// does), or is the unit's value (its tail, an arm or branch of it, a `return`). A result
+    /// bound by a `let`, discarded by a `;`, matched or tested is handled where it is.
+    fn propagates(&self, call: Node<'t>, unit: Node<'t>) -> bool {
+        let mut current = call;
+        for _ in 0..MAX_FLOW {
+            let Some(parent) = self.parents.of(current) else {
+                return false;
+            };
+            if parent == unit {
+                return true;
+            }
+            let next = match parent.kind_str() {
+                "try_expression" | "return_expression" => return true,
+                "await_expression"
+                | "parenthesized_expression"
+                | "reference_expression"
+                | "type_cast_expression"
+                | "async_block"
+                | "unsafe_block"
+                | "else_clause"
+                | "match_block"
+                | "arguments"
+                | "closure_expression"
+                | "field_initializer"
+                | "field_initializer_list"
+                | "struct_expression"
+                | "tuple_expression"
+                | "array_expression" => parent,
+                "field_expression" => match parent.field("value") {
+                    Some(value) if value == current => parent,
+                    _ => return false,
+                },
+                "call_expression" => parent,
+                // A block's tail expression (a statement is a child of its own kind).
+                "block" => match named_children(parent).last() {
+                    Some(last) if *last == current && current.kind_str() != "expression_statement" => parent,
+                    _ => return false,
+                },
+                "if_expression" => match parent.field("condition") {
+                    Some(condition) if condition == current => return false,
+                    _ => parent,
+                },
+                "match_arm" => match parent.field("value") {
+                    Some(value) if value == current => parent,
+                    _ => return false,
+                },
+                "match_expression" => match parent.field("value") {
+                    Some(value) if value == current => return false,
+                    _ => parent,
+                },
+                _ => return false,
+            };
+            current = next;
+        }
+        false
     }
 
     /// One call (or query macro) as a unit operation. `begin` remembers where an open
@@ -137,7 +222,7 @@ impl<'t> Rx<'t> {
                         OpKind::Call {
                             receiver: (text.len() <= 80).then_some(text),
                             method,
-                            client_id: None,
+                            client_id: self.arg_keys(call, unit),
                         }
                     }
                 }
@@ -149,6 +234,11 @@ impl<'t> Rx<'t> {
                 };
                 let path = self.segments(callee);
                 let last = path.last()?.clone();
+                // `Ok(v)`, `Some(x)`, `Event::Created(id)`: a variant or tuple struct built,
+                // not a call that does anything.
+                if last.starts_with(|c: char| c.is_ascii_uppercase()) {
+                    return None;
+                }
                 if QUERY_CALLS.contains(&last.as_str()) {
                     if let Some(query) = self.first_string(call) {
                         return Some(UnitOp {
@@ -160,12 +250,148 @@ impl<'t> Rx<'t> {
                 OpKind::Call {
                     receiver: None,
                     method: last,
-                    client_id: None,
+                    client_id: self.arg_keys(call, unit),
                 }
             }
             _ => return None,
         };
         Some(UnitOp { span: span(call), kind })
+    }
+
+    /// The fields of the struct literals a call is given (`mailbox.send_proposal(msg)` after
+    /// `let msg = Message::Remove { topic, id }.encode()?`): where a client id or an
+    /// idempotency key would be, as an object literal's keys are in TypeScript. Followed
+    /// through `let`s, `Ok(x)`/`Some(x)` arms of a `match` or `if let`, `?`, `.await`,
+    /// wrappers (`Ok(…)`, `Box::new(…)`) and methods without arguments (`.clone()`,
+    /// `.encode()`). `None` when no argument is seen to be a struct literal.
+    fn arg_keys(&self, call: Node<'t>, unit: Node<'t>) -> Option<ArgKeys> {
+        let mut keys = ArgKeys::default();
+        let mut seen = false;
+        for argument in self.args(call) {
+            let Some(literal) = self.struct_literal_of(argument, 0) else {
+                continue;
+            };
+            seen = true;
+            let inside = unit.start_byte() <= literal.start_byte() && literal.end_byte() <= unit.end_byte();
+            for field in literal.field("body").map(named_children).unwrap_or_default() {
+                let (name, value) = match field.kind_str() {
+                    "field_initializer" => (field.field("field"), field.field("value")),
+                    "shorthand_field_initializer" => (named_children(field).first().copied(), None),
+                    _ => {
+                        keys.open = true;
+                        continue;
+                    }
+                };
+                let Some(name) = name else { continue };
+                if keys.keys.len() >= MAX_KEYS {
+                    keys.open = true;
+                    break;
+                }
+                keys.keys.push(ArgKey {
+                    name: self.text_of(name).to_string(),
+                    // An id made in the unit is new on every replay.
+                    fresh: inside && value.is_some_and(|v| makes_id(self.text_of(v))),
+                });
+            }
+        }
+        seen.then_some(keys)
+    }
+
+    /// The struct literal a value is, as far as the file says.
+    fn struct_literal_of(&self, node: Node<'t>, depth: usize) -> Option<Node<'t>> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        let next = depth + 1;
+        match node.kind_str() {
+            "struct_expression" => Some(node),
+            "parenthesized_expression" | "try_expression" | "await_expression" => {
+                self.struct_literal_of(*named_children(node).first()?, next)
+            }
+            "reference_expression" => self.struct_literal_of(node.field("value")?, next),
+            "call_expression" => {
+                let function = node.field("function")?;
+                let args = self.args(node);
+                match function.kind_str() {
+                    // `.clone()`, `.encode()`, `.into()`: the same value, converted.
+                    "field_expression" if args.is_empty() => self.struct_literal_of(function.field("value")?, next),
+                    // `Ok(x)`, `Some(x)`, `Box::new(x)`, `Arc::new(x)`.
+                    "identifier" | "scoped_identifier" if args.len() == 1 => {
+                        let path = self.segments(function);
+                        let wrapper = match path.as_slice() {
+                            [name] => matches!(name.as_str(), "Ok" | "Some"),
+                            [.., ty, ctor] => ctor == "new" && matches!(ty.as_str(), "Box" | "Arc" | "Rc"),
+                            _ => false,
+                        };
+                        wrapper.then(|| self.struct_literal_of(args[0], next)).flatten()
+                    }
+                    _ => None,
+                }
+            }
+            "identifier" => {
+                let name = self.text_of(node);
+                match self.local(node, name) {
+                    Local::Let { value, .. } => self.struct_literal_of(value, next),
+                    Local::Param => self.struct_literal_of(self.unwrapped_binding(node, name)?, next),
+                    Local::None => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// The value `name` unwraps when it is bound by an `Ok(name)` or `Some(name)` pattern of
+    /// a `match` arm or an `if let` around `at`: the matched expression.
+    fn unwrapped_binding(&self, at: Node<'t>, name: &str) -> Option<Node<'t>> {
+        for node in self.parents.ancestors(at) {
+            let (pattern, value) = match node.kind_str() {
+                "match_arm" => {
+                    let scrutinee = self
+                        .parents
+                        .of(node)
+                        .and_then(|block| self.parents.of(block))
+                        .filter(|m| m.kind_str() == "match_expression")
+                        .and_then(|m| m.field("value"));
+                    (node.field("pattern"), scrutinee)
+                }
+                "let_condition" => (node.field("pattern"), node.field("value")),
+                "closure_expression" => {
+                    let mut names = Vec::new();
+                    if let Some(parameters) = node.field("parameters") {
+                        self.pattern_names(parameters, &mut names);
+                    }
+                    if names.iter().any(|n| n == name) {
+                        return None;
+                    }
+                    continue;
+                }
+                "function_item" => return None,
+                _ => continue,
+            };
+            let Some(pattern) = pattern else { continue };
+            let mut names = Vec::new();
+            self.pattern_names(pattern, &mut names);
+            if !names.iter().any(|n| n == name) {
+                continue;
+            }
+            // `Ok(msg)`: the pattern's inner binding is the value, unwrapped.
+            let inner = named_children(pattern);
+            let pattern = if pattern.kind_str() == "match_pattern" {
+                *inner.first()?
+            } else {
+                pattern
+            };
+            let unwraps = pattern.kind_str() == "tuple_struct_pattern"
+                && pattern
+                    .field("type")
+                    .is_some_and(|t| matches!(self.text_of(t), "Ok" | "Some"))
+                && named_children(pattern)
+                    .iter()
+                    .filter(|c| c.kind_str() == "identifier")
+                    .any(|c| self.text_of(*c) == name);
+            return if unwraps { value } else { None };
+        }
+        None
     }
 
     /// The first string literal among a call's or macro's arguments.

@@ -302,6 +302,7 @@ pub fn unit<'t>(
         span,
         ops,
         services,
+        handled: Vec::new(),
     }
 }
 
