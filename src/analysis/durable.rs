@@ -21,8 +21,14 @@ pub struct Durable {
 /// How deep a handler's calls to the file's functions are followed.
 const MAX_CALL_DEPTH: usize = 3;
 
-/// Why code at a retry site runs under a durable retrier, if it does.
-pub fn durable_retrier(index: &Index, file: FileId, site: &RetrySite) -> Option<Durable> {
+/// Why code at a retry site runs under a durable retrier, if it does. `module` holds what
+/// the file as a whole says (see `durable_module`), for its sites to share.
+pub fn durable_retrier(
+    index: &Index,
+    file: FileId,
+    site: &RetrySite,
+    module: &std::cell::OnceCell<Option<String>>,
+) -> Option<Durable> {
     let facts = index.facts(file)?;
     let redeliveries = || index.wrangler_max_retries(file);
     let direct = |why: String| {
@@ -60,7 +66,8 @@ pub fn durable_retrier(index: &Index, file: FileId, site: &RetrySite) -> Option<
     if let Some(why) = around {
         return direct(why);
     }
-    if let Some(why) = durable_module(facts) {
+    // The same for every site of the file: read once (`module`).
+    if let Some(why) = module.get_or_init(|| durable_module(facts)).clone() {
         return direct(why);
     }
     if index.is_durable_path(file) && (index.config_of(file).durable_paths_configured || corroborated(facts, site)) {
@@ -95,9 +102,7 @@ fn calls(facts: &FileFacts, ops: &[crate::facts::UnitOp], name: &str, depth: usi
         method == name
             || depth < MAX_CALL_DEPTH
                 && facts
-                    .units
-                    .iter()
-                    .find(|u| u.name.as_deref() == Some(method.as_str()))
+                    .unit_named(method)
                     .is_some_and(|callee| calls(facts, &callee.ops, name, depth + 1))
     })
 }

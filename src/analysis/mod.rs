@@ -114,6 +114,34 @@ pub struct Analysis {
     named: OnceLock<Vec<NamedPolicy>>,
     built: Vec<OnceLock<Vec<(NamedPolicy, String)>>>,
     rs2: Vec<OnceLock<rs2::Rs2File>>,
+    supervisors: Vec<OnceLock<Supervisors>>,
+}
+
+/// The spans of a file's supervisor retries, in order of their starts, each with the
+/// furthest end among it and those before it: whether one holds a span is a bisection.
+#[derive(Debug, Default)]
+struct Supervisors(Vec<(Span, u32)>);
+
+impl Supervisors {
+    fn new(mut spans: Vec<Span>) -> Self {
+        spans.sort_by_key(|s| s.start);
+        let mut furthest = 0;
+        Supervisors(
+            spans
+                .into_iter()
+                .map(|span| {
+                    furthest = furthest.max(span.end);
+                    (span, furthest)
+                })
+                .collect(),
+        )
+    }
+
+    /// Whether one of the spans holds `span`.
+    fn hold(&self, span: Span) -> bool {
+        let starting_before = self.0.partition_point(|(s, _)| s.start <= span.start);
+        starting_before > 0 && self.0[starting_before - 1].1 >= span.end
+    }
 }
 
 impl Analysis {
@@ -126,7 +154,27 @@ impl Analysis {
             named: OnceLock::new(),
             built: (0..index.len()).map(|_| OnceLock::new()).collect(),
             rs2: (0..index.len()).map(|_| OnceLock::new()).collect(),
+            supervisors: (0..index.len()).map(|_| OnceLock::new()).collect(),
         }
+    }
+
+    /// Whether `span` lies within a retry of `file` that restarts long-running work (see
+    /// [`SiteAnalysis::supervisor`]).
+    pub fn within_supervisor(&self, index: &Index, file: FileId, span: Span) -> bool {
+        self.supervisors[file]
+            .get_or_init(|| {
+                let spans = index.facts(file).map_or(Vec::new(), |facts| {
+                    facts
+                        .retry_sites
+                        .iter()
+                        .zip(self.sites(index, file))
+                        .filter(|(_, analysis)| analysis.supervisor)
+                        .map(|(site, _)| site.span)
+                        .collect()
+                });
+                Supervisors::new(spans)
+            })
+            .hold(span)
     }
 
     /// The named policies defined in `file` that are built there from `Schedule.*` (not named
@@ -140,7 +188,7 @@ impl Analysis {
                 .filter_map(|named| {
                     let value = match policy::named_local_value(index, named) {
                         Some(value) => value,
-                        None => &facts.bindings.iter().find(|b| b.span == named.binding)?.value,
+                        None => &facts.binding_at(named.binding)?.value,
                     };
                     let builder = inline::builder(index, file, value)?;
                     Some((named.clone(), builder))
@@ -154,6 +202,8 @@ impl Analysis {
     pub fn named_policies(&self, index: &Index) -> &[NamedPolicy] {
         self.named.get_or_init(|| {
             let mut named: Vec<NamedPolicy> = Vec::new();
+            // Where each binding is in `named`.
+            let mut known: std::collections::HashMap<(FileId, Span), usize> = std::collections::HashMap::new();
             for file in index.parsed_files() {
                 let Some(facts) = index.facts(file) else { continue };
                 for (position, site) in facts.retry_sites.iter().enumerate() {
@@ -161,14 +211,17 @@ impl Analysis {
                         continue;
                     };
                     let at = site.schedule().map_or(site.span, Expr::span);
-                    match named.iter_mut().find(|n| n.file == target && n.binding == binding) {
-                        Some(existing) => existing.uses.push((file, position, at)),
-                        None => named.push(NamedPolicy {
-                            file: target,
-                            binding,
-                            name,
-                            uses: vec![(file, position, at)],
-                        }),
+                    match known.get(&(target, binding)) {
+                        Some(&existing) => named[existing].uses.push((file, position, at)),
+                        None => {
+                            known.insert((target, binding), named.len());
+                            named.push(NamedPolicy {
+                                file: target,
+                                binding,
+                                name,
+                                uses: vec![(file, position, at)],
+                            });
+                        }
                     }
                 }
             }
@@ -231,11 +284,16 @@ impl Analysis {
             let Some(facts) = index.facts(file) else {
                 return Vec::new();
             };
+            // The first retry site of each call, for the supervisors among the loops.
+            let mut sites: std::collections::HashMap<Span, &RetrySite> = std::collections::HashMap::new();
+            for site in &facts.retry_sites {
+                sites.entry(site.callee_span).or_insert(site);
+            }
             facts
                 .polls
                 .iter()
                 .map(|poll| PollAnalysis {
-                    every_ms: every(index, file, facts, poll),
+                    every_ms: every(index, file, poll, sites.get(&poll.span).copied()),
                 })
                 .collect()
         })
@@ -247,6 +305,14 @@ impl Analysis {
             let Some(facts) = index.facts(file) else {
                 return Vec::new();
             };
+            // Read once per file, not per site.
+            let supervisors: std::collections::HashSet<Span> = facts
+                .polls
+                .iter()
+                .filter(|p| matches!(p.kind, PollKind::Retry))
+                .map(|p| p.span)
+                .collect();
+            let durable_module = std::cell::OnceCell::new();
             facts
                 .retry_sites
                 .iter()
@@ -266,7 +332,7 @@ impl Analysis {
                         named: policy::named_policy(index, file, site),
                         binding: policy::site_binding(index, file, site).map(|(file, span, _)| (file, span)),
                         inline: inline::find(self, index, file, site),
-                        durable: durable::durable_retrier(index, file, site),
+                        durable: durable::durable_retrier(index, file, site, &durable_module),
                         appends: site
                             .unit
                             .as_ref()
@@ -275,10 +341,7 @@ impl Analysis {
                             .unit
                             .as_ref()
                             .and_then(|unit| replay::after_commit(index, file, unit)),
-                        supervisor: facts
-                            .polls
-                            .iter()
-                            .any(|p| matches!(p.kind, PollKind::Retry) && p.span == site.callee_span),
+                        supervisor: supervisors.contains(&site.callee_span),
                     }
                 })
                 .collect()
@@ -300,7 +363,7 @@ fn predicate(index: &Index, file: FileId, site: &RetrySite, role: Role) -> Predi
 
 /// The constant wait of a loop after every tick, when it has one: a schedule whose delays are
 /// all the same and that never stops, a duration, a supervisor retry's policy.
-fn every(index: &Index, file: FileId, facts: &crate::facts::FileFacts, poll: &PollLoop) -> Option<f64> {
+fn every(index: &Index, file: FileId, poll: &PollLoop, site: Option<&RetrySite>) -> Option<f64> {
     let version = index.effect_major(file);
     let constant = |sched: crate::schedule::Sched| {
         let summary = crate::schedule::summarize(&sched);
@@ -311,10 +374,7 @@ fn every(index: &Index, file: FileId, facts: &crate::facts::FileFacts, poll: &Po
     };
     match &poll.kind {
         PollKind::Schedule(expr) => constant(effect::evaluate_schedule(index, file, expr, version).0),
-        PollKind::Retry => {
-            let site = facts.retry_sites.iter().find(|s| s.callee_span == poll.span)?;
-            constant(effect::evaluate_policy(index, file, site, version).0)
-        }
+        PollKind::Retry => constant(effect::evaluate_policy(index, file, site?, version).0),
         PollKind::Every(expr) | PollKind::SleepAfterFailure(expr) => {
             duration_millis(expr).or_else(|| match index.resolve_path(file, expr) {
                 Resolved::Value { value, .. } => duration_millis(value),

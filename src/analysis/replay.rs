@@ -436,11 +436,7 @@ fn called_unit<'i>(
     if target == file {
         return None;
     }
-    let unit = index
-        .facts_with_units(target)?
-        .units
-        .iter()
-        .find(|u| u.name.as_deref() == Some(name))?;
+    let unit = index.facts_with_units(target)?.unit_named(name)?;
     Some((target, unit))
 }
 
@@ -483,7 +479,7 @@ fn same_file_unit<'f>(facts: &'f FileFacts, op: &UnitOp) -> Option<&'f Unit> {
     else {
         return None;
     };
-    facts.units.iter().find(|u| u.name.as_deref() == Some(method.as_str()))
+    facts.unit_named(method)
 }
 
 /// A retry inside what another retry replays, retrying the same failures.
@@ -533,14 +529,14 @@ pub fn stacked(
     };
     let facts = index.facts(file)?;
     // A retry written inside the unit.
-    let written = facts.retry_sites.iter().find(|t| {
+    let written = facts.retry_sites_within(unit.span).iter().find(|t| {
         t.span != site.span && unit.span.start <= t.span.start && t.span.end <= unit.span.end && t.span != unit.span
     });
     if let Some(inner) = written.and_then(|t| found(file, t, None)) {
         return Some(inner);
     }
     // A request through a retrying client of this file.
-    for request in &facts.client_requests {
+    for request in facts.client_requests_within(unit.span) {
         if !(unit.span.start <= request.span.start && request.span.end <= unit.span.end) {
             continue;
         }
@@ -579,7 +575,7 @@ fn called_retry(
         let target_facts = index.facts(target)?;
         let name = callee.name.clone().unwrap_or_default();
         let inner = target_facts
-            .retry_sites
+            .retry_sites_within(callee.span)
             .iter()
             .find(|t| callee.span.start <= t.span.start && t.span.end <= callee.span.end);
         if let Some(stacked) = inner.and_then(|t| found(target, t, Some(format!("`{name}`")))) {

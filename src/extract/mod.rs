@@ -4,6 +4,7 @@
 
 mod component;
 mod generated;
+mod lineage;
 mod prefilter;
 mod rs2;
 mod rust;
@@ -11,6 +12,7 @@ pub mod sql;
 mod sql_text;
 mod suppressions;
 mod typescript;
+pub mod work;
 
 use std::cell::RefCell;
 
@@ -115,6 +117,7 @@ impl<'t> FieldExt<'t> for tree_sitter::Node<'t> {
     }
 
     fn kind_str(&self) -> &'static str {
+        work::step(1);
         names_of(&self.language())
             .and_then(|names| names.kinds.get(self.kind_id() as usize).copied())
             .unwrap_or("")
@@ -252,6 +255,7 @@ fn extract_unguarded(
         Language::Sql => sql_text::sql_file(&mut facts, text),
         Language::Json | Language::Yaml => rs2::extract(&mut facts, text),
     }
+    facts.forget_lookups();
     facts
 }
 

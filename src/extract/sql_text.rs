@@ -62,43 +62,52 @@ const QUERY_MACROS: &[&str] = &[
 /// Every Rust string literal that reads as SQL or is a query macro's argument.
 pub(super) fn rust_strings(facts: &mut FileFacts, text: &[u8], tree: &Tree) {
     let mut cursor = tree.walk();
+    // The macro invocations around the walk, innermost last: their depth, and whether each
+    // is a query macro (a string's nearest one says whether it is a query).
+    let mut macros: Vec<(usize, bool)> = Vec::new();
+    let mut depth = 0;
     'walk: loop {
         let node = cursor.node();
+        while macros.last().is_some_and(|(at, _)| *at >= depth) {
+            macros.pop();
+        }
         if matches!(node.kind_str(), "string_literal" | "raw_string_literal") {
             // Most strings are not SQL: decide on the raw text before decoding it.
             let raw = std::str::from_utf8(&text[node.byte_range()]).unwrap_or("");
             let body = raw.trim_start_matches(['r', '#', '"']);
-            if crate::extract::sql::looks_like_sql(body) || in_query_macro(node, text) {
+            let in_query_macro = macros.last().is_some_and(|(_, query)| *query);
+            if crate::extract::sql::looks_like_sql(body) || in_query_macro {
                 if let Some(source) = rust_literal(node, text) {
                     let sql = source.finish(Span::new(node.start_byte(), node.end_byte()), SqlOrigin::Rust);
                     push(facts, sql);
                 }
             }
-        } else if cursor.goto_first_child() {
-            continue;
+        } else {
+            if node.kind_str() == "macro_invocation" {
+                macros.push((depth, is_query_macro(node, text)));
+            }
+            if cursor.goto_first_child() {
+                depth += 1;
+                continue;
+            }
         }
         while !cursor.goto_next_sibling() {
             if !cursor.goto_parent() {
                 break 'walk;
             }
+            depth -= 1;
         }
     }
 }
 
-fn in_query_macro(node: Node, text: &[u8]) -> bool {
-    let mut current = node.parent();
-    while let Some(parent) = current {
-        if parent.kind_str() == "macro_invocation" {
-            let Some(name) = parent.field("macro") else {
-                return false;
-            };
-            let name = std::str::from_utf8(&text[name.byte_range()]).unwrap_or("");
-            let last = name.rsplit("::").next().unwrap_or(name);
-            return QUERY_MACROS.contains(&last);
-        }
-        current = parent.parent();
-    }
-    false
+/// `sqlx::query!(…)` and the like.
+fn is_query_macro(invocation: Node, text: &[u8]) -> bool {
+    let Some(name) = invocation.field("macro") else {
+        return false;
+    };
+    let name = std::str::from_utf8(&text[name.byte_range()]).unwrap_or("");
+    let last = name.rsplit("::").next().unwrap_or(name);
+    QUERY_MACROS.contains(&last)
 }
 
 /// The value of a Rust string literal, each byte mapped to the file. Byte strings and

@@ -10,6 +10,7 @@
 
 mod expr;
 mod jobs;
+mod lookup;
 mod module;
 mod retry;
 pub mod rs2;
@@ -129,6 +130,10 @@ pub struct FileFacts {
     /// Error and missing nodes left in the tree after recovery (TypeScript and Rust): the
     /// language server tells a buffer in mid-edit by them without parsing it a second time.
     pub syntax_errors: usize,
+    /// Look-up tables over the lists above, read on first use (not stored: the same facts
+    /// give the same tables).
+    #[serde(skip)]
+    pub(crate) lookups: lookup::Lookups,
 }
 
 impl FileFacts {
@@ -159,6 +164,7 @@ impl FileFacts {
             suppressions: Vec::new(),
             notes: Vec::new(),
             syntax_errors: 0,
+            lookups: lookup::Lookups::default(),
         }
     }
 

@@ -111,16 +111,6 @@ pub struct Binding {
     pub value: Expr,
 }
 
-impl FileFacts {
-    pub fn binding(&self, name: &str) -> Option<&Binding> {
-        self.bindings.iter().find(|b| b.name == name)
-    }
-
-    pub fn import(&self, local: &str) -> Option<&Import> {
-        self.imports.iter().find(|i| i.local == local)
-    }
-}
-
 /// Whether an import source is one of Effect's packages.
 pub fn is_effect_source(source: &str) -> bool {
     source == "effect" || source.starts_with("effect/") || source.starts_with("@effect/")

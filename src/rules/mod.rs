@@ -89,9 +89,7 @@ impl<'p> Context<'p> {
     /// restarts long-running work, judged by decision 6 rather than as a request retry.
     pub fn is_supervisor_policy(&self, policy: &Policy) -> bool {
         matches!(policy.origin, Origin::Site { .. })
-            && self.retry_sites().any(|(site, analysis)| {
-                analysis.supervisor && site.span.start <= policy.span.start && policy.span.end <= site.span.end
-            })
+            && self.analysis.within_supervisor(self.index, self.file, policy.span)
     }
 }
 

@@ -347,7 +347,7 @@ impl<'t> Rx<'t> {
                     return None;
                 }
                 let fields = if constructor == "default" && self.args(receiver).is_empty() {
-                    self.default_fields(receiver, ty, module, depth)
+                    self.default_fields(ty, module, depth)
                 } else {
                     HashMap::new()
                 };
@@ -359,7 +359,7 @@ impl<'t> Rx<'t> {
                     return None;
                 }
                 let owner = self.impl_type(receiver)?;
-                Some((self.field_type(receiver, &owner, self.text_of(field))?, HashMap::new()))
+                Some((self.field_type(&owner, self.text_of(field))?, HashMap::new()))
             }
             "identifier" => match self.local(receiver, self.text_of(receiver)) {
                 Local::Let { value, .. } => self.receiver_type(value, module, depth + 1),
@@ -380,8 +380,7 @@ impl<'t> Rx<'t> {
     /// The declared type of the parameter `name` of the function around `at` (`cfg: &Config`,
     /// `cfg: Arc<Config>` is not a `Config`): its last path segment.
     fn param_type(&self, at: Node<'t>, name: &str) -> Option<String> {
-        let mut current = at.parent();
-        while let Some(node) = current {
+        for node in self.parents.ancestors(at) {
             match node.kind_str() {
                 "function_item" => {
                     let parameter = named_children(node.field("parameters")?).into_iter().find(|p| {
@@ -400,44 +399,48 @@ impl<'t> Rx<'t> {
                 }
                 // A closure's parameters are not typed where it matters.
                 "closure_expression" => return None,
-                _ => current = node.parent(),
+                _ => {}
             }
         }
         None
     }
 
-    /// The file's top-level items and those of its inline `mod`s.
-    fn file_items(&self, at: Node<'t>) -> Vec<Node<'t>> {
-        let mut root = at;
-        while let Some(parent) = root.parent() {
-            root = parent;
-        }
-        let mut out = Vec::new();
-        let mut pending = vec![root];
-        while let Some(container) = pending.pop() {
-            for item in named_children(container) {
-                if item.kind_str() == "mod_item" {
-                    pending.extend(item.field("body"));
+    /// The file's top-level items and those of its inline `mod`s, read once: the first
+    /// `impl Default for T` and `struct T` of each `T`.
+    fn file_items(&self) -> &FileItems<'t> {
+        self.file_items.get_or_init(|| {
+            let mut items = FileItems::default();
+            let mut pending = vec![self.parents.root()];
+            while let Some(container) = pending.pop() {
+                for item in named_children(container) {
+                    if item.kind_str() == "mod_item" {
+                        pending.extend(item.field("body"));
+                    }
+                    let last = |field| item.field(field).and_then(|t| self.segments(t).last().cloned());
+                    match item.kind_str() {
+                        "impl_item" if last("trait").as_deref() == Some("Default") => {
+                            if let Some(ty) = last("type") {
+                                items.defaults.entry(ty).or_insert(item);
+                            }
+                        }
+                        "struct_item" => {
+                            if let Some(name) = item.field("name") {
+                                items.structs.entry(self.text_of(name)).or_insert(item);
+                            }
+                        }
+                        _ => {}
+                    }
                 }
-                out.push(item);
             }
-        }
-        out
+            items
+        })
     }
 
     /// The fields `impl Default for ty { fn default() -> Self { Self { … } } }` of this file
     /// sets, evaluated, as `self.field` bindings.
-    fn default_fields(&self, at: Node<'t>, ty: &str, module: &[String], depth: usize) -> HashMap<String, Val> {
+    fn default_fields(&self, ty: &str, module: &[String], depth: usize) -> HashMap<String, Val> {
         let mut fields = HashMap::new();
-        let implementation = self.file_items(at).into_iter().find(|item| {
-            item.kind_str() == "impl_item"
-                && item
-                    .field("trait")
-                    .is_some_and(|t| self.segments(t).last().is_some_and(|n| n == "Default"))
-                && item
-                    .field("type")
-                    .is_some_and(|t| self.segments(t).last().is_some_and(|n| n == ty))
-        });
+        let implementation = self.file_items().defaults.get(ty).copied();
         let literal = implementation
             .and_then(|i| i.field("body"))
             .map(named_children)
@@ -465,10 +468,8 @@ impl<'t> Rx<'t> {
     }
 
     /// The declared type of `field` of this file's `struct owner`: its last path segment.
-    fn field_type(&self, at: Node<'t>, owner: &str, field: &str) -> Option<String> {
-        let declaration = self.file_items(at).into_iter().find(|item| {
-            item.kind_str() == "struct_item" && item.field("name").is_some_and(|n| self.text_of(n) == owner)
-        })?;
+    fn field_type(&self, owner: &str, field: &str) -> Option<String> {
+        let declaration = *self.file_items().structs.get(owner)?;
         named_children(declaration.field("body")?)
             .into_iter()
             .filter(|f| f.kind_str() == "field_declaration")
@@ -488,6 +489,41 @@ impl<'t> Rx<'t> {
         out
     }
 
+    /// The file's struct expressions that build `ty` (by its name or as `Self`), in order:
+    /// read once for the file, not walked per `self.field`.
+    fn struct_expressions(&self, ty: &str) -> Vec<Node<'t>> {
+        let index = self.structs.get_or_init(|| {
+            let mut index = StructExpressions::default();
+            let mut cursor = self.parents.root().walk();
+            'walk: loop {
+                let current = cursor.node();
+                if current.kind_str() == "struct_expression" {
+                    if let Some(name) = current.field("name") {
+                        if self.text_of(name) == "Self" {
+                            index.selfs.push(current);
+                        } else if let Some(last) = self.segments(name).last() {
+                            index.by_type.entry(last.clone()).or_default().push(current);
+                        }
+                    }
+                }
+                if cursor.goto_first_child() {
+                    continue;
+                }
+                while !cursor.goto_next_sibling() {
+                    if !cursor.goto_parent() {
+                        break 'walk;
+                    }
+                }
+            }
+            index
+        });
+        crate::extract::work::step(1);
+        let mut out = index.selfs.clone();
+        out.extend(index.by_type.get(ty).into_iter().flatten().copied());
+        out.sort_by_key(|n| n.start_byte());
+        out
+    }
+
     /// `self.field`: the one value the file's constructors store in that field of the `impl`'s
     /// type (`Self { backoff: ExponentialBuilder::default()… }` in `new()`). Several different
     /// values, or none, are unknown.
@@ -502,44 +538,23 @@ impl<'t> Rx<'t> {
             return Val::Unknown;
         };
         let field = self.text_of(field);
-        let mut root = node;
-        while let Some(parent) = root.parent() {
-            root = parent;
-        }
         let mut values = Vec::new();
-        let mut cursor = root.walk();
-        'walk: loop {
-            let current = cursor.node();
-            if current.kind_str() == "struct_expression" {
-                let named = current
-                    .field("name")
-                    .is_some_and(|n| matches!(self.text_of(n), "Self") || self.segments(n).last() == Some(&ty));
-                if named {
-                    for init in current.field("body").map(named_children).unwrap_or_default() {
-                        let value = match init.kind_str() {
-                            "field_initializer" if init.field("field").is_some_and(|f| self.text_of(f) == field) => {
-                                init.field("value")
-                            }
-                            "shorthand_field_initializer" => named_children(init)
-                                .first()
-                                .copied()
-                                .filter(|n| self.text_of(*n) == field),
-                            _ => None,
-                        };
-                        values.extend(value);
+        for current in self.struct_expressions(&ty) {
+            for init in current.field("body").map(named_children).unwrap_or_default() {
+                let value = match init.kind_str() {
+                    "field_initializer" if init.field("field").is_some_and(|f| self.text_of(f) == field) => {
+                        init.field("value")
                     }
-                }
+                    "shorthand_field_initializer" => named_children(init)
+                        .first()
+                        .copied()
+                        .filter(|n| self.text_of(*n) == field),
+                    _ => None,
+                };
+                values.extend(value);
             }
             if values.len() > 4 {
                 return Val::Unknown;
-            }
-            if cursor.goto_first_child() {
-                continue;
-            }
-            while !cursor.goto_next_sibling() {
-                if !cursor.goto_parent() {
-                    break 'walk;
-                }
             }
         }
         let mut found: Option<RustChain> = None;
@@ -687,4 +702,20 @@ pub(super) fn duration(unit: &str, args: &[Arg]) -> Option<f64> {
         "new" => n(0)? * 1000.0 + n(1)? / 1_000_000.0,
         _ => return None,
     })
+}
+
+/// The first `impl Default for T` and `struct T` of each `T` among the file's items (see
+/// `Rx::file_items`).
+#[derive(Default)]
+pub(super) struct FileItems<'t> {
+    defaults: HashMap<String, Node<'t>>,
+    structs: HashMap<&'t str, Node<'t>>,
+}
+
+/// The file's struct expressions: those written `Self { … }`, and the others by the last
+/// segment of their type's name (see `Rx::struct_expressions`).
+#[derive(Default)]
+pub(super) struct StructExpressions<'t> {
+    selfs: Vec<Node<'t>>,
+    by_type: HashMap<String, Vec<Node<'t>>>,
 }

@@ -64,11 +64,11 @@ impl<'t> Rx<'t> {
     /// or function whose value it is.
     fn client_name(&self, node: Node<'t>) -> Option<(Name<'t>, Span)> {
         let mut current = node;
-        while let Some(parent) = current.parent() {
+        while let Some(parent) = self.parents.of(current) {
             match parent.kind_str() {
                 "let_declaration" => {
                     let pattern = parent.field("pattern").filter(|p| p.kind_str() == "identifier")?;
-                    let block = parent.parent()?;
+                    let block = self.parents.of(parent)?;
                     return Some((
                         Name::Let {
                             name: self.text_of(pattern).to_string(),

@@ -98,20 +98,33 @@ impl<'t> Rx<'t> {
     }
 
     pub(super) fn item(&self, module: &[String], name: &str) -> Option<&Item<'t>> {
-        self.items
-            .iter()
+        self.items_named(name)
             .find(|i| !i.associated && i.module == module && i.name == name)
     }
 
     /// An associated item of `impl ty { … }` in `module`.
     pub(super) fn associated(&self, module: &[String], ty: &str, name: &str) -> Option<&Item<'t>> {
-        self.items.iter().find(|i| {
+        self.items_named(name).find(|i| {
             i.associated
                 && i.name == name
                 && i.module.len() == module.len() + 1
                 && i.module.starts_with(module)
                 && i.module.last().is_some_and(|t| t == ty)
         })
+    }
+
+    /// The file's items named `name`, in order: from an index read once (a scan of every
+    /// item per look-up is quadratic on a large file).
+    fn items_named(&self, name: &str) -> impl Iterator<Item = &Item<'t>> {
+        let index = self.items_by_name.get_or_init(|| {
+            let mut index: HashMap<String, Vec<usize>> = HashMap::new();
+            for (at, item) in self.items.iter().enumerate() {
+                index.entry(item.name.clone()).or_default().push(at);
+            }
+            index
+        });
+        crate::extract::work::step(1);
+        index.get(name).into_iter().flatten().map(|&at| &self.items[at])
     }
 
     /// The same-file item a path names: `name`, `self::name`, `self::Type::name` (an
@@ -126,14 +139,10 @@ impl<'t> Rx<'t> {
 
     /// The type of the `impl` block around `node`, for `Self::…` and `self.…`.
     pub(super) fn impl_type(&self, node: Node<'t>) -> Option<String> {
-        let mut current = node.parent();
-        while let Some(parent) = current {
-            if parent.kind_str() == "impl_item" {
-                return parent.field("type").and_then(|t| self.segments(t).last().cloned());
-            }
-            current = parent.parent();
-        }
-        None
+        let implementation = self.parents.ancestors(node).find(|n| n.kind_str() == "impl_item")?;
+        implementation
+            .field("type")
+            .and_then(|t| self.segments(t).last().cloned())
     }
 
     pub(super) fn pattern_names(&self, pattern: Node, out: &mut Vec<String>) {
@@ -157,21 +166,10 @@ impl<'t> Rx<'t> {
     /// block, or a parameter of the enclosing closure or function.
     pub(super) fn local(&self, at: Node<'t>, name: &str) -> Local<'t> {
         let position = at.start_byte();
-        let mut current = at.parent();
-        while let Some(node) = current {
+        for node in self.parents.ancestors(at) {
             match node.kind_str() {
                 "block" => {
-                    let found = named_children(node)
-                        .into_iter()
-                        .rev()
-                        .filter(|c| c.kind_str() == "let_declaration" && c.end_byte() <= position)
-                        .find(|c| {
-                            let mut names = Vec::new();
-                            if let Some(pattern) = c.field("pattern") {
-                                self.pattern_names(pattern, &mut names);
-                            }
-                            names.iter().any(|n| n == name)
-                        });
+                    let found = self.lets(node).before(name, position);
                     if let Some(declaration) = found {
                         let pattern = declaration.field("pattern");
                         return match (declaration.field("value"), pattern) {
@@ -214,8 +212,49 @@ impl<'t> Rx<'t> {
                 }
                 _ => {}
             }
-            current = node.parent();
         }
         Local::None
+    }
+
+    /// The `let`s of `block`, read once.
+    fn lets(&self, block: Node<'t>) -> std::rc::Rc<Lets<'t>> {
+        let mut lets = self.lets.borrow_mut();
+        std::rc::Rc::clone(lets.entry(block.id()).or_insert_with(|| {
+            let mut by_name: HashMap<String, Vec<Node<'t>>> = HashMap::new();
+            for declaration in named_children(block) {
+                if declaration.kind_str() != "let_declaration" {
+                    continue;
+                }
+                let mut names = Vec::new();
+                if let Some(pattern) = declaration.field("pattern") {
+                    self.pattern_names(pattern, &mut names);
+                }
+                names.dedup();
+                for name in names {
+                    let declared = by_name.entry(name).or_default();
+                    if declared.last() != Some(&declaration) {
+                        declared.push(declaration);
+                    }
+                }
+            }
+            std::rc::Rc::new(Lets { by_name })
+        }))
+    }
+}
+
+/// The `let` declarations of a block by the names they bind, in order: a local is looked
+/// up among them by bisection instead of a scan of the block per look-up (quadratic on a
+/// function of thousands of statements).
+pub(super) struct Lets<'t> {
+    by_name: HashMap<String, Vec<Node<'t>>>,
+}
+
+impl<'t> Lets<'t> {
+    /// The last `let` binding `name` that ends at or before `position`.
+    fn before(&self, name: &str, position: usize) -> Option<Node<'t>> {
+        crate::extract::work::step(1);
+        let declared = self.by_name.get(name)?;
+        let ending_before = declared.partition_point(|d| d.end_byte() <= position);
+        ending_before.checked_sub(1).map(|at| declared[at])
     }
 }

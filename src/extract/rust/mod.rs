@@ -25,6 +25,7 @@ use sites::Walk;
 
 use std::collections::HashMap;
 
+use super::lineage::Parents;
 use super::FieldExt;
 use tree_sitter::{Node, Tree};
 
@@ -121,6 +122,11 @@ pub(super) fn extract(facts: &mut FileFacts, text: &[u8], tree: &Tree) {
         globs: Vec::new(),
         items: Vec::new(),
         modules: Vec::new(),
+        parents: Parents::new(root),
+        lets: Default::default(),
+        file_items: Default::default(),
+        structs: Default::default(),
+        items_by_name: Default::default(),
     };
     rx.collect_uses(root);
     rx.collect_items(root, &mut Vec::new());
@@ -313,6 +319,17 @@ struct Rx<'t> {
     /// Modules this file declares (`mod retry;`, `mod jobs { … }`): a path through one of
     /// them stays in the crate.
     modules: Vec<String>,
+    /// Parents without `Node::parent`, whose cost grows with the depth and the width of the
+    /// tree above a node (see `lineage`).
+    parents: Parents<'t>,
+    /// Each block's `let`s by name, read when a local is first looked up in it.
+    lets: std::cell::RefCell<HashMap<usize, std::rc::Rc<items::Lets<'t>>>>,
+    /// The file's top-level items and those of its inline `mod`s, read on first use.
+    file_items: std::cell::OnceCell<builders::FileItems<'t>>,
+    /// The file's struct expressions by the name they build, read on first use.
+    structs: std::cell::OnceCell<builders::StructExpressions<'t>>,
+    /// Where each name's items are in `items` (read on first use, once `items` is complete).
+    items_by_name: std::cell::OnceCell<HashMap<String, Vec<usize>>>,
 }
 
 impl<'t> Rx<'t> {

@@ -253,7 +253,9 @@ impl<'t> Walk<'_, 't, '_> {
     fn in_polling_loop(&self, node: Node<'t>) -> bool {
         let mut current = node;
         for _ in 0..32 {
-            let Some(parent) = current.parent() else { return false };
+            let Some(parent) = self.rx.parents.of(current) else {
+                return false;
+            };
             match parent.kind_str() {
                 "function_item" | "closure_expression" => return false,
                 "loop_expression" => {
@@ -392,10 +394,10 @@ pub(super) fn retryable_receiver<'t>(rx: &Rx<'t>, receiver: Node<'t>) -> bool {
 /// The argument of the `.when(…)` that follows a backon `.retry(…)` in its method chain.
 pub(super) fn backon_when<'t>(rx: &Rx<'t>, retry_call: Node<'t>) -> Option<Node<'t>> {
     let mut current = retry_call;
-    while let Some(parent) = current.parent() {
+    while let Some(parent) = rx.parents.of(current) {
         match parent.kind_str() {
             "field_expression" if parent.field("value") == Some(current) => {
-                let call = parent.parent().filter(|g| g.kind_str() == "call_expression")?;
+                let call = rx.parents.of(parent).filter(|g| g.kind_str() == "call_expression")?;
                 if parent.field("field").is_some_and(|f| rx.text_of(f) == "when") {
                     return rx.args(call).first().copied();
                 }

@@ -232,7 +232,7 @@ impl<'t> Rx<'t> {
     pub(super) fn chain_sets_idempotency_key(&self, call: Node<'t>) -> bool {
         let mut top = call;
         for _ in 0..16 {
-            match top.parent() {
+            match self.parents.of(top) {
                 Some(parent)
                     if matches!(
                         parent.kind_str(),

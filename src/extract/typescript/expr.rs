@@ -353,13 +353,7 @@ impl<'t> Extractor<'t, '_> {
         if shadowed {
             return Some((Span::default(), None));
         }
-        {
-            self.scopes
-                .iter()
-                .rev()
-                .find_map(|scope| scope.iter().rev().find(|(n, _, _)| *n == name))
-                .map(|(_, value, def)| (*def, *value))
-        }
+        self.scopes.lookup(name).map(|(_, value, def)| (*def, *value))
     }
 }
 

@@ -70,7 +70,7 @@ impl<'t> Extractor<'t, '_> {
     /// `updatedAt: new Date()`: the current time written as a record's timestamp, which says
     /// when the work happened, not what is due.
     fn is_timestamp_field(&self, node: Node<'t>) -> bool {
-        let Some(pair) = node.parent().filter(|p| p.kind_str() == "pair") else {
+        let Some(pair) = self.parent(node).filter(|p| p.kind_str() == "pair") else {
             return false;
         };
         if pair.field("value") != Some(node) {
@@ -352,7 +352,7 @@ impl<'t> Extractor<'t, '_> {
         }
         // `const nightly = Schedule.cron(…)`: the repeat is where the name is used, in the
         // scope the constant is declared in.
-        let declarator = node.parent().filter(|p| p.kind_str() == "variable_declarator");
+        let declarator = self.parent(node).filter(|p| p.kind_str() == "variable_declarator");
         let Some(name) = declarator
             .and_then(|d| d.field("name"))
             .filter(|n| n.kind_str() == "identifier")
@@ -369,28 +369,18 @@ impl<'t> Extractor<'t, '_> {
         };
         let name_text = self.text_of(name);
         let mut scope = node;
-        while let Some(up) = scope.parent() {
+        for up in self.lineage.ancestors(node) {
             scope = up;
             if matches!(scope.kind_str(), "statement_block" | "program") {
                 break;
             }
         }
-        let mut uses = Vec::new();
-        let mut cursor = scope.walk();
-        'walk: loop {
-            let n = cursor.node();
-            if n.kind_str() == "identifier" && n != name && self.text_of(n) == name_text {
-                uses.push(n);
-            }
-            if cursor.goto_first_child() {
-                continue;
-            }
-            while !cursor.goto_next_sibling() {
-                if !cursor.goto_parent() {
-                    break 'walk;
-                }
-            }
-        }
+        let uses: Vec<Node<'t>> = self
+            .uses_of(scope, name_text)
+            .iter()
+            .filter(|n| n.kind_str() == "identifier" && **n != name)
+            .copied()
+            .collect();
         let mut reported = false;
         for reference in uses {
             let (driver, forked, layer) = self.cron_context(reference);
@@ -425,7 +415,7 @@ impl<'t> Extractor<'t, '_> {
         let mut layer = None;
         let mut current = node;
         for _ in 0..MAX_ANCESTORS {
-            let Some(parent) = current.parent() else { break };
+            let Some(parent) = self.parent(current) else { break };
             current = parent;
             if parent.kind_str() != "call_expression" {
                 continue;
@@ -469,9 +459,9 @@ impl<'t> Extractor<'t, '_> {
             .and_then(|a| a.named_child(0))
             .filter(|a| matches!(a.kind_str(), "identifier" | "member_expression"))
             .map(|a| self.text_of(a).to_string());
-        let mut up = call.parent();
+        let mut up = self.parent(call);
         while let Some(node) = up.filter(|n| n.kind_str() != "variable_declarator") {
-            up = node.parent();
+            up = self.parent(node);
         }
         let variable = up
             .and_then(|d| d.field("name"))
@@ -508,7 +498,7 @@ impl<'t> Extractor<'t, '_> {
     /// Where a read value goes: the local it is bound to, and whether it is passed on.
     fn read_use(&self, read: Node<'t>) -> (Option<String>, bool) {
         let mut top = read;
-        while let Some(parent) = top.parent() {
+        while let Some(parent) = self.parent(top) {
             if matches!(
                 parent.kind_str(),
                 "yield_expression" | "await_expression" | "parenthesized_expression" | "as_expression"
@@ -523,7 +513,7 @@ impl<'t> Extractor<'t, '_> {
                 break;
             }
         }
-        let Some(parent) = top.parent() else {
+        let Some(parent) = self.parent(top) else {
             return (None, false);
         };
         if parent.kind_str() != "variable_declarator" {
@@ -535,45 +525,30 @@ impl<'t> Extractor<'t, '_> {
         let name_text = self.text_of(name);
         // Uses after the declaration, in the enclosing block.
         let mut scope = parent;
-        while let Some(up) = scope.parent() {
+        for up in self.lineage.ancestors(parent) {
             scope = up;
             if matches!(scope.kind_str(), "statement_block" | "program") {
                 break;
             }
         }
-        let mut passed_on = false;
-        let mut cursor = scope.walk();
-        'walk: loop {
-            let n = cursor.node();
-            if n.start_byte() >= parent.end_byte()
-                && matches!(n.kind_str(), "identifier" | "shorthand_property_identifier")
-                && self.text_of(n) == name_text
-                && self.is_passed_on(n, 0)
-            {
-                passed_on = true;
-                break;
-            }
-            if n.end_byte() > parent.end_byte() && cursor.goto_first_child() {
-                continue;
-            }
-            while !cursor.goto_next_sibling() {
-                if !cursor.goto_parent() {
-                    break 'walk;
-                }
-            }
-        }
+        let declared_end = parent.end_byte();
+        let passed_on = self
+            .uses_of(scope, name_text)
+            .iter()
+            .filter(|n| n.start_byte() >= declared_end)
+            .any(|n| self.is_passed_on(*n, 0));
         (Some(name_text.to_string()), passed_on)
     }
 
     /// Whether the value at `node` flows into a call that is not a log, or into a `sql` hole.
     fn is_passed_on(&self, node: Node<'t>, depth: usize) -> bool {
-        let Some(parent) = node.parent() else { return false };
+        let Some(parent) = self.parent(node) else { return false };
         if depth > 6 {
             return false;
         }
         match parent.kind_str() {
             "arguments" => {
-                let Some(call) = parent.parent() else { return false };
+                let Some(call) = self.parent(parent) else { return false };
                 if call.kind_str() == "new_expression" {
                     return self.is_passed_on(call, depth + 1);
                 }
@@ -581,16 +556,16 @@ impl<'t> Extractor<'t, '_> {
                 let last = callee.rsplit('.').next().unwrap_or(callee);
                 !(LOG_CALLEES.contains(&last) || callee.starts_with("console."))
             }
-            "template_substitution" => parent
-                .parent()
-                .and_then(|template| template.parent().map(|call| (template, call)))
+            "template_substitution" => self
+                .parent(parent)
+                .and_then(|template| self.parent(template).map(|call| (template, call)))
                 .is_some_and(|(template, call)| {
                     call.kind_str() == "call_expression"
                         && call.field("arguments") == Some(template)
                         && call.field("function").is_some_and(|tag| is_sql_tag(self.text_of(tag)))
                 }),
-            "pair" => parent
-                .parent()
+            "pair" => self
+                .parent(parent)
                 .is_some_and(|object| self.is_passed_on(object, depth + 1)),
             "object" => self.is_passed_on(parent, depth + 1),
             "parenthesized_expression" | "as_expression" | "non_null_expression" | "satisfies_expression" => {

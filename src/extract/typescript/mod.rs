@@ -11,6 +11,7 @@ mod scopes;
 mod sites;
 mod units;
 
+use super::lineage::Lineage;
 use super::step_past;
 use super::FieldExt;
 use tree_sitter::{Node, Tree};
@@ -54,10 +55,14 @@ pub(super) fn extract(
         src,
         budget: std::cell::Cell::new(0),
         truncated: std::cell::Cell::new(false),
-        ancestors: Vec::new(),
+        lineage: Lineage::new(),
         marks: Vec::new(),
         facts,
-        scopes: Vec::new(),
+        scopes: scopes::Scopes::default(),
+        blocks: units::EnclosingServices::default(),
+        bindings: units::Bindings::default(),
+        top_level: std::cell::OnceCell::new(),
+        identifiers: std::cell::OnceCell::new(),
         containers: Vec::new(),
         frames: Vec::new(),
         shadowed: Default::default(),
@@ -69,6 +74,7 @@ pub(super) fn extract(
         extractor.facts.apply_effect_aliases(aliases);
     }
     extractor.marks = marks(text, &extractor.facts.imports, &extractor.module_state);
+    extractor.bindings = units::Bindings::new(&extractor.facts.bindings);
     extractor.walk(root);
     // Calls inside a retried unit are followed into the file's named units; a file that
     // retries nothing is read for its top-level helpers, which other files import — or, read
@@ -78,13 +84,18 @@ pub(super) fn extract(
         extractor.facts.units_deferred = true;
         return;
     }
-    extractor.facts.units = units::named_units(text, root, &extractor.facts.bindings, top_level);
-    if !top_level {
-        extractor.facts.handlers = units::handlers(text, root, &extractor.facts.bindings);
-    }
+    let bindings = &extractor.bindings;
+    let units = units::named_units(text, root, bindings, top_level);
+    let handlers = (!top_level).then(|| units::handlers(text, root, bindings));
     // A service's methods are what `yield* Service` callers reach: read where one is defined.
-    if extractor.facts.uses_effect && (src.contains(".Service<") || src.contains("Layer.")) {
-        extractor.facts.services = units::service_defs(text, root, &extractor.facts.bindings);
+    let services = (extractor.facts.uses_effect && (src.contains(".Service<") || src.contains("Layer.")))
+        .then(|| units::service_defs(text, root, bindings, extractor.top_level(root)));
+    extractor.facts.units = units;
+    if let Some(handlers) = handlers {
+        extractor.facts.handlers = handlers;
+    }
+    if let Some(services) = services {
+        extractor.facts.services = services;
     }
 }
 
@@ -220,7 +231,16 @@ struct Extractor<'t, 'f> {
     /// The same text, checked to be UTF-8 once.
     src: &'t str,
     facts: &'f mut FileFacts,
-    scopes: Vec<Vec<ScopeEntry<'t>>>,
+    /// The locals and parameters in scope where the walk is.
+    scopes: scopes::Scopes<'t>,
+    /// The services bound in the blocks around the walk (a retried unit's too).
+    blocks: units::EnclosingServices<'t>,
+    /// The module's top-level bindings by name (complete before the walk).
+    bindings: units::Bindings,
+    /// The module's top-level declarations by name, read on first use.
+    top_level: std::cell::OnceCell<TopLevel<'t>>,
+    /// Every identifier of the file by name, read on first use (see `uses_of`).
+    identifiers: std::cell::OnceCell<std::collections::HashMap<&'t str, Vec<Node<'t>>>>,
     containers: Vec<Scope<'t>>,
     frames: Vec<Frame>,
     /// Parameter names shadowed while a function body is converted to an `Expr`.
@@ -231,8 +251,8 @@ struct Extractor<'t, 'f> {
     /// gets a note).
     truncated: std::cell::Cell<bool>,
     /// The nodes the walk is inside, innermost last: a node's parent without `Node::parent`,
-    /// which tree-sitter answers by descending from the root.
-    ancestors: Vec<Node<'t>>,
+    /// which tree-sitter answers by descending from the root (see `lineage`).
+    lineage: Lineage<'t, 't>,
     /// Where the words a fact can start from occur in the text, in order (see `marks`): a
     /// subtree holding none of them is stepped over.
     marks: Vec<u32>,
@@ -247,7 +267,52 @@ impl<'t> Extractor<'t, '_> {
 
     /// The parent of the node being entered (the walk's own stack).
     fn walk_parent(&self) -> Option<Node<'t>> {
-        self.ancestors.iter().rev().nth(1).copied()
+        self.lineage.up(1)
+    }
+
+    /// The parent of `node`, read off the walk's path (see `lineage`).
+    fn parent(&self, node: Node<'t>) -> Option<Node<'t>> {
+        self.lineage.parent(node)
+    }
+
+    /// The module's top-level declarations by name (`root` is the tree's).
+    fn top_level(&self, root: Node<'t>) -> &TopLevel<'t> {
+        self.top_level.get_or_init(|| TopLevel::read(self.src, root))
+    }
+
+    /// The identifiers and shorthand properties named `name` that lie in `scope`, in source
+    /// order: from an index of the file's identifiers, read once (a scan of the scope per
+    /// look-up is quadratic on a large one).
+    fn uses_of(&self, scope: Node<'t>, name: &str) -> &[Node<'t>] {
+        let index = self.identifiers.get_or_init(|| {
+            let mut index: std::collections::HashMap<&'t str, Vec<Node<'t>>> = std::collections::HashMap::new();
+            let Some(root) = self.lineage.root_node() else {
+                return index;
+            };
+            let mut cursor = root.walk();
+            'walk: loop {
+                let node = cursor.node();
+                if matches!(node.kind_str(), "identifier" | "shorthand_property_identifier") {
+                    index.entry(self.text_of(node)).or_default().push(node);
+                }
+                if cursor.goto_first_child() {
+                    continue;
+                }
+                while !cursor.goto_next_sibling() {
+                    if !cursor.goto_parent() {
+                        break 'walk;
+                    }
+                }
+            }
+            index
+        });
+        crate::extract::work::step(1);
+        let Some(all) = index.get(name) else {
+            return &[];
+        };
+        let from = all.partition_point(|n| n.start_byte() < scope.start_byte());
+        let to = all.partition_point(|n| n.end_byte() <= scope.end_byte() && n.start_byte() < scope.end_byte());
+        all.get(from..to.max(from)).unwrap_or(&[])
     }
 
     fn span(node: Node) -> Span {
@@ -343,20 +408,65 @@ fn parse_number(text: &str) -> Option<f64> {
     clean.parse::<f64>().ok()
 }
 
-/// The module's top-level declarations, `export`ed ones unwrapped: what `const make = …` and
-/// `pgTable(…)` definitions are looked up in.
-pub(super) fn top_level_declarations(root: Node) -> Vec<Node> {
-    let mut cursor = root.walk();
-    root.named_children(&mut cursor)
-        .filter_map(|statement| {
-            if statement.kind_str() == "export_statement" {
-                statement.field("declaration")
+/// The module's top-level declarations (`export`ed ones unwrapped) by name, read once: what a
+/// name the walk cannot find among the locals, a service's `make` and a drizzle table's
+/// `pgTable(…)` are looked up in (a scan of the module per look-up is quadratic on a large
+/// file, and most for a name it never binds).
+struct TopLevel<'t> {
+    /// `function NAME` → the declaration, `const NAME = value` → the value (`None` without
+    /// one): the first of each name.
+    values: std::collections::HashMap<&'t str, Option<Node<'t>>>,
+    /// Every declarator of a top-level `const`/`let`/`var`, by its name's text, in order.
+    declarators: std::collections::HashMap<&'t str, Vec<Node<'t>>>,
+}
+
+impl<'t> TopLevel<'t> {
+    fn read(src: &'t str, root: Node<'t>) -> Self {
+        let text = |node: Node| src.get(node.byte_range()).unwrap_or("");
+        let mut values = std::collections::HashMap::new();
+        let mut declarators: std::collections::HashMap<&'t str, Vec<Node<'t>>> = std::collections::HashMap::new();
+        let mut cursor = root.walk();
+        for item in root.named_children(&mut cursor) {
+            let item = if item.kind_str() == "export_statement" {
+                match item.field("declaration") {
+                    Some(declaration) => declaration,
+                    None => continue,
+                }
             } else {
-                Some(statement)
+                item
+            };
+            match item.kind_str() {
+                "function_declaration" => {
+                    if let Some(name) = item.field("name") {
+                        values.entry(text(name)).or_insert(Some(item));
+                    }
+                }
+                "lexical_declaration" | "variable_declaration" => {
+                    let mut inner = item.walk();
+                    for declarator in item.named_children(&mut inner) {
+                        if let Some(name) = declarator.field("name") {
+                            values.entry(text(name)).or_insert_with(|| declarator.field("value"));
+                            declarators.entry(text(name)).or_default().push(declarator);
+                        }
+                    }
+                }
+                _ => {}
             }
-        })
-        .filter(|d| matches!(d.kind_str(), "lexical_declaration" | "variable_declaration"))
-        .collect()
+        }
+        TopLevel { values, declarators }
+    }
+
+    /// The value of a top-level `const NAME = …` or `function NAME`.
+    fn value(&self, name: &str) -> Option<Node<'t>> {
+        crate::extract::work::step(1);
+        self.values.get(name).copied().flatten()
+    }
+
+    /// The declarators of top-level `const`/`let`/`var`s named `name`, in order.
+    fn declarators(&self, name: &str) -> &[Node<'t>] {
+        crate::extract::work::step(1);
+        self.declarators.get(name).map_or(&[], Vec::as_slice)
+    }
 }
 
 #[cfg(test)]

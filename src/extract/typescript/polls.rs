@@ -74,7 +74,7 @@ impl<'t> Extractor<'t, '_> {
                 let (schedule, roots) = match args.as_slice() {
                     [schedule] => (
                         *schedule,
-                        units::retried_target(self.text, node, &args, Some(0)).map(|(roots, _)| roots),
+                        units::retried_target(self.text, node, &args, Some(0), &self.lineage).map(|(roots, _)| roots),
                     ),
                     [effect, schedule, ..] => (*schedule, Some(vec![*effect])),
                     _ => return,
@@ -150,7 +150,7 @@ impl<'t> Extractor<'t, '_> {
             let text = self.text_of(node).to_ascii_lowercase();
             text.contains("heartbeat") || text.contains("keepalive") || text.contains("keep_alive")
         };
-        let assigned_to = call.parent().and_then(|parent| match parent.kind_str() {
+        let assigned_to = self.parent(call).and_then(|parent| match parent.kind_str() {
             "assignment_expression" => parent.field("left"),
             "variable_declarator" => parent.field("name"),
             _ => None,
@@ -302,7 +302,7 @@ impl<'t> Extractor<'t, '_> {
         let mut current = node;
         let mut calls = 0;
         for _ in 0..MAX_ANCESTORS {
-            let Some(parent) = current.parent() else { break };
+            let Some(parent) = self.parent(current) else { break };
             if !matches!(
                 parent.kind_str(),
                 "arguments" | "call_expression" | "member_expression" | "parenthesized_expression"
@@ -336,15 +336,15 @@ impl<'t> Extractor<'t, '_> {
 
 /// The pipe steps after `node`: `node.pipe(a, b)` or `pipe(node, a, b)`.
 fn later_steps<'t>(extractor: &Extractor<'t, '_>, node: Node<'t>) -> Vec<Node<'t>> {
-    let Some(parent) = node.parent() else {
+    let Some(parent) = extractor.parent(node) else {
         return Vec::new();
     };
     let call = match parent.kind_str() {
         "member_expression" if parent.field("property").is_some_and(|p| extractor.text_of(p) == "pipe") => {
-            parent.parent().filter(|c| c.kind_str() == "call_expression")
+            extractor.parent(parent).filter(|c| c.kind_str() == "call_expression")
         }
-        "arguments" => parent
-            .parent()
+        "arguments" => extractor
+            .parent(parent)
             .filter(|c| c.field("function").is_some_and(|f| extractor.text_of(f) == "pipe")),
         _ => None,
     };

@@ -19,7 +19,7 @@
 
 use tree_sitter::Node;
 
-use super::Extractor;
+use super::{Extractor, Lineage, TopLevel};
 use crate::extract::sql::SqlSource;
 use crate::extract::{sql_text, FieldExt};
 use crate::facts::sql::SqlOrigin;
@@ -31,7 +31,10 @@ const MAX_DEPTH: usize = 16;
 impl<'t> Extractor<'t, '_> {
     /// Called for every call: records the statement of a drizzle `update(…).set(…).where(…)`.
     pub(super) fn query_builder_update(&mut self, call: Node<'t>) {
-        if let Some(sql) = update_statement(self.text, call) {
+        let Some(root) = self.lineage.root_node() else {
+            return;
+        };
+        if let Some(sql) = update_statement(self.text, call, self.top_level(root), &self.lineage) {
             sql_text::push(self.facts, sql);
         }
     }
@@ -111,40 +114,36 @@ fn string_literal(source: &[u8], node: Node) -> Option<String> {
 
 /// The table `variable` names: from its `pgTable(…)` declaration at the top of the file, else
 /// the variable's own name.
-fn table(source: &[u8], root: Node, variable: &str) -> Table {
+fn table(source: &[u8], top_level: &TopLevel, variable: &str) -> Table {
     let mut found = Table {
         variable: variable.to_string(),
         name: snake_case(variable),
         columns: Vec::new(),
     };
-    for declaration in super::top_level_declarations(root) {
-        let mut inner = declaration.walk();
-        for declarator in declaration.named_children(&mut inner) {
-            let named = declarator.field("name").is_some_and(|n| text(source, n) == variable);
-            let Some(value) = declarator.field("value").filter(|_| named) else {
-                continue;
-            };
-            let builder = value.field("function").map(|f| text(source, f)).unwrap_or("");
-            if value.kind_str() != "call_expression" || !is_table_builder(builder) {
-                continue;
-            }
-            let Some(arguments) = value.field("arguments") else {
-                continue;
-            };
-            let mut args = arguments.walk();
-            let args: Vec<Node> = arguments.named_children(&mut args).collect();
-            if let Some(name) = args.first().and_then(|a| string_literal(source, *a)) {
-                found.name = name;
-            }
-            if let Some(columns) = args.get(1).filter(|c| c.kind_str() == "object") {
-                let mut pairs = columns.walk();
-                for pair in columns.named_children(&mut pairs).filter(|p| p.kind_str() == "pair") {
-                    let (Some(key), Some(column)) = (pair.field("key"), pair.field("value")) else {
-                        continue;
-                    };
-                    if let Some(name) = column_name(source, column) {
-                        found.columns.push((super::string_value(text(source, key)), name));
-                    }
+    for declarator in top_level.declarators(variable) {
+        let Some(value) = declarator.field("value") else {
+            continue;
+        };
+        let builder = value.field("function").map(|f| text(source, f)).unwrap_or("");
+        if value.kind_str() != "call_expression" || !is_table_builder(builder) {
+            continue;
+        }
+        let Some(arguments) = value.field("arguments") else {
+            continue;
+        };
+        let mut args = arguments.walk();
+        let args: Vec<Node> = arguments.named_children(&mut args).collect();
+        if let Some(name) = args.first().and_then(|a| string_literal(source, *a)) {
+            found.name = name;
+        }
+        if let Some(columns) = args.get(1).filter(|c| c.kind_str() == "object") {
+            let mut pairs = columns.walk();
+            for pair in columns.named_children(&mut pairs).filter(|p| p.kind_str() == "pair") {
+                let (Some(key), Some(column)) = (pair.field("key"), pair.field("value")) else {
+                    continue;
+                };
+                if let Some(name) = column_name(source, column) {
+                    found.columns.push((super::string_value(text(source, key)), name));
                 }
             }
         }
@@ -175,7 +174,12 @@ fn column_name(source: &[u8], mut node: Node) -> Option<String> {
 
 /// The statement of `call` when it is `….update(table).set({…}).where(condition)`, with a
 /// `RETURNING` when the chain goes on with `.returning(…)`.
-fn update_statement(source: &[u8], call: Node) -> Option<crate::facts::SqlText> {
+fn update_statement<'t>(
+    source: &[u8],
+    call: Node<'t>,
+    top_level: &TopLevel<'t>,
+    lineage: &Lineage<'_, 't>,
+) -> Option<crate::facts::SqlText> {
     let (set_call, where_args) = method_call(source, call, "where")?;
     let (update_call, set_args) = method_call(source, set_call, "set")?;
     let (_, update_args) = method_call(source, update_call, "update")?;
@@ -189,11 +193,7 @@ fn update_statement(source: &[u8], call: Node) -> Option<crate::facts::SqlText> 
     if table_arg.kind_str() != "identifier" || values.kind_str() != "object" {
         return None;
     }
-    let mut root = call;
-    while let Some(parent) = root.parent() {
-        root = parent;
-    }
-    let table = table(source, root, text(source, *table_arg));
+    let table = table(source, top_level, text(source, *table_arg));
     let mut sql = SqlSource::new();
     sql.push_at(&format!("UPDATE {} SET ", table.name), span(update_call));
     let mut cursor = values.walk();
@@ -224,16 +224,15 @@ fn update_statement(source: &[u8], call: Node) -> Option<crate::facts::SqlText> 
         sql: &mut sql,
     }
     .predicate(*condition, 0)?;
-    if returns(source, call) {
+    if returns(source, call, lineage) {
         sql.push_at(" RETURNING *", span(call));
     }
     Some(sql.finish(span(call), SqlOrigin::QueryBuilder))
 }
 
 /// Whether the chain above `call` goes on with `.returning(…)`.
-fn returns(source: &[u8], call: Node) -> bool {
-    let mut node = call;
-    while let Some(parent) = node.parent() {
+fn returns<'t>(source: &[u8], call: Node<'t>, lineage: &Lineage<'_, 't>) -> bool {
+    for parent in lineage.ancestors(call) {
         match parent.kind_str() {
             "member_expression" => {
                 if parent.field("property").is_some_and(|p| text(source, p) == "returning") {
@@ -243,7 +242,6 @@ fn returns(source: &[u8], call: Node) -> bool {
             "call_expression" | "await_expression" | "parenthesized_expression" => {}
             _ => return false,
         }
-        node = parent;
     }
     false
 }

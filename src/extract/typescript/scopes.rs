@@ -40,10 +40,10 @@ impl<'t> Extractor<'t, '_> {
     }
 
     pub(super) fn leave(&mut self) {
-        self.ancestors.pop();
+        self.lineage.pop();
         let frame = self.frames.pop().unwrap_or_default();
         if frame.scope {
-            self.scopes.pop();
+            self.scopes.close();
         }
         if frame.container {
             self.containers.pop();
@@ -52,7 +52,8 @@ impl<'t> Extractor<'t, '_> {
 
     /// Called before a node's children; returns whether to visit them.
     pub(super) fn enter(&mut self, node: Node<'t>) -> bool {
-        self.ancestors.push(node);
+        self.lineage.push(node);
+        self.blocks.visit(self.lineage.path());
         let mut frame = Frame::default();
         let mut descend = true;
         self.job_and_sql_facts(node);
@@ -68,7 +69,7 @@ impl<'t> Extractor<'t, '_> {
             | "interface_declaration"
             | "type_alias_declaration" => descend = false,
             "statement_block" | "class_body" => {
-                self.scopes.push(Vec::new());
+                self.scopes.open(Vec::new());
                 frame.scope = true;
             }
             "arrow_function"
@@ -78,7 +79,7 @@ impl<'t> Extractor<'t, '_> {
             | "generator_function_declaration"
             | "method_definition" => {
                 let params = self.param_names(node);
-                self.scopes.push(params);
+                self.scopes.open(params);
                 frame.scope = true;
                 if let Some(name) = node.field("name").filter(|_| node.kind_str() != "arrow_function") {
                     if !node.kind_str().ends_with("expression") && node.kind_str() != "generator_function" {
@@ -100,17 +101,15 @@ impl<'t> Extractor<'t, '_> {
                     let name_text = self.text_of(name);
                     // Locals (not top-level bindings, which the module pass recorded) join the scope.
                     let declaration = self.walk_parent();
-                    let local =
-                        self.ancestors.iter().rev().nth(2).is_some_and(|scope| {
-                            scope.kind_str() != "program" && scope.kind_str() != "export_statement"
-                        });
-                    if local {
-                        if let Some(scope) = self.scopes.last_mut() {
-                            let is_const = declaration
-                                .is_some_and(|decl| decl.child(0).is_some_and(|kw| kw.kind_str() == "const"));
-                            let value = node.field("value").filter(|_| is_const);
-                            scope.push((name_text, value, Self::span(node)));
-                        }
+                    let local = self
+                        .lineage
+                        .up(2)
+                        .is_some_and(|scope| scope.kind_str() != "program" && scope.kind_str() != "export_statement");
+                    if local && self.scopes.is_open() {
+                        let is_const =
+                            declaration.is_some_and(|decl| decl.child(0).is_some_and(|kw| kw.kind_str() == "const"));
+                        let value = node.field("value").filter(|_| is_const);
+                        self.scopes.declare((name_text, value, Self::span(node)));
                     }
                     self.containers
                         .push((ContainerKind::Variable, std::borrow::Cow::Borrowed(name_text)));
@@ -197,6 +196,56 @@ impl<'t> Extractor<'t, '_> {
             }
         }
         None
+    }
+}
+
+/// The lexical scopes the walk is inside, each with its locals and parameters in order, and
+/// the same entries by name: a look-up reads the innermost entry of its name instead of
+/// every scope (a deep nest of functions, each looking up names, is otherwise quadratic).
+#[derive(Default)]
+pub(super) struct Scopes<'t> {
+    /// The names each open scope declared, innermost last.
+    open: Vec<Vec<&'t str>>,
+    /// Each name's entries in the open scopes, innermost (latest) last.
+    by_name: std::collections::HashMap<&'t str, Vec<ScopeEntry<'t>>>,
+}
+
+impl<'t> Scopes<'t> {
+    pub(super) fn open(&mut self, entries: Vec<ScopeEntry<'t>>) {
+        self.open.push(Vec::with_capacity(entries.len()));
+        for entry in entries {
+            self.declare(entry);
+        }
+    }
+
+    pub(super) fn close(&mut self) {
+        for name in self.open.pop().unwrap_or_default() {
+            if let Some(entries) = self.by_name.get_mut(name) {
+                entries.pop();
+                if entries.is_empty() {
+                    self.by_name.remove(name);
+                }
+            }
+        }
+    }
+
+    pub(super) fn is_open(&self) -> bool {
+        !self.open.is_empty()
+    }
+
+    /// A local of the innermost scope.
+    pub(super) fn declare(&mut self, entry: ScopeEntry<'t>) {
+        let Some(names) = self.open.last_mut() else {
+            return;
+        };
+        names.push(entry.0);
+        self.by_name.entry(entry.0).or_default().push(entry);
+    }
+
+    /// The innermost entry named `name`.
+    pub(super) fn lookup(&self, name: &str) -> Option<&ScopeEntry<'t>> {
+        crate::extract::work::step(1);
+        self.by_name.get(name).and_then(|entries| entries.last())
     }
 }
 

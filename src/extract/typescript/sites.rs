@@ -96,7 +96,7 @@ impl<'t> Extractor<'t, '_> {
             .flatten()
             .map(|p| self.text_of(p));
         if method.is_some_and(|m| CLIENT_METHODS.contains(&m)) {
-            if let Some(request) = units::client_request(self.text, node) {
+            if let Some(request) = units::client_request(self.text, node, &self.lineage) {
                 self.facts.client_requests.push(request);
             }
         }
@@ -169,18 +169,28 @@ impl<'t> Extractor<'t, '_> {
                 ),
             );
         }
-        let target = units::retried_target(self.text, node, &args, policy_index);
+        let target = units::retried_target(self.text, node, &args, policy_index, &self.lineage);
         if kind == RetryKind::EffectRetry {
             self.supervisor(node, callee, target.as_ref().map_or(&[][..], |(roots, _)| roots));
         }
-        let target = target.map(|(roots, name)| units::unit(self.text, &roots, name, &self.facts.bindings));
+        let target = target.map(|(roots, name)| {
+            let enclosing = roots.first().map(|first| self.blocks.around(self.text, *first));
+            units::unit(
+                self.text,
+                &roots,
+                name,
+                &self.bindings,
+                self.lineage.path(),
+                enclosing.as_deref().map(Vec::as_slice),
+            )
+        });
         // `HttpClient.transformResponse(Effect.retry(…))` makes every request of the client
         // it builds retry, as `HttpClient.retryTransient` does.
         let transform = (kind == RetryKind::EffectRetry)
             .then(|| self.enclosing_transform_response(node))
             .flatten();
         if kind == RetryKind::HttpRetryTransient || transform.is_some() {
-            if let Some(client) = units::bound_client_name(self.text, transform.unwrap_or(node)) {
+            if let Some(client) = units::bound_client_name(self.text, transform.unwrap_or(node), &self.lineage) {
                 self.facts.retrying_clients.push(client);
             }
         }
@@ -334,33 +344,8 @@ impl<'t> Extractor<'t, '_> {
 
     /// The value of a top-level `const NAME = …` or `function NAME`.
     pub(super) fn top_level_value(&self, name: &str) -> Option<Node<'t>> {
-        let root = *self.ancestors.first()?;
-        let mut cursor = root.walk();
-        for item in root.named_children(&mut cursor) {
-            let item = if item.kind_str() == "export_statement" {
-                match item.field("declaration") {
-                    Some(declaration) => declaration,
-                    None => continue,
-                }
-            } else {
-                item
-            };
-            match item.kind_str() {
-                "function_declaration" if item.field("name").is_some_and(|n| self.text_of(n) == name) => {
-                    return Some(item)
-                }
-                "lexical_declaration" | "variable_declaration" => {
-                    let mut inner = item.walk();
-                    for declarator in item.named_children(&mut inner) {
-                        if declarator.field("name").is_some_and(|n| self.text_of(n) == name) {
-                            return declarator.field("value");
-                        }
-                    }
-                }
-                _ => {}
-            }
-        }
-        None
+        let root = self.lineage.root_node()?;
+        self.top_level(root).value(name)
     }
 
     /// Notes an error region when a token the rules care about is among the pieces the
@@ -396,7 +381,7 @@ impl<'t> Extractor<'t, '_> {
     fn enclosing_transform_response(&self, retry: Node<'t>) -> Option<Node<'t>> {
         let mut current = retry;
         for _ in 0..12 {
-            let parent = current.parent()?;
+            let parent = self.parent(current)?;
             if parent.kind_str() == "call_expression" {
                 let callee = parent.field("function").map(|c| self.text_of(c)).unwrap_or("");
                 if callee.ends_with("transformResponse") {

@@ -2,7 +2,11 @@
 //! alive. A unit is a list of operations in source order — calls (classified later by the
 //! rules, whose verbs are configurable), SQL statements, HTTP requests and transactions.
 
+use std::cell::OnceCell;
+use std::rc::Rc;
+
 use super::FieldExt;
+use super::Lineage;
 use tree_sitter::Node;
 
 use crate::extract::sql::classify_sql;
@@ -24,16 +28,140 @@ fn span(node: Node) -> Span {
     Span::new(node.start_byte(), node.end_byte())
 }
 
-/// The unit `roots` stand for: every operation in their subtrees, in source order. `bindings`
-/// are the file's top-level bindings (a GraphQL mutation's text is often a constant).
-pub fn unit(source: &[u8], roots: &[Node], name: Option<String>, bindings: &[Binding]) -> Unit {
-    unit_with(source, roots, name, bindings, true)
+/// The module's top-level bindings by name, for what a unit looks up by name (a GraphQL
+/// document in a constant): one index per file instead of a scan of the bindings per call.
+#[derive(Default)]
+pub struct Bindings {
+    /// The span of the first binding of each name.
+    spans: std::collections::HashMap<String, Span>,
 }
 
-/// [`unit`], reading the services bound around the unit only when `enclosing` (a retried
-/// unit, a service's method): a tree-sitter parent step walks down from the root, so the
-/// scan is kept off the file-wide collection of named units.
-fn unit_with(source: &[u8], roots: &[Node], name: Option<String>, bindings: &[Binding], enclosing: bool) -> Unit {
+impl Bindings {
+    pub fn new(bindings: &[Binding]) -> Self {
+        let mut spans = std::collections::HashMap::with_capacity(bindings.len());
+        for binding in bindings {
+            spans.entry(binding.name.clone()).or_insert(binding.span);
+        }
+        Bindings { spans }
+    }
+
+    fn span(&self, name: &str) -> Option<Span> {
+        crate::extract::work::step(1);
+        self.spans.get(name).copied()
+    }
+}
+
+/// The services bound in the blocks around a walk (`const orders = yield* Orders`), each
+/// block's read once, when a unit inside it first asks: a unit reads them from the block's
+/// ancestors, and reading them anew per unit is a walk up the tree per unit.
+#[derive(Default)]
+pub struct EnclosingServices<'t> {
+    /// The statement blocks on the walk's path, outermost first: where each is on the path,
+    /// and (read on first use) the services bound in it and in the blocks around it, the
+    /// innermost first, as a unit takes them.
+    blocks: Vec<(usize, Node<'t>, OnceCell<Services>)>,
+}
+
+/// Services bound to locals, `(local, tag)`, shared by the blocks that add none.
+type Services = Rc<Vec<(String, String)>>;
+
+impl<'t> EnclosingServices<'t> {
+    /// Follows a walk to the node at the end of `path` (the walk's path from its root).
+    pub fn visit(&mut self, path: &[Node<'t>]) {
+        while let Some((at, block, _)) = self.blocks.last() {
+            if path.get(*at) == Some(block) {
+                break;
+            }
+            self.blocks.pop();
+        }
+        if let Some(&top) = path.last() {
+            let at = path.len() - 1;
+            if top.kind_str() == "statement_block" && self.blocks.last().is_none_or(|(last, _, _)| *last != at) {
+                self.blocks.push((at, top, OnceCell::new()));
+            }
+        }
+    }
+
+    /// Starts following a walk whose path is `path` (the blocks on it come first).
+    pub fn visit_all(&mut self, path: &[Node<'t>]) {
+        for (at, node) in path.iter().enumerate() {
+            if node.kind_str() == "statement_block" {
+                self.blocks.push((at, *node, OnceCell::new()));
+            }
+        }
+    }
+
+    /// The services bound in the blocks of the walk's path around `node` (not `node`
+    /// itself), the innermost block's first, without repeated names, as many as a unit keeps.
+    pub fn around(&self, source: &[u8], node: Node<'t>) -> Services {
+        let spans = |block: Node| block.start_byte() <= node.start_byte() && node.end_byte() <= block.end_byte();
+        let mut count = self.blocks.partition_point(|(_, block, _)| spans(*block));
+        if count > 0 && self.blocks[count - 1].1 == node {
+            count -= 1;
+        }
+        let Some(innermost) = count.checked_sub(1) else {
+            return Rc::default();
+        };
+        // Read down from the innermost block already read (without recursion: a nest may be
+        // deep).
+        let known = (0..=innermost).rev().find(|&at| self.blocks[at].2.get().is_some());
+        let mut around: Services = match known {
+            Some(at) => Rc::clone(self.blocks[at].2.get().expect("read")),
+            None => Rc::default(),
+        };
+        for (_, block, services) in &self.blocks[known.map_or(0, |at| at + 1)..=innermost] {
+            let own = block_services(source, *block);
+            if !own.is_empty() {
+                let mut merged: Vec<(String, String)> = Vec::new();
+                for bound in own.into_iter().chain(around.iter().cloned()) {
+                    if merged.len() >= MAX_SERVICES {
+                        break;
+                    }
+                    if !merged.iter().any(|(local, _)| *local == bound.0) {
+                        merged.push(bound);
+                    }
+                }
+                around = Rc::new(merged);
+            }
+            let _ = services.set(Rc::clone(&around));
+        }
+        around
+    }
+}
+
+/// The services a block's own declarations bind (`const orders = yield* Orders`), in order.
+fn block_services(source: &[u8], block: Node) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut cursor = block.walk();
+    for statement in block.named_children(&mut cursor) {
+        if !matches!(statement.kind_str(), "lexical_declaration" | "variable_declaration") {
+            continue;
+        }
+        let mut inner = statement.walk();
+        for declarator in statement.named_children(&mut inner) {
+            if let Some(bound) = service_local(source, declarator) {
+                out.push(bound);
+            }
+        }
+    }
+    out
+}
+
+/// The unit `roots` stand for: every operation in their subtrees, in source order. `bindings`
+/// are the file's top-level bindings (a GraphQL mutation's text is often a constant);
+/// `outer` is the path (from the tree's root) of the walk that found the unit. With
+/// `enclosing` (a retried unit, a service's method: the services bound in the blocks around
+/// the walk, see [`EnclosingServices::around`]), the services bound in the blocks around the
+/// unit are the unit's too (`const orders = yield* Orders` in a layer's `Effect.gen`, then a
+/// retried `Effect.fn` that uses `orders`).
+pub fn unit<'t>(
+    source: &[u8],
+    roots: &[Node<'t>],
+    name: Option<String>,
+    bindings: &Bindings,
+    outer: &[Node<'t>],
+    enclosing: Option<&[(String, String)]>,
+) -> Unit {
     // Locals bound to a freshly made id, collected by the same walk (in source order: a
     // local is declared before the calls that use it).
     let reader = Reader {
@@ -43,14 +171,26 @@ fn unit_with(source: &[u8], roots: &[Node], name: Option<String>, bindings: &[Bi
     };
     let mut ops = Vec::new();
     let mut services: Vec<(String, String)> = Vec::new();
-    'roots: for &node in roots {
+    // Blocks between the walk's path and the first root: theirs come before `enclosing`.
+    let mut blocks_between: Vec<Node<'t>> = Vec::new();
+    'roots: for (index, &node) in roots.iter().enumerate() {
+        let mut lineage = Lineage::below(outer, node);
+        if index == 0 && enclosing.is_some() {
+            let path = lineage.path();
+            blocks_between = path[..path.len() - 1]
+                .iter()
+                .rev()
+                .filter(|n| n.kind_str() == "statement_block")
+                .copied()
+                .collect();
+        }
         let mut cursor = node.walk();
-        'walk: loop {
+        loop {
             let current = cursor.node();
             let descend = match current.kind_str() {
                 "comment" | "string" | "type_annotation" | "type_arguments" => false,
                 "call_expression" => {
-                    if let Some(op) = reader.operation(current) {
+                    if let Some(op) = reader.operation(current, &lineage) {
                         ops.push(op);
                         if ops.len() >= MAX_OPS {
                             break 'roots;
@@ -76,44 +216,20 @@ fn unit_with(source: &[u8], roots: &[Node], name: Option<String>, bindings: &[Bi
                 }
                 _ => true,
             };
-            if descend && cursor.goto_first_child() {
+            if descend && lineage.first_child(&mut cursor) {
                 continue;
             }
-            loop {
-                if cursor.node() == node {
-                    break 'walk;
-                }
-                if cursor.goto_next_sibling() {
-                    break;
-                }
-                if !cursor.goto_parent() {
-                    break 'walk;
-                }
+            if !lineage.step_past(&mut cursor, node) {
+                break;
             }
         }
     }
-    // Services bound in an enclosing block (`const orders = yield* Orders` in a layer's
-    // `Effect.gen`, then a retried `Effect.fn` that uses `orders`) are the unit's too.
-    if let Some(&first) = roots.first().filter(|_| enclosing) {
-        let mut ancestor = first.parent();
-        while let Some(node) = ancestor {
-            if node.kind_str() == "statement_block" {
-                let mut cursor = node.walk();
-                for statement in node.named_children(&mut cursor) {
-                    if !matches!(statement.kind_str(), "lexical_declaration" | "variable_declaration") {
-                        continue;
-                    }
-                    let mut inner = statement.walk();
-                    for declarator in statement.named_children(&mut inner) {
-                        if let Some(bound) = service_local(source, declarator) {
-                            if services.len() < MAX_SERVICES && !services.iter().any(|(l, _)| *l == bound.0) {
-                                services.push(bound);
-                            }
-                        }
-                    }
-                }
+    if let Some(enclosing) = enclosing.filter(|_| !roots.is_empty()) {
+        let between = blocks_between.iter().flat_map(|block| block_services(source, *block));
+        for bound in between.chain(enclosing.iter().cloned()) {
+            if services.len() < MAX_SERVICES && !services.iter().any(|(l, _)| *l == bound.0) {
+                services.push(bound);
             }
-            ancestor = node.parent();
         }
     }
     let span = match (roots.first(), roots.last()) {
@@ -132,7 +248,13 @@ fn unit_with(source: &[u8], roots: &[Node], name: Option<String>, bindings: &[Bi
 /// `db.insert(table).values(…)` and kysely's `db.insertInto("t").values(…)` are an `INSERT`,
 /// an upsert when the chain goes on with `.onConflictDoNothing()`, `.onConflictDoUpdate(…)`,
 /// `.onConflict(…)` or `.onDuplicateKeyUpdate(…)`.
-fn query_builder_insert(source: &[u8], call: Node, callee: Node, method: &str) -> Option<SqlClass> {
+fn query_builder_insert<'t>(
+    source: &[u8],
+    call: Node<'t>,
+    callee: Node<'t>,
+    method: &str,
+    lineage: &Lineage<'_, 't>,
+) -> Option<SqlClass> {
     if method != "values" || callee.kind_str() != "member_expression" {
         return None;
     }
@@ -145,8 +267,7 @@ fn query_builder_insert(source: &[u8], call: Node, callee: Node, method: &str) -
         return None;
     }
     // Up the chain: `….values(…).onConflictDoNothing().returning()`.
-    let mut node = call;
-    while let Some(parent) = node.parent() {
+    for parent in lineage.ancestors(call) {
         match parent.kind_str() {
             "member_expression" => {
                 let property = parent.field("property").map(|p| text(source, p)).unwrap_or("");
@@ -157,7 +278,6 @@ fn query_builder_insert(source: &[u8], call: Node, callee: Node, method: &str) -
             "call_expression" | "await_expression" | "parenthesized_expression" => {}
             _ => break,
         }
-        node = parent;
     }
     Some(SqlClass::Insert)
 }
@@ -188,26 +308,24 @@ const MAX_SERVICE_DEFS: usize = 64;
 /// `Context.Service`/`ServiceMap.Service` class) and `Layer.effect(Orders, …)` /
 /// `Layer.scoped` / `Layer.succeed` / `Layer.sync`. An implementation given by name (`effect:
 /// make`, `Layer.effect(Orders, make)`) is read from that top-level declaration.
-pub fn service_defs(source: &[u8], root: Node, bindings: &[Binding]) -> Vec<ServiceDef> {
+pub(super) fn service_defs<'t>(
+    source: &[u8],
+    root: Node<'t>,
+    bindings: &Bindings,
+    top_level: &super::TopLevel<'t>,
+) -> Vec<ServiceDef> {
     let mut defs: Vec<ServiceDef> = Vec::new();
     // Top-level `const make = …` declarations, for implementations given by name.
-    let mut declared: Vec<(&str, Node)> = Vec::new();
-    for declaration in super::top_level_declarations(root) {
-        let mut inner = declaration.walk();
-        for declarator in declaration.named_children(&mut inner) {
-            if let Some((name, value)) = declarator.field("name").zip(declarator.field("value")) {
-                declared.push((text(source, name), value));
-            }
-        }
-    }
+    let declared = |name: &str| top_level.declarators(name).iter().find_map(|d| d.field("value"));
     // The implementation's named functions; the containers (`effect: Effect.gen(…)`) are not
-    // methods, and are walked for what they hold, not as units of their own.
-    let implementation = |node: Node<'_>| -> Vec<Unit> {
+    // methods, and are walked for what they hold, not as units of their own. `path` is the
+    // walk's, at the service.
+    let implementation = |node: Node<'t>, path: &[Node<'t>]| -> Vec<Unit> {
         let mut roots = vec![node];
         if node.kind_str() == "identifier" {
             let name = text(source, node);
-            if let Some((_, value)) = declared.iter().find(|(n, _)| *n == name) {
-                roots = vec![*value];
+            if let Some(value) = declared(name) {
+                roots = vec![value];
             }
         } else if node.kind_str() == "object" {
             // `{ effect: make, dependencies: [...] }`
@@ -217,8 +335,8 @@ pub fn service_defs(source: &[u8], root: Node, bindings: &[Binding]) -> Vec<Serv
                 if matches!(key, Some("effect" | "scoped" | "succeed" | "sync")) {
                     if let Some(value) = pair.field("value") {
                         let name = text(source, value);
-                        if let Some((_, declared_value)) = declared.iter().find(|(n, _)| *n == name) {
-                            roots.push(*declared_value);
+                        if let Some(declared_value) = declared(name) {
+                            roots.push(declared_value);
                         }
                     }
                 }
@@ -226,10 +344,11 @@ pub fn service_defs(source: &[u8], root: Node, bindings: &[Binding]) -> Vec<Serv
         }
         roots
             .into_iter()
-            .flat_map(|root| named_units_with(source, root, bindings, false, true))
+            .flat_map(|root| named_units_with(source, Lineage::rooted(path, root), bindings, false, true))
             .filter(|unit| !matches!(unit.name.as_deref(), Some("effect" | "scoped" | "succeed" | "sync")))
             .collect()
     };
+    let mut lineage = Lineage::root(root);
     let mut cursor = root.walk();
     'walk: loop {
         let node = cursor.node();
@@ -243,7 +362,9 @@ pub fn service_defs(source: &[u8], root: Node, bindings: &[Binding]) -> Vec<Serv
                     if text(source, heritage).contains(".Service<") {
                         defs.push(ServiceDef {
                             name: name.to_string(),
-                            units: service_options(heritage).map(implementation).unwrap_or_default(),
+                            units: service_options(heritage)
+                                .map(|options| implementation(options, lineage.path()))
+                                .unwrap_or_default(),
                         });
                     }
                 }
@@ -262,7 +383,7 @@ pub fn service_defs(source: &[u8], root: Node, bindings: &[Binding]) -> Vec<Serv
                         if tag.kind_str() == "identifier" {
                             defs.push(ServiceDef {
                                 name: text(source, tag).to_string(),
-                                units: implementation(body),
+                                units: implementation(body, lineage.path()),
                             });
                         }
                     }
@@ -279,10 +400,10 @@ pub fn service_defs(source: &[u8], root: Node, bindings: &[Binding]) -> Vec<Serv
             node.kind_str(),
             "comment" | "string" | "template_string" | "statement_block" | "class_body"
         );
-        if enter && cursor.goto_first_child() {
+        if enter && lineage.first_child(&mut cursor) {
             continue;
         }
-        if !super::step_past(&mut cursor, root) {
+        if !lineage.step_past(&mut cursor, root) {
             break 'walk;
         }
     }
@@ -309,14 +430,14 @@ fn service_options(heritage: Node) -> Option<Node> {
 /// What one unit's operations are read with.
 struct Reader<'a> {
     source: &'a [u8],
-    bindings: &'a [Binding],
+    bindings: &'a Bindings,
     /// Locals of the unit bound to a freshly made id, as the walk meets them.
     fresh: std::cell::RefCell<Vec<&'a str>>,
 }
 
 impl Reader<'_> {
-    /// One call as a unit operation.
-    fn operation(&self, call: Node) -> Option<UnitOp> {
+    /// One call as a unit operation (`lineage`: the unit walk's, at the call).
+    fn operation<'t>(&self, call: Node<'t>, lineage: &Lineage<'_, 't>) -> Option<UnitOp> {
         let source = self.source;
         let callee = call.field("function")?;
         let arguments = call.field("arguments")?;
@@ -341,13 +462,13 @@ impl Reader<'_> {
         };
         let kind = if method == "withTransaction" && receiver.is_some() {
             OpKind::Transaction
-        } else if let Some(class) = query_builder_insert(source, call, callee, method) {
+        } else if let Some(class) = query_builder_insert(source, call, callee, method, lineage) {
             OpKind::Sql(class)
         } else if let Some(method) = self.request_method(receiver, method, arguments) {
             OpKind::Http {
                 method,
                 idempotency_key: mentions_idempotency_key(&source[call.byte_range()])
-                    || chain_sets_idempotency_key(source, call),
+                    || chain_sets_idempotency_key(source, call, lineage),
             }
         } else if let Some((mutation, names)) = self.graphql(arguments) {
             OpKind::GraphQl {
@@ -438,11 +559,8 @@ impl Reader<'_> {
                 "identifier" => {
                     let name = text(self.source, argument);
                     self.bindings
-                        .iter()
-                        .find(|b| b.name == name)
-                        .and_then(|b| {
-                            std::str::from_utf8(&self.source[b.span.start as usize..b.span.end as usize]).ok()
-                        })
+                        .span(name)
+                        .and_then(|span| std::str::from_utf8(&self.source[span.start as usize..span.end as usize]).ok())
                         .and_then(|declarator| declarator.split_once('=').map(|(_, value)| value))
                 }
                 _ => None,
@@ -614,10 +732,10 @@ fn mentions_idempotency_key(call: &[u8]) -> bool {
 
 /// Whether the request chain around `node` sets an `Idempotency-Key` header. The chain is the
 /// expression the call belongs to: `HttpClientRequest.post(url).pipe(setHeader(…))`.
-pub fn chain_sets_idempotency_key(source: &[u8], node: Node) -> bool {
+pub fn chain_sets_idempotency_key<'t>(source: &[u8], node: Node<'t>, lineage: &Lineage<'_, 't>) -> bool {
     let mut top = node;
     for _ in 0..8 {
-        match top.parent() {
+        match lineage.parent(top) {
             Some(parent)
                 if matches!(
                     parent.kind_str(),
@@ -642,12 +760,15 @@ pub fn retried_target<'t>(
     call: Node<'t>,
     args: &[Node<'t>],
     policy_index: Option<usize>,
+    lineage: &Lineage<'_, 't>,
 ) -> Option<(Vec<Node<'t>>, Option<String>)> {
     if policy_index == Some(1) && args.len() >= 2 {
         return Some((vec![args[0]], None));
     }
-    let arguments = call.parent().filter(|p| p.kind_str() == "arguments")?;
-    let outer = arguments.parent().filter(|p| p.kind_str() == "call_expression")?;
+    let arguments = lineage.parent(call).filter(|p| p.kind_str() == "arguments")?;
+    let outer = lineage
+        .parent(arguments)
+        .filter(|p| p.kind_str() == "call_expression")?;
     let callee = outer.field("function")?;
     // The pipe steps written before the call.
     let before = |skip_first: bool| -> Vec<Node<'t>> {
@@ -702,10 +823,10 @@ pub fn retried_target<'t>(
 
 /// The local name a `HttpClient.retryTransient` client is bound to:
 /// `const retrying = base.pipe(HttpClient.retryTransient(…))` or the data-first form.
-pub fn bound_client_name(source: &[u8], call: Node) -> Option<(String, Span)> {
+pub fn bound_client_name<'t>(source: &[u8], call: Node<'t>, lineage: &Lineage<'_, 't>) -> Option<(String, Span)> {
     let mut node = call;
     for _ in 0..4 {
-        let parent = node.parent()?;
+        let parent = lineage.parent(node)?;
         match parent.kind_str() {
             "variable_declarator" => {
                 let name = parent.field("name").filter(|n| n.kind_str() == "identifier")?;
@@ -719,7 +840,7 @@ pub fn bound_client_name(source: &[u8], call: Node) -> Option<(String, Span)> {
 }
 
 /// `client.execute(HttpClientRequest.post(…))` or `client.post(…)` on a named client.
-pub fn client_request(source: &[u8], call: Node) -> Option<ClientRequest> {
+pub fn client_request<'t>(source: &[u8], call: Node<'t>, lineage: &Lineage<'_, 't>) -> Option<ClientRequest> {
     let callee = call.field("function").filter(|c| c.kind_str() == "member_expression")?;
     let object = callee.field("object").filter(|o| o.kind_str() == "identifier")?;
     let method = text(source, callee.field("property")?);
@@ -750,7 +871,7 @@ pub fn client_request(source: &[u8], call: Node) -> Option<ClientRequest> {
         client: client.to_string(),
         method: http_method,
         idempotency_key: unsafe_method
-            && (chain_sets_idempotency_key(source, call)
+            && (chain_sets_idempotency_key(source, call, lineage)
                 || contains_ignoring_case(&source[arguments.byte_range()], b"idempotency-key")),
         span: span(call),
     })
@@ -767,15 +888,34 @@ fn contains_ignoring_case(haystack: &[u8], needle: &[u8]) -> bool {
 /// Every named function-like value of the file: what calls inside a retried unit can reach.
 /// With `top_level`, only the module's own declarations (a file that retries nothing is read
 /// for the helpers other files import).
-pub fn named_units(source: &[u8], root: Node, bindings: &[Binding], top_level: bool) -> Vec<Unit> {
-    named_units_with(source, root, bindings, top_level, false)
+pub fn named_units(source: &[u8], root: Node, bindings: &Bindings, top_level: bool) -> Vec<Unit> {
+    named_units_with(source, Lineage::root(root), bindings, top_level, false)
 }
 
-fn named_units_with(source: &[u8], root: Node, bindings: &[Binding], top_level: bool, enclosing: bool) -> Vec<Unit> {
+/// [`named_units`] of the subtree at the end of `lineage`'s path, with the services bound
+/// around each unit when `enclosing` (a service's methods).
+fn named_units_with<'t>(
+    source: &[u8],
+    mut lineage: Lineage<'_, 't>,
+    bindings: &Bindings,
+    top_level: bool,
+    enclosing: bool,
+) -> Vec<Unit> {
     let mut units: Vec<Unit> = Vec::new();
+    let mut names: std::collections::HashSet<String> = std::collections::HashSet::new();
+    let Some(root) = lineage.top() else {
+        return units;
+    };
+    let mut blocks = EnclosingServices::default();
+    if enclosing {
+        blocks.visit_all(lineage.path());
+    }
     let mut cursor = root.walk();
-    'walk: loop {
+    loop {
         let node = cursor.node();
+        if enclosing {
+            blocks.visit(lineage.path());
+        }
         let named = match node.kind_str() {
             "variable_declarator" => node
                 .field("name")
@@ -791,10 +931,20 @@ fn named_units_with(source: &[u8], root: Node, bindings: &[Binding], top_level: 
         };
         if let Some((name, body)) = named {
             let name = text(source, name).to_string();
-            if !units.iter().any(|u| u.name.as_deref() == Some(name.as_str())) {
-                units.push(unit_with(source, &[body], Some(name), bindings, enclosing));
+            if !names.contains(&name) {
+                let around = enclosing.then(|| blocks.around(source, body));
+                let around = around.as_deref().map(Vec::as_slice);
+                units.push(unit(
+                    source,
+                    &[body],
+                    Some(name.clone()),
+                    bindings,
+                    lineage.path(),
+                    around,
+                ));
+                names.insert(name);
                 if units.len() >= MAX_UNITS {
-                    break 'walk;
+                    break;
                 }
             }
         }
@@ -807,16 +957,11 @@ fn named_units_with(source: &[u8], root: Node, bindings: &[Binding], top_level: 
         } else {
             node.kind_str() != "comment" && node.kind_str() != "string"
         };
-        if enter && cursor.goto_first_child() {
+        if enter && lineage.first_child(&mut cursor) {
             continue;
         }
-        loop {
-            if cursor.goto_next_sibling() {
-                break;
-            }
-            if !cursor.goto_parent() {
-                break 'walk;
-            }
+        if !lineage.step_past(&mut cursor, root) {
+            break;
         }
     }
     units
@@ -880,19 +1025,23 @@ const CALLBACK_METHODS: &[&str] = &[
 const HANDLER_PROPERTIES: &[&str] = &["run", "execute", "handler", "process", "perform"];
 
 /// Every function of the file handed to something that runs it later, with its operations.
-pub fn handlers(source: &[u8], root: Node, bindings: &[Binding]) -> Vec<Handler> {
+pub fn handlers(source: &[u8], root: Node, bindings: &Bindings) -> Vec<Handler> {
     let mut out: Vec<Handler> = Vec::new();
-    let mut push = |registration: String, node: Node| {
-        if out.len() < MAX_HANDLERS && registration.len() <= 80 && !registration.contains('\n') {
-            out.push(Handler {
-                registration,
-                unit: unit(source, &[node], None, bindings),
-            });
-        }
-    };
+    let mut lineage = Lineage::root(root);
+    let mut blocks = EnclosingServices::default();
     let mut cursor = root.walk();
-    'walk: loop {
+    loop {
         let node = cursor.node();
+        blocks.visit(lineage.path());
+        let mut push = |registration: String, node: Node| {
+            if out.len() < MAX_HANDLERS && registration.len() <= 80 && !registration.contains('\n') {
+                let around = blocks.around(source, node);
+                out.push(Handler {
+                    registration,
+                    unit: unit(source, &[node], None, bindings, lineage.path(), Some(&around)),
+                });
+            }
+        };
         match node.kind_str() {
             "call_expression" | "new_expression" => {
                 let callee = node.field("function").or_else(|| node.field("constructor"));
@@ -971,16 +1120,11 @@ pub fn handlers(source: &[u8], root: Node, bindings: &[Binding]) -> Vec<Handler>
                 }
             }
         }
-        if !matches!(node.kind_str(), "comment" | "string" | "template_string") && cursor.goto_first_child() {
+        if !matches!(node.kind_str(), "comment" | "string" | "template_string") && lineage.first_child(&mut cursor) {
             continue;
         }
-        loop {
-            if cursor.goto_next_sibling() {
-                break;
-            }
-            if !cursor.goto_parent() {
-                break 'walk;
-            }
+        if !lineage.step_past(&mut cursor, root) {
+            break;
         }
     }
     out
