@@ -26,7 +26,7 @@ use crate::source::Language;
 
 /// Bumped whenever extraction changes what it produces: cached facts of another version are
 /// not reused.
-pub const FACTS_VERSION: u32 = 11;
+pub const FACTS_VERSION: u32 = 12;
 
 thread_local! {
     // One parser per rayon worker and language: parsers are reused, never shared.
