@@ -28,7 +28,7 @@ use rayon::prelude::*;
 
 pub use durable::Durable;
 pub use inline::{Followed, How, Inline};
-pub use policy::{rows, table, Insertion, Origin, Policy, PolicyRow, Problem};
+pub use policy::{bound_options, rows, table, Insertion, Origin, Policy, PolicyRow, Problem};
 pub use replay::{Finding, Replays, Role, Stacked};
 
 use crate::facts::{duration_millis, string_value, Expr, PolicyArg, PollKind, PollLoop, Predicate, RetrySite};

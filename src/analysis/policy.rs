@@ -337,7 +337,7 @@ pub(super) fn named_policy(index: &Index, file: FileId, site: &RetrySite) -> Opt
 
 /// Retry options bound to a name the site passes whole (`const opts = { schedule, while }`,
 /// `Effect.retry(opts)`): a local, a module-level binding, an import.
-pub(super) fn bound_options<'i>(index: &'i Index, file: FileId, site: &'i RetrySite) -> Option<&'i Expr> {
+pub fn bound_options<'i>(index: &'i Index, file: FileId, site: &'i RetrySite) -> Option<&'i Expr> {
     let PolicyArg::Effect(expr) = &site.policy else {
         return None;
     };
