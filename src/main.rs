@@ -757,6 +757,11 @@ fn schedule_eval() -> Result<ExitCode, Report> {
         let answer = serde_json::json!({
             "id": request["id"], "version": request["version"], "attempts": attempts, "retries": retries,
             "delaysMs": delays, "jittered": jittered,
+            "gapGrows": match summary.gap {
+                retrylint::schedule::Gap::Growing => Some(true),
+                retrylint::schedule::Gap::Capped(_) => Some(false),
+                retrylint::schedule::Gap::Unknown => None,
+            },
         });
         writeln!(out, "{answer}").map_err(|e| miette!("cannot write: {e}"))?;
     }

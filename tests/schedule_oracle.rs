@@ -398,3 +398,77 @@ fn schedule_model_agrees_with_effect() {
         unexpected_unknown.join("\n")
     );
 }
+
+/// Schedules with one value the model cannot read (`partial.jsonl`, `$` in `expr`): a
+/// parameter, `Config.*`, a template literal. The model is given the expression with `$` an
+/// unresolved name; Effect runs it with each of `values` in its place. What the model still
+/// claims (the attempt count, jitter, whether the gap grows) must hold for every value, and
+/// every case must claim something: partial knowledge is still knowledge.
+#[test]
+fn partial_schedules_agree_with_effect_for_every_value() {
+    let dir = common::repo_root().join("tests/oracle");
+    ensure_node_packages(&dir);
+    let cases = lines(&std::fs::read(dir.join("partial.jsonl")).unwrap());
+    let (mut model_input, mut oracle_input) = (Vec::new(), Vec::new());
+    for case in &cases {
+        let expr = case["expr"].as_str().unwrap();
+        assert!(expr.contains('$'), "{}: no `$` to leave unread", case["id"]);
+        let mut request = serde_json::json!({ "id": case["id"], "version": case["version"] });
+        request["expr"] = serde_json::json!(expr.replace('$', "opts.unread"));
+        model_input.extend(with_n(request.clone()));
+        for (i, value) in case["values"].as_array().unwrap().iter().enumerate() {
+            request["id"] = serde_json::json!(format!("{}#{i}", case["id"].as_str().unwrap()));
+            request["expr"] = serde_json::json!(expr.replace('$', value.as_str().unwrap()));
+            oracle_input.extend(with_n(request.clone()));
+        }
+    }
+    let mut evaluate = Command::new("node");
+    evaluate.arg("evaluate.mjs").current_dir(&dir);
+    let mut model_command = common::bin();
+    model_command.arg("schedule-eval");
+    let (oracle, model) = (
+        spawn_with_stdin(evaluate, &oracle_input),
+        spawn_with_stdin(model_command, &model_input),
+    );
+    let oracle: HashMap<String, serde_json::Value> = lines(&oracle.join().unwrap())
+        .into_iter()
+        .map(|a| (a["id"].as_str().unwrap().to_string(), a))
+        .collect();
+    let model = lines(&model.join().unwrap());
+    assert_eq!(model.len(), cases.len(), "one model answer per case");
+    let mut failures = Vec::new();
+    for (case, answer) in cases.iter().zip(&model) {
+        let id = case["id"].as_str().unwrap();
+        let grows = answer["gapGrows"].as_bool();
+        let mut claimed = grows.is_some();
+        for (i, value) in case["values"].as_array().unwrap().iter().enumerate() {
+            let expected = &oracle[&format!("{id}#{i}")];
+            assert!(
+                expected.get("error").is_none(),
+                "{id} with {value}: Effect rejects it: {expected}"
+            );
+            let (was_claimed, problems) = disagreements(answer, expected);
+            claimed |= was_claimed;
+            for problem in problems {
+                failures.push(format!("{id} with {value}: {problem}"));
+            }
+            // A growing gap: later delays longer than the first (while the schedule runs).
+            let delays: Vec<f64> = expected["delaysMs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|d| d.as_f64().unwrap_or(f64::INFINITY))
+                .collect();
+            if let (Some(grows), true) = (grows, delays.len() >= 4) {
+                let (first, last) = (delays[0], delays[delays.len() - 1]);
+                if grows != (last > first) {
+                    failures.push(format!("{id} with {value}: model gap grows={grows}, Effect {delays:?}"));
+                }
+            }
+        }
+        if !claimed {
+            failures.push(format!("{id}: the model claims nothing about it"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

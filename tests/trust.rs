@@ -188,13 +188,13 @@ fn monorepo(package_config: &str) -> tempfile::TempDir {
         ("packages/a/src/x.ts", INLINE),
         (
             "packages/a/src/y.ts",
-            "import { Effect } from \"effect\"\nexport const y = Effect.succeed(1).pipe(Effect.retry({ times: 2 }))\n",
+            "import { Effect } from \"effect\"\nexport const y = Effect.succeed(1).pipe(Effect.retry({ times: 1 }))\n",
         ),
         ("packages/a/src/generated/z.ts", INLINE),
         ("packages/b/src/x.ts", INLINE),
         (
             "packages/b/src/y.ts",
-            "import { Effect } from \"effect\"\nexport const y = Effect.succeed(1).pipe(Effect.retry({ times: 2 }))\n",
+            "import { Effect } from \"effect\"\nexport const y = Effect.succeed(1).pipe(Effect.retry({ times: 1 }))\n",
         ),
     ])
 }
@@ -478,7 +478,7 @@ fn an_editor_buffer_on_stdin_takes_its_package_config_15_3() {
 
 #[test]
 fn a_suppression_of_a_rule_its_package_turns_off_is_not_unused_15_3() {
-    let suppressed = "import { Effect } from \"effect\"\n// retrylint-ignore retry-without-predicate -- the fake fails on purpose\nexport const y = Effect.succeed(1).pipe(Effect.retry({ times: 2 }))\n";
+    let suppressed = "import { Effect } from \"effect\"\n// retrylint-ignore retry-without-predicate -- the fake fails on purpose\nexport const y = Effect.succeed(1).pipe(Effect.retry({ times: 1 }))\n";
     let dir = project(&[
         ("retrylint.toml", "[rules]\ninline-schedule = \"off\"\n"),
         (

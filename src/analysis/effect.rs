@@ -75,6 +75,9 @@ enum Op {
     Either(Vec<Op>),
     /// Leaves timing and output unchanged (`tapOutput`, `mapInput`, …).
     Identity,
+    /// v3 `whileOutput(f)` with a test the model cannot read: a predicate on the failure when
+    /// the output is the input passed through, else an unknown bound.
+    WhileOutputOpaque,
     Unknown,
 }
 
@@ -485,6 +488,14 @@ impl<'p> Evaluator<'p> {
         let arg = |i: usize| args.get(i).cloned().unwrap_or(Val::Unknown);
         let dur = |i: usize| self.duration(&arg(i));
         let sched = |s: Option<Sched>| Val::Sched(s.unwrap_or(Sched::Unknown));
+        // A value the model cannot read (a parameter, `Config.*`, a template literal): only
+        // what depends on it is unknown. An invalid literal stays wholly unknown.
+        let unread = |i: usize| matches!(args.get(i), Some(Val::Unknown));
+        // `sched`, or `some` when argument `i` is a value the model cannot read.
+        let or_some = |s: Option<Sched>, i: usize, some: Sched| match s {
+            None if unread(i) => Val::Sched(some),
+            s => sched(s),
+        };
         let first_is_schedule = matches!(args.first(), Some(Val::Sched(_)));
         // A dual combinator: data-first when the schedule comes first, else a pipeable.
         let dual = |op: Op, data_first_arity: usize| -> Val<'p> {
@@ -526,20 +537,32 @@ impl<'p> Evaluator<'p> {
                     Some(Val::Num(f)) => Some(*f),
                     Some(_) => None,
                 };
-                sched(
+                // An unknown base with a known factor still grows (or stays constant).
+                let some = match factor {
+                    Some(f) if f > 1.0 => Sched::GrowingSome,
+                    Some(1.0) => Sched::SpacedSome,
+                    _ => Sched::Unknown,
+                };
+                or_some(
                     dur(0)
                         .zip(factor)
                         .map(|(base, factor)| Sched::Exponential { base, factor }),
+                    0,
+                    some,
                 )
             }
-            "fibonacci" => sched(dur(0).map(|base| Sched::Fibonacci {
-                base,
-                skip_first: api.fibonacci_skips_first(),
-            })),
-            "spaced" => sched(dur(0).map(Sched::Spaced)),
-            "fixed" => sched(dur(0).map(Sched::Fixed)),
-            "windowed" => sched(dur(0).map(Sched::Windowed)),
-            "linear" => sched(dur(0).map(Sched::Linear)),
+            "fibonacci" => or_some(
+                dur(0).map(|base| Sched::Fibonacci {
+                    base,
+                    skip_first: api.fibonacci_skips_first(),
+                }),
+                0,
+                Sched::GrowingSome,
+            ),
+            "spaced" => or_some(dur(0).map(Sched::Spaced), 0, Sched::SpacedSome),
+            "fixed" => or_some(dur(0).map(Sched::Fixed), 0, Sched::SpacedSome),
+            "windowed" => or_some(dur(0).map(Sched::Windowed), 0, Sched::SpacedSome),
+            "linear" => or_some(dur(0).map(Sched::Linear), 0, Sched::GrowingSome),
             "recurs" => match self.count(&arg(0)) {
                 Some(n) => Val::Sched(Sched::Recurs(n)),
                 // A count from configuration: unknown, but a count.
@@ -548,7 +571,11 @@ impl<'p> Evaluator<'p> {
             },
             "duration" | "fromDelay" => sched(dur(0).map(|d| Sched::FromDelays(vec![d]))),
             "during" if api.during_is_inverted() => Val::Unknown,
-            "during" => sched(dur(0).map(|limit| Sched::During { limit, strict: false })),
+            "during" => or_some(
+                dur(0).map(|limit| Sched::During { limit, strict: false }),
+                0,
+                Sched::DuringSome,
+            ),
             "fromDelays" => {
                 let delays: Option<Vec<f64>> = args.iter().map(|a| self.duration(a)).collect();
                 sched(delays.map(Sched::FromDelays))
@@ -631,22 +658,33 @@ impl<'p> Evaluator<'p> {
                 let op = match operand(0) {
                     // 4.x: upTo({ times, duration })
                     Val::Obj(fields) if !v3 => {
-                        let times = fields.iter().find(|(k, _)| k == "times").map(|(_, v)| self.count(v));
-                        let limit = fields
-                            .iter()
-                            .find(|(k, _)| k == "duration")
-                            .map(|(_, v)| self.duration(v));
+                        let field = |key: &str| fields.iter().find(|(k, _)| k == key).map(|(_, v)| v);
+                        let times = field("times").map(|v| (self.count(v), matches!(v, Val::Unknown)));
+                        let limit = field("duration").map(|v| (self.duration(v), matches!(v, Val::Unknown)));
                         match (times, limit) {
-                            (Some(None), _) | (_, Some(None)) => Op::Unknown,
-                            (Some(Some(times)), None) => Op::Times(times),
-                            (None, Some(Some(limit))) => Op::During { limit, strict: false },
-                            (Some(Some(times)), Some(Some(limit))) => Op::TimesWithin { times, limit },
+                            // A count or limit the model cannot read still bounds the schedule.
+                            (Some((None, true)), None) => Op::Max(Sched::RecursSome),
+                            (None, Some((None, true))) => Op::Max(Sched::DuringSome),
+                            (Some((None, true)), Some((None, true))) => {
+                                Op::Chain(vec![Op::Max(Sched::RecursSome), Op::Max(Sched::DuringSome)])
+                            }
+                            (Some((Some(times), _)), Some((None, true))) => {
+                                Op::Chain(vec![Op::Times(times), Op::Max(Sched::DuringSome)])
+                            }
+                            (Some((None, true)), Some((Some(limit), _))) => {
+                                Op::Chain(vec![Op::During { limit, strict: false }, Op::Max(Sched::RecursSome)])
+                            }
+                            (Some((None, _)), _) | (_, Some((None, _))) => Op::Unknown,
+                            (Some((Some(times), _)), None) => Op::Times(times),
+                            (None, Some((Some(limit), _))) => Op::During { limit, strict: false },
+                            (Some((Some(times), _)), Some((Some(limit), _))) => Op::TimesWithin { times, limit },
                             (None, None) => Op::Identity,
                         }
                     }
                     // 3.x: upTo(duration): continues while elapsed < duration.
                     other => match self.duration(&other) {
                         Some(limit) => Op::During { limit, strict: v3 },
+                        None if matches!(other, Val::Unknown) => Op::Max(Sched::DuringSome),
                         None => Op::Unknown,
                     },
                 };
@@ -654,9 +692,14 @@ impl<'p> Evaluator<'p> {
             }
             "take" => match self.count(&operand(0)) {
                 Some(n) => dual(Op::Times(n), 2),
+                None if matches!(operand(0), Val::Unknown) => dual(Op::Max(Sched::RecursSome), 2),
                 None => dual(Op::Unknown, 2),
             },
-            "recurUpTo" => sched(dur(0).map(|limit| Sched::During { limit, strict: true })),
+            "recurUpTo" => or_some(
+                dur(0).map(|limit| Sched::During { limit, strict: true }),
+                0,
+                Sched::DuringSome,
+            ),
             "addDelay" | "addDelayEffect" => dual(self.delay_op(operand(0), add_delay_shape, Op::AddDelay), 2),
             "modifyDelay" | "modifyDelayEffect" => dual(self.delay_op(operand(0), delay_shape, Op::ModifyDelay), 2),
             "delayed" | "delayedEffect" => dual(Op::ModifyDelay(self.callback(operand(0), CallbackShape::Duration)), 2),
@@ -665,9 +708,15 @@ impl<'p> Evaluator<'p> {
                 params: Vec::new(),
                 body: Term::Var("output".into()),
             })))),
+            // A 4.x `while` that reads the input (the failure) decides which failures are
+            // retried, as `whileInput` does: a predicate, not a bound on the gaps.
+            "while" if reads_input(&operand(0)) => dual(Op::While(Callback::OnInput), 2),
             "while" => dual(Op::While(self.callback(operand(0), CallbackShape::Metadata)), 2),
             "whileOutput" | "untilOutput" | "whileOutputEffect" | "untilOutputEffect" => {
                 let callback = match self.callback(operand(0), CallbackShape::Output) {
+                    // A test the model cannot read over the output of a schedule that passes
+                    // its input through (`identity`, `passthrough`): a predicate on the failure.
+                    Callback::Unknown => return dual(Op::WhileOutputOpaque, 2),
                     Callback::Known(lambda) if name.starts_with("until") => Callback::Known(Rc::new(Lambda {
                         params: lambda.params.clone(),
                         // until p == while !p, expressed as p < 0.5 on a 0/1 truth value.
@@ -965,8 +1014,52 @@ fn apply_op(s: Sched, op: Op) -> Sched {
         Op::Chain(ops) => ops.into_iter().fold(*inner, apply_op),
         Op::Either(ops) => Sched::Choice(ops.into_iter().map(|op| apply_op((*inner).clone(), op)).collect()),
         Op::Identity => *inner,
+        Op::WhileOutputOpaque => {
+            let callback = if passes_input(&inner) {
+                Callback::OnInput
+            } else {
+                Callback::Unknown
+            };
+            Sched::While(inner, callback)
+        }
         Op::Unknown => Sched::Unknown,
     }
+}
+
+/// Whether a schedule's output may be its input: `identity()`, `passthrough(s)` (whose
+/// output the model does not follow), through combinators that keep the output.
+fn passes_input(sched: &Sched) -> bool {
+    match sched {
+        Sched::Output(_, Callback::Unknown) => true,
+        Sched::Times(inner, _)
+        | Sched::While(inner, _)
+        | Sched::Jittered { inner, .. }
+        | Sched::JitteredAdd { inner, .. }
+        | Sched::ModifyDelay(inner, _)
+        | Sched::AddDelay(inner, _) => passes_input(inner),
+        _ => false,
+    }
+}
+
+/// Whether a 4.x metadata callback reads `input`, the failure: `({ input }) => …`,
+/// `(meta) => isRetryable(meta.input)`.
+fn reads_input(value: &Val) -> bool {
+    let Val::Func(func) = value else { return false };
+    let Some(first) = func.params.first() else { return false };
+    if let Some(fields) = first.strip_prefix('{').and_then(|p| p.strip_suffix('}')) {
+        return fields
+            .split(',')
+            .any(|f| f.split(':').next().map(str::trim) == Some("input"));
+    }
+    let Some(body) = func.body else { return false };
+    let mut reads = false;
+    body.walk(&mut |e| {
+        if let Expr::Member(object, field, _) = e {
+            reads |= field == "input"
+                && matches!(object.as_ref(), Expr::Ident(name, _) | Expr::Param(name, _) if name == first);
+        }
+    });
+    reads
 }
 
 fn duration_call(member: &str, args: &[Val]) -> Option<f64> {

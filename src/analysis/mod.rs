@@ -28,7 +28,7 @@ use rayon::prelude::*;
 
 pub use durable::Durable;
 pub use inline::{Followed, How, Inline};
-pub use policy::{rows, table, Insertion, Origin, Policy, PolicyRow, Problem};
+pub use policy::{bound_options, rows, table, Insertion, Origin, Policy, PolicyRow, Problem};
 pub use replay::{Finding, Replays, Role, Stacked};
 
 use crate::facts::{duration_millis, string_value, Expr, PolicyArg, PollKind, PollLoop, Predicate, RetrySite};
@@ -358,10 +358,48 @@ impl Analysis {
 /// A site's predicate as the rules judge it. A bare Effect schedule the model cannot read (a
 /// parameter, an unresolved import) may filter its input itself; the retry module's named
 /// policies are known not to (predicates are named apart).
+///
+/// Options bound to a name (`const opts = { schedule, while }`, then `Effect.retry(opts)`)
+/// are read as the inline object; a schedule that tests its input (`whileInput`, a 4.x
+/// `while` over `input`), named or imported as well as inline, is the retry's predicate.
 fn predicate(index: &Index, file: FileId, site: &RetrySite, role: Role) -> Predicate {
-    let bare_schedule = matches!(site.policy, PolicyArg::Effect(_)) && site.options().is_none();
-    if site.predicate == Predicate::None && bare_schedule && role == Role::Other && !policy::is_known(index, file, site)
-    {
+    if site.predicate != Predicate::None || site.library != crate::schedule::Library::Effect {
+        return site.predicate.clone();
+    }
+    let bound = match (site.options(), policy::bound_options(index, file, site)) {
+        (None, Some(options)) => Some(options),
+        _ => None,
+    };
+    if let Some(options) = bound {
+        let props = match options {
+            Expr::Object(props, _) => props.as_slice(),
+            _ => &[],
+        };
+        if props.iter().any(|p| p.key == "...") {
+            return Predicate::Unknown;
+        }
+        if let Some(filter) = props
+            .iter()
+            .rev()
+            .find(|p| matches!(p.key.as_str(), "while" | "until"))
+            .map(|p| &p.value)
+        {
+            return Predicate::Filter {
+                span: filter.span(),
+                mentions: filter.mentions(),
+                always: matches!(filter, Expr::Function { body: Some(body), .. } if matches!(**body, Expr::Bool(true, _))),
+            };
+        }
+    }
+    if let Some(schedule) = policy::input_filter(index, file, site) {
+        return Predicate::Filter {
+            span: schedule.span(),
+            mentions: schedule.mentions(),
+            always: false,
+        };
+    }
+    let bare_schedule = matches!(site.policy, PolicyArg::Effect(_)) && site.options().is_none() && bound.is_none();
+    if bare_schedule && role == Role::Other && !policy::is_known(index, file, site) {
         return Predicate::Unknown;
     }
     site.predicate.clone()
@@ -381,7 +419,12 @@ fn every(index: &Index, file: FileId, poll: &PollLoop, site: Option<&RetrySite>)
     match &poll.kind {
         PollKind::Schedule(expr) => constant(effect::evaluate_schedule(index, file, expr, version).0),
         PollKind::Retry => constant(effect::evaluate_policy(index, file, site?, version).0),
-        PollKind::Every(expr) | PollKind::SleepAfterFailure(expr) => {
+        // The wait inside a retried effect paces a poll only when the retry adds no delay and
+        // never stops (`{ while }` with no schedule).
+        PollKind::WaitInRetried(_) if constant(effect::evaluate_policy(index, file, site?, version).0) != Some(0.0) => {
+            None
+        }
+        PollKind::Every(expr) | PollKind::SleepAfterFailure(expr) | PollKind::WaitInRetried(expr) => {
             duration_millis(expr).or_else(|| match index.resolve_path(file, expr) {
                 Resolved::Value { value, .. } => duration_millis(value),
                 _ => None,

@@ -149,7 +149,8 @@ pub(super) fn collect(analysis: &super::Analysis, index: &Index, file: FileId) -
                 .map(|b| &b.value)
         };
         let Some(value) = value else { continue };
-        let (sched, problems) = effect::evaluate_schedule(index, file, value, version);
+        // A schedule, or retry options bound to a name (`const opts = { schedule, times }`).
+        let (sched, problems) = effect::evaluate_policy_expr(index, file, value, version);
         if matches!(sched, Sched::Unknown) && problems.is_empty() {
             continue;
         }
@@ -170,7 +171,8 @@ pub(super) fn collect(analysis: &super::Analysis, index: &Index, file: FileId) -
             problems,
             library: Library::Effect,
             effect,
-            jitter_fix: jitter(inner, value),
+            // Bound options are jittered in their `schedule`.
+            jitter_fix: jitter(inner.property("schedule").unwrap_or(inner), value),
             uses: named.uses.iter().map(|(f, _, span)| (*f, *span)).collect(),
         });
     }
@@ -336,12 +338,49 @@ pub(super) fn named_policy(index: &Index, file: FileId, site: &RetrySite) -> Opt
     }
 }
 
+/// Retry options bound to a name the site passes whole (`const opts = { schedule, while }`,
+/// `Effect.retry(opts)`): a local, a module-level binding, an import.
+pub fn bound_options<'i>(index: &'i Index, file: FileId, site: &'i RetrySite) -> Option<&'i Expr> {
+    let PolicyArg::Effect(expr) = &site.policy else {
+        return None;
+    };
+    let value = match expr {
+        Expr::Local { value, .. } => value.as_ref(),
+        Expr::Ident(..) | Expr::Member(..) => match index.resolve_path(file, expr) {
+            Resolved::Value { value, .. } => value,
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let value = match value {
+        Expr::Local { value, .. } => value.as_ref(),
+        other => other,
+    };
+    matches!(value, Expr::Object(..)).then_some(value)
+}
+
+/// The schedule of an Effect site when it decides on the failure itself
+/// (`Schedule.whileInput(isRetryable)`, a 4.x `Schedule.while(({ input }) => …)`), inline,
+/// named or imported: that is the retry's predicate.
+pub(super) fn input_filter<'i>(index: &'i Index, file: FileId, site: &'i RetrySite) -> Option<&'i Expr> {
+    let PolicyArg::Effect(expr) = &site.policy else {
+        return None;
+    };
+    let version = index.effect_major(file);
+    let (sched, _) = effect::evaluate_policy_expr(index, file, expr, version);
+    let mut filters = false;
+    schedule::sim::visit_all(&sched, &mut |s| {
+        filters |= matches!(s, Sched::While(_, crate::schedule::Callback::OnInput));
+    });
+    filters.then(|| site.schedule().unwrap_or(expr))
+}
+
 /// Whether the schedule model knows what the site's policy does.
 pub(super) fn is_known(index: &Index, file: FileId, site: &RetrySite) -> bool {
     match &site.policy {
         PolicyArg::Effect(expr) => {
             let version = index.effect_major(file);
-            let (sched, _) = effect::evaluate_schedule(index, file, expr, version);
+            let (sched, _) = effect::evaluate_policy_expr(index, file, expr, version);
             !matches!(sched, Sched::Unknown)
         }
         PolicyArg::Rust(arg) => arg

@@ -130,6 +130,10 @@ pub enum PollKind {
     /// A wait after a caught failure: `Effect.forever(tick.pipe(Effect.catch(() =>
     /// Effect.sleep("1 second"))))`.
     SleepAfterFailure(Expr),
+    /// A retried effect that waits itself: `check.pipe(Effect.zipRight(Effect.sleep("1
+    /// second")), Effect.retry({ while: isPending }))`. With a policy that adds no delay (no
+    /// schedule), it polls at that wait.
+    WaitInRetried(Expr),
     /// A duration: `setInterval(tick, 5000)`, `Stream.tick("1 second")`.
     Every(Expr),
     /// A retry of long-running work (the retry site at the same span): its policy is the

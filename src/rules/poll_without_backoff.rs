@@ -27,11 +27,32 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
         let Some(every) = analysis.every_ms else { continue };
         // A loop that ends on a failure, or whose tick retries with its own schedule, or that
         // waits a minute or more, is not the hot loop decision 6 is about.
-        if every <= 0.0 || every >= CAP_MS || !poll.caught || poll.retries {
+        if !(0.0..CAP_MS).contains(&every) || !poll.caught || poll.retries {
+            continue;
+        }
+        // A supervisor with no delay at all restarts its work in a tight loop.
+        if every == 0.0 {
+            // Work that waits itself (`Effect.sleep` before each pull) is paced by that wait.
+            let waits = ctx
+                .facts
+                .polls
+                .iter()
+                .any(|p| p.span == poll.span && matches!(p.kind, PollKind::WaitInRetried(_)));
+            if matches!(poll.kind, PollKind::Retry) && !waits {
+                let message = format!(
+                    "`{}` restarts this long-running work at once, with no delay, forever: through an outage it fails (and logs) as fast as it can, on every replica",
+                    poll.call
+                );
+                out.push(RULE.report(ctx, poll.span, message).with_help(HELP));
+            }
             continue;
         }
         let every = format_ms(every);
         let message = match &poll.kind {
+            PollKind::WaitInRetried(_) => format!(
+                "`{}` has no schedule, so this is a poll: the retried effect waits a fixed {every} itself, and every failure runs it again at that pace, forever, never backing off",
+                poll.call
+            ),
             PollKind::Retry => format!(
                 "`{}` restarts this long-running work every {every}, forever: through an outage it fails (and logs) every {every} on every replica, never backing off",
                 poll.call

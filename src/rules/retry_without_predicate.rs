@@ -29,7 +29,9 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
         let Some((message, help)) = dialect::no_predicate(site.library, &site.callee) else {
             continue;
         };
-        let fix = (analysis.role == Role::Contention)
+        // Options bound to a name are not a schedule to wrap in new options.
+        let bound = site.options().is_none() && crate::analysis::bound_options(ctx.index, ctx.file, site).is_some();
+        let fix = (analysis.role == Role::Contention && !bound)
             .then(|| dialect::predicate_fix(ctx.file, site, &ctx.config().vocabulary, ctx.index.text(ctx.file)))
             .flatten();
         out.push(

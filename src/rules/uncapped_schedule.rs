@@ -28,7 +28,9 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
         let summary = &policy.summary;
         // A supervisor restarts long-running work forever by design (decision 6 judges its
         // pace); a gap that grows without a cap is still reported.
-        let unbounded = summary.attempts == Attempts::Unbounded && !ctx.is_supervisor_policy(policy);
+        let unbounded = summary.attempts == Attempts::Unbounded
+            && !ctx.is_supervisor_policy(policy)
+            && !waits_in_retried(ctx, policy);
         let growing = summary.gap == Gap::Growing;
         let name = policy_name(policy);
         let message = match (unbounded, growing) {
@@ -59,4 +61,21 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
             .with_help(dialect::cap_help(policy.library, policy.effect));
         out.push(with_uses(diagnostic, policy));
     }
+}
+
+/// A retry with no schedule whose retried effect waits itself is a poll, not a retry "with no
+/// delay": decision 6 judges its pace (`poll-without-backoff`).
+fn waits_in_retried(ctx: &Context, policy: &crate::analysis::Policy) -> bool {
+    if !matches!(policy.origin, Origin::Site { .. }) || policy.schedule.is_some() {
+        return false;
+    }
+    ctx.facts
+        .retry_sites
+        .iter()
+        .filter(|site| site.span.start <= policy.span.start && policy.span.end <= site.span.end)
+        .any(|site| {
+            ctx.facts.polls.iter().any(|poll| {
+                poll.span == site.callee_span && matches!(poll.kind, crate::facts::PollKind::WaitInRetried(_))
+            })
+        })
 }

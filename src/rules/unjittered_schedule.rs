@@ -1,8 +1,8 @@
 //! `unjittered-schedule`: a retry policy without jitter.
 
 use super::{policy_name, with_uses, Context, Diagnostic, Edit, Fix, FixSafety, Rule, Severity, Trigger};
-use crate::analysis::dialect;
-use crate::schedule::{Gap, Jitter};
+use crate::analysis::{dialect, Origin};
+use crate::schedule::{api, Attempts, Gap, Jitter, Library};
 use crate::source::Span;
 
 pub const RULE: Rule = Rule {
@@ -21,8 +21,12 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
         if policy.summary.jitter != Jitter::No {
             continue;
         }
-        // Immediate retries have no delay to spread; other rules speak to them.
+        // Immediate retries have no delay to spread, but two or more of them are a burst
+        // (one replay, a re-auth step say, is not).
         if matches!(policy.summary.gap, Gap::Capped(ms) if ms == 0.0) {
+            if let Some(burst) = burst(ctx, policy) {
+                out.push(with_uses(burst, policy));
+            }
             continue;
         }
         let fix = policy.jitter_fix.first().map(|first| Fix {
@@ -52,4 +56,34 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
             policy,
         ));
     }
+}
+
+/// An Effect policy that retries two or more times at once (`{ times: 10 }` with no schedule,
+/// `Schedule.recurs(3)`): decision 3 asks for a capped, jittered backoff.
+fn burst(ctx: &Context, policy: &crate::analysis::Policy) -> Option<Diagnostic> {
+    // A bare `times`: a schedule that retries at once (`Schedule.recurs(n)`) is at least
+    // written as one, and `inline-schedule` names it.
+    let bare = matches!(policy.origin, Origin::Site { .. }) && policy.schedule.is_none();
+    if policy.library != Library::Effect || !bare || ctx.is_supervisor_policy(policy) {
+        return None;
+    }
+    let retries = match policy.summary.attempts {
+        Attempts::Exact(n) => n.to_string(),
+        Attempts::AtMost(n) => format!("up to {n}"),
+        _ => return None,
+    };
+    let n = policy.summary.attempts.bound()?;
+    if n < 2 {
+        return None;
+    }
+    let name = policy_name(policy);
+    let message = format!(
+        "retry policy {name} retries {retries} times at once, with no delay: a burst of {} attempts into the dependency that just failed, sent together by every replica that failed together",
+        if retries.starts_with("up to") { format!("up to {}", n + 1) } else { (n + 1).to_string() }
+    );
+    let help = format!(
+        "wait between attempts with a capped, jittered backoff (decision 3), named in the retry module: {}",
+        api::cap_snippet(policy.effect)
+    );
+    Some(RULE.report(ctx, policy.span, message).with_help(help))
 }

@@ -39,16 +39,43 @@ pub fn format_number(n: f64) -> String {
     }
 }
 
-/// `1.4 s`, `350 ms`, `2 min`.
+/// `1.4 s`, `350 ms`, `27 min`, `3.5 h`, `12 days`: rounded the way a person says a wait,
+/// to two or three significant figures, in the largest unit that keeps the number readable;
+/// a year or more is "more than a year" (an uncapped exponential reaches 10^34 minutes).
 pub fn format_ms(ms: f64) -> String {
-    if !ms.is_finite() {
-        "∞".into()
+    const MINUTE: f64 = 60_000.0;
+    const HOUR: f64 = 60.0 * MINUTE;
+    const DAY: f64 = 24.0 * HOUR;
+    const YEAR: f64 = 365.0 * DAY;
+    // One decimal below ten of the unit, none above.
+    let round = |n: f64| if n < 10.0 { (n * 10.0).round() / 10.0 } else { n.round() };
+    if ms.is_nan() {
+        "?".into()
+    } else if ms == f64::INFINITY {
+        "forever".into()
+    } else if ms >= YEAR {
+        "more than a year".into()
     } else if ms < 1000.0 {
-        format!("{} ms", format_number((ms * 100.0).round() / 100.0))
-    } else if ms < 120_000.0 {
-        format!("{} s", format_number((ms / 10.0).round() / 100.0))
+        let n = if ms < 10.0 {
+            (ms * 100.0).round() / 100.0
+        } else {
+            ms.round()
+        };
+        format!("{} ms", format_number(n))
+    } else if ms < 2.0 * MINUTE {
+        let seconds = ms / 1000.0;
+        let n = if seconds < 10.0 {
+            (seconds * 100.0).round() / 100.0
+        } else {
+            (seconds * 10.0).round() / 10.0
+        };
+        format!("{} s", format_number(n))
+    } else if ms < 2.0 * HOUR {
+        format!("{} min", format_number(round(ms / MINUTE)))
+    } else if ms < 2.0 * DAY {
+        format!("{} h", format_number(round(ms / HOUR)))
     } else {
-        format!("{} min", format_number((ms / 600.0).round() / 100.0))
+        format!("{} days", format_number((ms / DAY).round()))
     }
 }
 
@@ -66,5 +93,16 @@ mod tests {
         assert_eq!(parse("-1 seconds"), None);
         assert_eq!(format_ms(1400.0), "1.4 s");
         assert_eq!(format_ms(350.0), "350 ms");
+        assert_eq!(format_ms(37_200.0), "37.2 s");
+        assert_eq!(format_ms(1_680.0), "1.68 s");
+        assert_eq!(format_ms(0.5), "0.5 ms");
+        assert_eq!(format_ms(1_000_000.0), "17 min");
+        assert_eq!(format_ms(150_000.0), "2.5 min");
+        assert_eq!(format_ms(3.5 * 3_600_000.0), "3.5 h");
+        assert_eq!(format_ms(12.4 * 86_400_000.0), "12 days");
+        // 2^60 × 100 ms: an uncapped exponential's sixtieth gap.
+        assert_eq!(format_ms(100.0 * 2f64.powi(60)), "more than a year");
+        assert_eq!(format_ms(f64::INFINITY), "forever");
+        assert_eq!(format_ms(364.0 * 86_400_000.0), "364 days");
     }
 }

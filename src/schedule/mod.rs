@@ -117,6 +117,15 @@ pub enum Sched {
     /// `recurs(config.retries)`: a count the model cannot read. The schedule stops (when is
     /// unknown); its gaps and jitter are still judged.
     RecursSome,
+    /// `spaced(opts.interval)`, `fixed(…)`, `windowed(…)` with an interval the model cannot
+    /// read: never stops, every gap the same unknown length, no jitter.
+    SpacedSome,
+    /// `exponential(opts.base)`, `fibonacci(…)`, `linear(…)` with a base the model cannot
+    /// read: never stops, each gap longer than the last, no jitter.
+    GrowingSome,
+    /// `during(timeout)`, v3 `upTo(timeout)`, `upTo({ duration })` with a limit the model
+    /// cannot read: stops on elapsed time (when is unknown), with no delay of its own.
+    DuringSome,
     /// `forever`, `spaced(0)`.
     Forever,
     /// v3 `fromDelays`.

@@ -84,6 +84,11 @@ fn has_choice(sched: &Sched) -> bool {
     found
 }
 
+/// Calls `f` on `sched` and every schedule inside it.
+pub fn visit_all(sched: &Sched, f: &mut dyn FnMut(&Sched)) {
+    visit(sched, f)
+}
+
 fn visit(sched: &Sched, f: &mut dyn FnMut(&Sched)) {
     f(sched);
     match sched {
@@ -469,6 +474,11 @@ impl State {
                 next(0.0, count)
             }
             (Sched::Forever, _) => next(0.0, count),
+            // A gap of a length the model cannot read: the run goes on, that delay unknown.
+            (Sched::SpacedSome | Sched::GrowingSome, _) => Step::Next {
+                delay: None,
+                output: None,
+            },
             (Sched::FromDelays(delays), State::Counter(n)) => match delays.get(*n as usize) {
                 Some(delay) => {
                     *n += 1;
@@ -653,6 +663,8 @@ fn cap(sched: &Sched) -> Cap {
     match sched {
         Sched::Recurs(n) => Cap::Finite(*n),
         Sched::RecursSome => Cap::Unknown,
+        Sched::SpacedSome | Sched::GrowingSome => Cap::Infinite,
+        Sched::DuringSome => Cap::Time,
         Sched::FromDelays(delays) => Cap::Finite(delays.len() as u64),
         Sched::During { .. } => Cap::Time,
         Sched::Exponential { .. }
@@ -726,6 +738,10 @@ fn growth(sched: &Sched) -> Gap {
             }
         }
         Sched::Spaced(d) | Sched::Fixed(d) | Sched::Windowed(d) => Gap::Capped(*d),
+        Sched::GrowingSome => Gap::Growing,
+        // Constant, but of a length the model cannot read.
+        Sched::SpacedSome => Gap::Unknown,
+        Sched::DuringSome => Gap::Capped(0.0),
         Sched::Recurs(_) | Sched::RecursSome | Sched::Forever | Sched::During { .. } => Gap::Capped(0.0),
         Sched::FromDelays(delays) => Gap::Capped(delays.iter().copied().fold(0.0, f64::max)),
         Sched::Cron | Sched::Unknown => Gap::Unknown,
@@ -741,8 +757,14 @@ fn growth(sched: &Sched) -> Gap {
                     _ => None,
                 })
                 .reduce(f64::min);
+            // A child that may never stop, at a pace the model cannot read (`spaced(cap)` with
+            // an unknown cap, an imported schedule), may bound every gap too: unknown.
+            let may_bound = children
+                .iter()
+                .any(|c| matches!(cap(c), Cap::Infinite | Cap::Unknown) && growth(c) == Gap::Unknown);
             match bounding {
                 Some(x) => Gap::Capped(x),
+                None if may_bound => Gap::Unknown,
                 None => children.iter().map(growth).fold(Gap::Capped(0.0), larger),
             }
         }
@@ -827,7 +849,7 @@ fn delay_bound(callback: &Callback, inner: &Sched) -> Option<f64> {
 /// it (`spaced` and `fixed` output a count).
 fn output_is_delay(sched: &Sched) -> bool {
     match sched {
-        Sched::Exponential { .. } | Sched::Fibonacci { .. } | Sched::Linear(_) => true,
+        Sched::Exponential { .. } | Sched::Fibonacci { .. } | Sched::Linear(_) | Sched::GrowingSome => true,
         Sched::Times(inner, _)
         | Sched::While(inner, _)
         | Sched::Jittered { inner, .. }
@@ -922,7 +944,7 @@ fn has_predicate(sched: &Sched) -> bool {
 
 fn has_time_limit(sched: &Sched) -> bool {
     match sched {
-        Sched::During { .. } => true,
+        Sched::During { .. } | Sched::DuringSome => true,
         Sched::Max(children) | Sched::Min(children) => children.iter().any(has_time_limit),
         Sched::Concat(a, b) => has_time_limit(a) || has_time_limit(b),
         Sched::Times(inner, _)

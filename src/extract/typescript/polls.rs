@@ -160,9 +160,26 @@ impl<'t> Extractor<'t, '_> {
 
     /// A retry whose result is forked, or whose work never ends: a supervisor that restarts
     /// long-running work, judged as a loop (decision 6) rather than as a request retry.
+    /// A retried effect that waits itself (`Effect.sleep`) is noted too: when the retry adds
+    /// no delay of its own, that wait is the pace of a poll.
     pub(super) fn supervisor(&mut self, node: Node<'t>, callee: Node<'t>, roots: &[Node<'t>]) {
         let forked = self.forked_around(node);
-        let endless = self.scan(roots).endless;
+        let scan = self.scan(roots);
+        let endless = scan.endless;
+        {
+            if let Some(sleep) = scan.sleep_in_catch.or(scan.sleep) {
+                let duration = self.expr(sleep, 0);
+                self.facts.polls.push(PollLoop {
+                    span: Self::span(callee),
+                    call: "Effect.retry".into(),
+                    kind: PollKind::WaitInRetried(duration),
+                    caught: true,
+                    retries: false,
+                    forked,
+                    endless,
+                });
+            }
+        }
         if forked || endless {
             self.facts.polls.push(PollLoop {
                 span: Self::span(callee),
