@@ -293,6 +293,24 @@ fn identity(keys: Option<&ArgKeys>, entity: Option<&str>, vocabulary: &Vocabular
     }
 }
 
+/// Effect's in-process structures (`PubSub.publish(hub, x)`, `Queue.offer`, `Mailbox`): what
+/// they hold lives in this process and dies with it, so a replay that publishes again
+/// duplicates nothing stored. A project's own `events.publish` is still an append.
+fn in_memory(receiver: &str) -> bool {
+    const MODULES: &[&str] = &[
+        "PubSub",
+        "Queue",
+        "Mailbox",
+        "TPubSub",
+        "TQueue",
+        "Deferred",
+        "Ref",
+        "SynchronizedRef",
+        "SubscriptionRef",
+    ];
+    MODULES.contains(&receiver)
+}
+
 /// The verb prefix of `method` among `verbs` (`sendEmail` → `send`), at a word boundary; and
 /// what follows it (`Email`).
 fn verb<'m>(method: &'m str, verbs: &[String]) -> Option<&'m str> {
@@ -346,6 +364,9 @@ fn appending(op: &UnitOp, vocabulary: &Vocabulary) -> Option<String> {
                 None => method.clone(),
             };
             let entity = |rest: &str| call_entity(receiver.as_deref(), rest);
+            if receiver.as_deref().is_some_and(in_memory) {
+                return None;
+            }
             if let Some(rest) = verb(method, &vocabulary.append_calls) {
                 // An object built from a spread may carry a key the analysis cannot see.
                 let open = client_id.as_ref().is_some_and(|k| k.open);
