@@ -31,25 +31,19 @@ pub(super) fn collect(analysis: &super::Analysis, index: &Index, file: FileId) -
                 name.push_str("::");
             }
             name.push_str(&policy.name);
-            out.push(Policy {
-                origin: Origin::Export {
-                    name,
-                    binding: policy.item,
-                },
-                span: policy.name_span,
-                schedule: Some(policy.value.span),
-                text: policy.value.text.clone(),
-                summary: found.0,
-                problems: found.1,
-                library: found.2,
-                effect: Default::default(),
-                jitter_fix: found
-                    .3
-                    .map(|fix| own_line(index.text(file), &policy.value, fix))
-                    .into_iter()
-                    .collect(),
-                uses: Vec::new(),
-            });
+            let origin = Origin::Export {
+                name,
+                binding: policy.item,
+            };
+            out.push(named(
+                index,
+                file,
+                origin,
+                policy.name_span,
+                &policy.value,
+                found,
+                Vec::new(),
+            ));
         }
         return out;
     }
@@ -68,25 +62,20 @@ pub(super) fn collect(analysis: &super::Analysis, index: &Index, file: FileId) -
         if partial {
             found.0 = only_jitter(found.0);
         }
-        out.push(Policy {
-            origin: Origin::Named {
-                name: named.name.clone(),
-                binding: named.binding,
-            },
-            span: named.binding,
-            schedule: Some(policy.value.span),
-            text: policy.value.text.clone(),
-            summary: found.0,
-            problems: found.1,
-            library: found.2,
-            effect: Default::default(),
-            jitter_fix: found
-                .3
-                .map(|fix| own_line(index.text(file), &policy.value, fix))
-                .into_iter()
-                .collect(),
-            uses: named.uses.iter().map(|(f, _, span)| (*f, *span)).collect(),
-        });
+        let origin = Origin::Named {
+            name: named.name.clone(),
+            binding: named.binding,
+        };
+        let uses = named.uses.iter().map(|(f, _, span)| (*f, *span)).collect();
+        out.push(self::named(
+            index,
+            file,
+            origin,
+            named.binding,
+            &policy.value,
+            found,
+            uses,
+        ));
     }
     for site in &facts.retry_sites {
         let PolicyArg::Rust(rust) = &site.policy else { continue };
@@ -187,6 +176,35 @@ fn own_line(text: Option<&[u8]>, chain: &crate::facts::RustChain, mut fix: Inser
         fix.text = format!("\n{indent}{}", fix.text);
     }
     fix
+}
+
+/// A policy with a name (a retry-module export, or a function sites name as their policy),
+/// reported at `span`, its value's evaluation `found`.
+fn named(
+    index: &Index,
+    file: FileId,
+    origin: Origin,
+    span: Span,
+    value: &RustChain,
+    found: (schedule::Summary, Vec<Problem>, Library, Option<Insertion>),
+    uses: Vec<(FileId, Span)>,
+) -> Policy {
+    Policy {
+        origin,
+        span,
+        schedule: Some(value.span),
+        text: value.text.clone(),
+        summary: found.0,
+        problems: found.1,
+        library: found.2,
+        effect: Default::default(),
+        jitter_fix: found
+            .3
+            .map(|fix| own_line(index.text(file), value, fix))
+            .into_iter()
+            .collect(),
+        uses,
+    }
 }
 
 /// The summary, problems, library and jitter fix of an evaluated builder; `None` when unknown.
