@@ -355,3 +355,21 @@ fn three_thousand_nested_retries_get_an_answer() {
         common::findings(&report).len()
     );
 }
+
+#[test]
+fn deep_mismatched_brackets_are_a_note_not_minutes_of_parse() {
+    // A fuzzer's 40 KB input (seed 1796178883952985579): 7,000 levels of brackets that do not
+    // match. tree-sitter's error recovery took 18 s and 3.9 GB on it in a release build.
+    let text = include_str!("data/deep-broken-brackets.ts");
+    let dir = common::project(&[("src/f23.ts", text)]);
+    let (code, report) = check_within(dir.path(), Duration::from_secs(20));
+    assert_eq!(code, 0, "{report:#}");
+    let notes = report["notes"].as_array().expect("notes");
+    assert!(
+        notes.iter().any(|n| n["path"] == "src/f23.ts"
+            && n["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("nest more than 256 deep and do not match"))),
+        "{notes:#?}"
+    );
+}
