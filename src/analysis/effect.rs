@@ -595,13 +595,13 @@ impl<'p> Evaluator<'p> {
             "collectWhile" if api.version == EffectVersion::Unknown && !first_is_schedule => Val::Unknown,
             "collectWhile" => {
                 let f = operand(0);
-                dual(
-                    Op::Chain(vec![
-                        Op::While(self.callback(f, CallbackShape::Metadata)),
-                        Op::Output(Callback::Unknown),
-                    ]),
-                    2,
-                )
+                // As for `while`: a test that reads the input (the failure) is a predicate.
+                let test = if reads_input(&f) {
+                    Callback::OnInput
+                } else {
+                    self.callback(f, CallbackShape::Metadata)
+                };
+                dual(Op::Chain(vec![Op::While(test), Op::Output(Callback::Unknown)]), 2)
             }
             // 4.x: max([...]) / min([...])
             "max" | "min" if matches!(args.first(), Some(Val::Arr(_))) => {
