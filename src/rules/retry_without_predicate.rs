@@ -31,7 +31,10 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
         };
         // Options bound to a name are not a schedule to wrap in new options.
         let bound = site.options().is_none() && crate::analysis::bound_options(ctx.index, ctx.file, site).is_some();
-        let fix = (analysis.role == Role::Contention && !bound)
+        // `Effect.retryOrElse` takes a schedule, not options: `{ schedule, while }` there does
+        // not type-check (TS2353), so no fix is offered.
+        let takes_options = !site.callee.ends_with("retryOrElse");
+        let fix = (analysis.role == Role::Contention && !bound && takes_options)
             .then(|| dialect::predicate_fix(ctx.file, site, &ctx.config().vocabulary, ctx.index.text(ctx.file)))
             .flatten();
         out.push(
