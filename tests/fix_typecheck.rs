@@ -10,7 +10,7 @@
 //! lines): any diagnostic the fixed project has and the original has not fails the test, with
 //! the fix's diff. A fix that adds `import … from "../retry"` to a NodeNext project (TS2835),
 //! joins two arguments on one line wrongly (TS1005) or passes options where a schedule goes
-//! (TS2353) is caught here.
+//! (TS2353) is caught here. The rule-doc examples a fix changes are checked the same way.
 
 mod common;
 
@@ -242,4 +242,107 @@ fn fixes_add_no_type_error_to_any_fixture() {
         "the fixes changed only {fixed_files} files: the test would prove nothing"
     );
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// The oracle's `effect` packages a rule-doc block is checked against: the version its
+/// `effect=` names, or (a block for any version) both 3.x and 4.1.
+fn doc_packages(effect: Option<&str>) -> Vec<&'static str> {
+    match effect {
+        Some(v) if v.trim_start_matches(['^', '~', '=']).starts_with('3') => vec!["effect-v3"],
+        Some(v) if v.contains("beta") => vec!["effect-v4-beta"],
+        Some(_) => vec!["effect"],
+        None => vec!["effect-v3", "effect"],
+    }
+}
+
+#[test]
+#[ignore = "needs Node.js, npm and the typescript and effect packages of tests/oracle (npm ci); .ci/run runs it"]
+fn fixes_add_no_type_error_to_any_rule_doc_example() {
+    use common::docs::{blocks, project_of, Block};
+    ensure_node_packages();
+    let output = common::bin().args(["rules", "--format", "json"]).output().unwrap();
+    let listing: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    // Every fixed example, before and after, in one tree per `effect` package: one tsc run each.
+    let tree = tempfile::tempdir().unwrap();
+    let mut fixed = 0;
+    for rule in listing.as_array().unwrap() {
+        let name = rule["name"].as_str().unwrap();
+        let doc = std::fs::read_to_string(common::repo_root().join("rules").join(format!("{name}.md"))).unwrap();
+        let all = blocks(&doc);
+        let context: Vec<&Block> = all.iter().filter(|b| b.context).collect();
+        let typescript = |b: &&Block| b.path.ends_with(".ts") || b.path.ends_with(".tsx");
+        for (at, block) in all.iter().filter(|b| !b.context && b.after.is_none()).enumerate() {
+            if !typescript(&block) {
+                continue;
+            }
+            let dir = project_of(&context, block);
+            let before = tempfile::tempdir().unwrap();
+            common::copy_dir(dir.path(), before.path());
+            let output = common::bin()
+                .args(["check", ".", "--no-config", "--fix", "--unsafe-fixes"])
+                .current_dir(dir.path())
+                .output()
+                .expect("the binary runs");
+            assert_ne!(
+                output.status.code(),
+                Some(2),
+                "{name}: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+            if std::fs::read_to_string(dir.path().join(&block.path)).unwrap() == block.code {
+                continue;
+            }
+            fixed += 1;
+            for package in doc_packages(block.effect.as_deref()) {
+                let example = tree.path().join(package).join(format!("{name}-{}", at + 1));
+                common::copy_dir(before.path(), &example.join("before"));
+                common::copy_dir(dir.path(), &example.join("after"));
+            }
+        }
+    }
+    assert!(fixed >= 10, "only {fixed} rule-doc examples were changed by a fix");
+    let mut failures = Vec::new();
+    for package in ["effect-v3", "effect-v4-beta", "effect"] {
+        let group = tree.path().join(package);
+        if !group.exists() {
+            continue;
+        }
+        std::fs::create_dir_all(group.join("node_modules")).unwrap();
+        std::os::unix::fs::symlink(oracle_modules().join(package), group.join("node_modules/effect")).unwrap();
+        std::fs::write(
+            group.join("tsconfig.json"),
+            r#"{
+  "compilerOptions": {
+    "strict": true, "module": "preserve", "moduleResolution": "bundler", "target": "ES2022",
+    "jsx": "preserve", "noEmit": true, "skipLibCheck": true, "allowImportingTsExtensions": true
+  },
+  "include": ["**/*.ts", "**/*.tsx"],
+  "exclude": ["node_modules"]
+}
+"#,
+        )
+        .unwrap();
+        // `rule-n/before/src/a.ts: error …` and `rule-n/after/src/a.ts: error …` compared.
+        let mut before: BTreeMap<String, usize> = BTreeMap::new();
+        let mut after: BTreeMap<String, usize> = BTreeMap::new();
+        let found = diagnostics(&group, &["tsconfig.json".to_string()]);
+        for (key, count) in found {
+            if let Some((example, rest)) = key.split_once("/before/") {
+                *before.entry(format!("{example}/{rest}")).or_insert(0) += count;
+            } else if let Some((example, rest)) = key.split_once("/after/") {
+                *after.entry(format!("{example}/{rest}")).or_insert(0) += count;
+            }
+        }
+        eprintln!(
+            "rule docs against {package}: {} diagnostics before the fixes, {} after",
+            before.values().sum::<usize>(),
+            after.values().sum::<usize>()
+        );
+        for (key, count) in &after {
+            if before.get(key).copied().unwrap_or(0) < *count {
+                failures.push(format!("{package}: the fix added {key}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

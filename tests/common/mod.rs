@@ -1,6 +1,8 @@
 //! Shared helpers: run the real binary, read its JSON.
 #![allow(dead_code)]
 
+pub mod docs;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
