@@ -547,3 +547,38 @@ fn a_failed_write_says_which_files_were_already_written() {
     assert!(read(&dir, "src/features/a.ts").contains("schedule: Retry.contention,"));
     assert_eq!(read(&dir, "src/features/z.ts"), FEATURE);
 }
+
+/// A file with no relative import in a NodeNext ES module project: the retry module's import
+/// that a fix adds names its `.js` file (TS2835 without it); the same file in a bundler project
+/// gets an extensionless one.
+#[test]
+fn an_added_import_follows_the_projects_module_resolution() {
+    const ALONE: &str = r#"import { Effect, Schedule } from "effect"
+
+export const a = Effect.succeed(1).pipe(
+  Effect.retry({
+    schedule: Schedule.max([Schedule.min([Schedule.exponential("50 millis"), Schedule.spaced("200 millis")]), Schedule.recurs(3)]).pipe(Schedule.jittered),
+    while: (e: unknown) => e instanceof Error,
+  }),
+)
+"#;
+    for (resolution, want) in [
+        ("NodeNext", "import * as Retry from \"../infra/retry.js\""),
+        ("Bundler", "import * as Retry from \"../infra/retry\""),
+    ] {
+        let module = if resolution == "NodeNext" { "NodeNext" } else { "ESNext" };
+        let tsconfig = format!(
+            "{{ \"compilerOptions\": {{ \"module\": \"{module}\", \"moduleResolution\": \"{resolution}\" }}, \"include\": [\"src\"] }}\n"
+        );
+        let dir = project(&[
+            ("package.json", "{ \"name\": \"app\", \"type\": \"module\" }\n"),
+            ("tsconfig.json", &tsconfig),
+            ("src/infra/retry.ts", RETRY_MODULE),
+            ("src/features/a.ts", ALONE),
+        ]);
+        check(dir.path(), &[".", "--fix"]);
+        let fixed = read(&dir, "src/features/a.ts");
+        assert!(fixed.contains(want), "{resolution}: {fixed}");
+        assert!(fixed.contains("Retry.contention"), "{resolution}: {fixed}");
+    }
+}

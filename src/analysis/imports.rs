@@ -22,11 +22,19 @@ pub fn module_reference(index: &Index, file: FileId, module: FileId) -> Option<(
     let from = index.files[file].absolute.parent()?;
     let to = &index.files[module].absolute;
     let mut specifier = relative_specifier(from, to)?;
-    // Follow the file's own style: ESM `.js` specifiers or extensionless ones.
-    let uses_js = facts
+    // Follow the file's own style: ESM `.js` specifiers or extensionless ones; a file with no
+    // relative import follows its project: an ES module under node16/nodenext resolution
+    // needs the extension (TS2835 without it).
+    let relative: Vec<&str> = facts
         .imports
         .iter()
-        .any(|i| i.source.starts_with('.') && i.source.ends_with(".js"));
+        .map(|i| i.source.as_str())
+        .filter(|s| s.starts_with('.'))
+        .collect();
+    let uses_js = match relative.is_empty() {
+        false => relative.iter().any(|s| s.ends_with(".js")),
+        true => needs_extensions(index, file),
+    };
     specifier = match specifier.rsplit_once('.') {
         Some((stem, _)) if uses_js => format!("{stem}.js"),
         Some((stem, _)) => stem.to_string(),
@@ -47,4 +55,18 @@ pub fn module_reference(index: &Index, file: FileId, module: FileId) -> Option<(
             replacement: format!("import * as {name} from \"{specifier}\"\n"),
         }),
     ))
+}
+
+/// Whether relative imports of `file` must name their file's extension: an ES module whose
+/// project resolves as node16/nodenext.
+fn needs_extensions(index: &Index, file: FileId) -> bool {
+    use crate::index::tsconfig::ModuleResolution;
+    let Some(project) = index.project_of(file) else {
+        return false;
+    };
+    matches!(
+        project.options.effective_resolution(),
+        ModuleResolution::Node16 | ModuleResolution::NodeNext
+    ) && crate::index::resolve::import_mode(index, &project.options, &index.files[file].absolute)
+        == Some(crate::index::resolve::Mode::Esm)
 }
