@@ -226,6 +226,7 @@ pub fn unit<'t>(
         source,
         bindings,
         fresh: std::cell::RefCell::new(Vec::new()),
+        commands: std::cell::RefCell::new(Vec::new()),
     };
     let mut ops = Vec::new();
     let mut services: Vec<(String, String)> = Vec::new();
@@ -266,6 +267,12 @@ pub fn unit<'t>(
                     ) {
                         if makes_id(source, value) {
                             reader.fresh.borrow_mut().push(text(source, name));
+                        }
+                        if let Some((operation, input)) = reader.sdk_command(value) {
+                            reader
+                                .commands
+                                .borrow_mut()
+                                .push((text(source, name), operation, input));
                         }
                     }
                     if let Some(bound) = service_local(source, current) {
@@ -495,6 +502,9 @@ struct Reader<'a> {
     bindings: &'a Bindings,
     /// Locals of the unit bound to a freshly made id, as the walk meets them.
     fresh: std::cell::RefCell<Vec<&'a str>>,
+    /// Locals of the unit bound to an AWS SDK command (`const put = new PutObjectCommand({…})`),
+    /// as the walk meets them: the operation it names and the keys of its input.
+    commands: std::cell::RefCell<Vec<(&'a str, String, Option<ArgKeys>)>>,
 }
 
 impl Reader<'_> {
@@ -538,6 +548,19 @@ impl Reader<'_> {
                 names,
                 variables: self.arg_keys(arguments),
             }
+        } else if let Some((operation, input)) = (method == "send" && receiver.is_some())
+            .then(|| self.sent_command(arguments))
+            .flatten()
+        {
+            // AWS SDK v3: `client.send(new PutObjectCommand(input))` is v2's
+            // `client.putObject(input)`, and is judged as that call.
+            OpKind::Call {
+                receiver: receiver
+                    .filter(|r| r.len() <= 80 && !r.contains('\n'))
+                    .map(str::to_string),
+                method: operation,
+                client_id: input,
+            }
         } else {
             OpKind::Call {
                 receiver: receiver
@@ -548,6 +571,37 @@ impl Reader<'_> {
             }
         };
         Some(UnitOp { span: span(call), kind })
+    }
+
+    /// An AWS SDK command made with `new`: `new PutObjectCommand({ … })` names the operation
+    /// `putObject`, with the keys of its input.
+    fn sdk_command(&self, value: Node) -> Option<(String, Option<ArgKeys>)> {
+        if value.kind_str() != "new_expression" {
+            return None;
+        }
+        let class = value.field("constructor").filter(|c| c.kind_str() == "identifier")?;
+        let name = text(self.source, class).strip_suffix("Command")?;
+        let mut chars = name.chars();
+        let first = chars.next().filter(char::is_ascii_uppercase)?;
+        let operation = first.to_ascii_lowercase().to_string() + chars.as_str();
+        let input = value.field("arguments").and_then(|a| self.arg_keys(a));
+        Some((operation, input))
+    }
+
+    /// The command `send(…)`'s first argument is: made there, or a local bound to one.
+    fn sent_command(&self, arguments: Node) -> Option<(String, Option<ArgKeys>)> {
+        let mut cursor = arguments.walk();
+        let first = arguments.named_children(&mut cursor).next()?;
+        match first.kind_str() {
+            "new_expression" => self.sdk_command(first),
+            "identifier" => {
+                let name = text(self.source, first);
+                let commands = self.commands.borrow();
+                let (_, operation, input) = commands.iter().rev().find(|(local, _, _)| *local == name)?;
+                Some((operation.clone(), input.clone()))
+            }
+            _ => None,
+        }
     }
 
     /// The HTTP method a call sends, when it says so: `HttpClientRequest.post(…)`,
