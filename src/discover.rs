@@ -248,6 +248,40 @@ pub fn discover(paths: &[PathBuf], configs: &mut Configs) -> Result<Discovery, R
     Ok(discovery)
 }
 
+/// Adds a file that is not on disk but whose text is given (`check - --stdin-filename new.ts`,
+/// canonical up to its missing part): checked as a file named on the command line is, with the
+/// config of its directory; a test file is left out as one on disk is.
+pub fn add_unsaved(discovery: &mut Discovery, configs: &mut Configs, absolute: &Path) -> Result<(), Report> {
+    let cwd = std::env::current_dir().map_err(|e| miette!("cannot read the current directory: {e}"))?;
+    let above = configs.configs_above(absolute);
+    configs.add_nested(above, &crate::rules::names())?;
+    let Some(language) = Language::from_path(absolute) else {
+        return Ok(());
+    };
+    if let Some(found) = odd_name(&cwd, absolute) {
+        discovery.notes.push(found);
+        return Ok(());
+    }
+    let shown = display_path(&cwd, absolute);
+    if configs.for_path(absolute).is_test(absolute) {
+        discovery.tests.push(shown);
+        discovery.tests.sort();
+        return Ok(());
+    }
+    if discovery.files.iter().all(|f| f.absolute != absolute) {
+        let at = discovery.files.partition_point(|f| f.absolute.as_path() < absolute);
+        discovery.files.insert(
+            at,
+            SourceFile {
+                path: shown,
+                absolute: absolute.to_path_buf(),
+                language,
+            },
+        );
+    }
+    Ok(())
+}
+
 /// Notes for the paths named on the command line (canonical; a link as the link) that this
 /// discovery checks nothing in and says nothing about yet: a path the user named and that is
 /// not checked is always said, with why.

@@ -99,7 +99,8 @@ pub fn fix_project(
     applicability: Applicability,
 ) -> Result<FixReport, miette::Report> {
     use std::collections::HashMap;
-    let mut overlay: HashMap<std::path::PathBuf, std::sync::Arc<[u8]>> = HashMap::new();
+    // The texts given (stdin's) are fixed as a file's would be.
+    let mut overlay: HashMap<std::path::PathBuf, std::sync::Arc<[u8]>> = options.overlay.clone();
     let mut originals: Vec<(std::path::PathBuf, std::path::PathBuf, Language, Vec<u8>)> = Vec::new();
     let mut applied: HashMap<std::path::PathBuf, usize> = HashMap::new();
     for _round in 0..10 {

@@ -84,9 +84,10 @@ struct CheckArgs {
     /// Output format [default: human; github when GITHUB_ACTIONS=true].
     #[arg(long, value_enum)]
     format: Option<Format>,
-    /// Read the source from stdin and check it as this file, in its project (the file must
-    /// exist; stdin stands in for its text). Only its findings are reported.
-    #[arg(long, value_name = "PATH", conflicts_with_all = ["fix", "diff", "write_baseline"])]
+    /// Read the source from stdin (PATH `-`, or no PATH) and check it as this file, in its
+    /// project; the file need not exist. Only its findings are reported; with --fix, the fixed
+    /// source is printed instead.
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["write_baseline"])]
     stdin_filename: Option<PathBuf>,
     /// Take DIR as the project root instead of the one found (imports and policies resolve
     /// across it) and report only the findings in PATHS.
@@ -310,6 +311,31 @@ fn project_config(args: &CheckArgs, dir: &std::path::Path) -> Result<Config, Rep
 }
 
 fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
+    // `check - --stdin-filename NAME`: `-` is stdin, which NAME names.
+    if args.paths.iter().any(|p| p.as_os_str() == "-") {
+        if args.stdin_filename.is_none() {
+            return Err(miette!(
+                help = "name the file stdin holds, e.g. `retrylint check - --stdin-filename src/a.ts`: its name gives the language and the config",
+                "`-` reads the source from stdin, and needs --stdin-filename"
+            ));
+        }
+        args.paths.retain(|p| p.as_os_str() != "-");
+    }
+    if args.stdin_filename.is_some() && args.fix {
+        // The fixed source is the output: no report goes with it.
+        let report = args
+            .format
+            .filter(|f| *f != Format::Human)
+            .and_then(|f| clap::ValueEnum::to_possible_value(&f))
+            .map(|v| format!("--format {}", v.get_name()))
+            .or_else(|| args.statistics.then(|| "--statistics".to_string()));
+        if let Some(flag) = report {
+            return Err(miette!(
+                help = "leave out --fix to get the findings, or the report flag to get the fixed source",
+                "--fix with --stdin-filename prints the fixed source, not a report: {flag} does not combine with it"
+            ));
+        }
+    }
     if args.paths.is_empty() {
         args.paths.push(PathBuf::from("."));
     }
@@ -359,14 +385,28 @@ fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
     // stdin in place of the file's text.
     let stdin_file = match &args.stdin_filename {
         Some(name) => {
-            if let Err(e) = std::fs::metadata(name) {
-                return Err(miette!(
-                    help = "--stdin-filename names an existing file whose text stdin replaces",
-                    "cannot check {} from stdin: {e}",
-                    name.display()
-                ));
-            }
-            let config = find_config(args.config.as_deref(), args.no_config, std::slice::from_ref(name))?;
+            // A file that does not exist yet (a new buffer) is named inside the project checked
+            // (`--project DIR`, else that of the paths), and takes its directory's config.
+            let (new_file, config) = if std::fs::symlink_metadata(name).is_err() {
+                let project = match &args.project {
+                    Some(dir) => std::fs::canonicalize(dir)
+                        .map_err(|e| miette!("cannot check project {}: {e}", dir.display()))?,
+                    None => find_config(args.config.as_deref(), args.no_config, &args.paths)?.root,
+                };
+                let (absolute, dir) = cli::new_stdin_file(name, &project)?;
+                if retrylint::source::Language::from_path(&absolute).is_none() {
+                    return Err(miette!(
+                        help = "name it with the extension of its language (.ts, .tsx, .rs, .json, .yaml, …)",
+                        "cannot check {} from stdin: not a kind of file retrylint reads",
+                        name.display()
+                    ));
+                }
+                let config = find_config(args.config.as_deref(), args.no_config, &[dir])?;
+                (Some(absolute), config)
+            } else {
+                let config = find_config(args.config.as_deref(), args.no_config, std::slice::from_ref(name))?;
+                (None, config)
+            };
             // Bounded: stdin is a file's text, held to the file size limit.
             let limit = config.max_file_size;
             let mut text = Vec::new();
@@ -380,7 +420,11 @@ fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
                     "stdin is over the size limit of {limit} bytes (max-file-size)"
                 ));
             }
-            let (absolute, paths) = cli::stdin_paths(name, &args.paths, &config)?;
+            let (absolute, paths) = match new_file {
+                // Not on disk: the analysis adds it (see `check::run`).
+                Some(absolute) => (absolute, cli::context_paths(&args.paths, &config)),
+                None => cli::stdin_paths(name, &args.paths, &config)?,
+            };
             args.paths = paths;
             report_only = Some(vec![absolute.clone()]);
             Some((absolute, text))
@@ -496,6 +540,9 @@ fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
                 ExitCode::from(1)
             });
         }
+        if let Some((absolute, text)) = &stdin_file {
+            return print_fixed_stdin(&args, &report, absolute, text, options);
+        }
         let written = fix::write(&report)?;
         for (path, reason, _) in &written.skipped {
             say!(
@@ -588,6 +635,35 @@ fn run_check(mut args: CheckArgs) -> Result<ExitCode, Report> {
     // The process ends here: freeing every file's facts one by one was the largest part of
     // the work left on one thread after the parallel stages (2% of a check that parses every
     // file). The operating system takes the memory back at once.
+    std::mem::forget(outcome);
+    Ok(if failing { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// `--fix` of stdin: the fixed source (stdin's text when nothing is fixed) goes to stdout or
+/// `--output-file`, and nothing else; no file is written. The exit code is the check's of the
+/// fixed text: 1 when findings that fail the run remain.
+fn print_fixed_stdin(
+    args: &CheckArgs,
+    report: &fix::FixReport,
+    absolute: &std::path::Path,
+    text: &[u8],
+    mut options: CheckOptions,
+) -> Result<ExitCode, Report> {
+    let fixed = report
+        .files
+        .iter()
+        .find(|f| f.absolute == absolute)
+        .map_or(text, |f| f.fixed.as_slice());
+    let mut out = cli::Output::open(args.output_file.as_deref(), ColorChoice::Never)?;
+    match out.write_all(fixed).and_then(|_| out.finish()) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+        Err(e) => return Err(miette!("cannot write output: {e}")),
+    }
+    options.overlay.insert(absolute.to_path_buf(), fixed.into());
+    let outcome = check::run(load_config(args)?, &options)?;
+    let failing = !args.exit_zero
+        && (outcome.count(Severity::Error) > 0 || (args.deny_warnings && outcome.count(Severity::Warning) > 0));
     std::mem::forget(outcome);
     Ok(if failing { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }

@@ -233,6 +233,8 @@ pub fn summary(out: &mut dyn Write, outcome: &Outcome) -> io::Result<()> {
     Ok(())
 }
 
+/// `110 findings at 74 sites (106 errors, 4 warnings) in 50 files (40 ms)`: a site is where
+/// the human format prints one diagnostic (see [`sites`]).
 fn summary_line(out: &mut dyn Write, outcome: &Outcome) -> io::Result<()> {
     let errors = outcome.count(Severity::Error);
     let warnings = outcome.count(Severity::Warning);
@@ -247,7 +249,9 @@ fn summary_line(out: &mut dyn Write, outcome: &Outcome) -> io::Result<()> {
     } else {
         writeln!(
             out,
-            "found {} and {} in {} ({} ms)",
+            "{} at {} ({}, {}) in {} ({} ms)",
+            plural(outcome.diagnostics.len(), "finding"),
+            plural(sites(outcome).len(), "site"),
             plural(errors, "error"),
             plural(warnings, "warning"),
             plural(outcome.files, "file"),
@@ -323,42 +327,72 @@ pub fn human_findings(out: &mut dyn WriteColor, outcome: &Outcome) -> io::Result
         };
     let config = TermConfig::default();
     let styles = Styles::default();
-    for d in &outcome.diagnostics {
+    for site in sites(outcome) {
+        let d = &outcome.diagnostics[site.headline];
         let Some((primary, primary_range)) = file_id(d.file, d.span, &mut files) else {
-            // No text to show (not UTF-8): one line.
-            let p = position(outcome, d);
-            writeln!(
-                out,
-                "{}:{}:{}: {}[{}]: {}",
-                printable::path(outcome.index.path(d.file)),
-                p.line,
-                p.column,
-                d.severity,
-                d.rule,
-                printable::line(&d.message)
-            )?;
+            // No text to show (not UTF-8): one line per finding.
+            for &i in &site.findings {
+                let d = &outcome.diagnostics[i];
+                let p = position(outcome, d);
+                writeln!(
+                    out,
+                    "{}:{}:{}: {}[{}]: {}",
+                    printable::path(outcome.index.path(d.file)),
+                    p.line,
+                    p.column,
+                    d.severity,
+                    d.rule,
+                    printable::line(&d.message)
+                )?;
+            }
             continue;
         };
         let severity = match d.severity {
             Severity::Error => ReportSeverity::Error,
             _ => ReportSeverity::Warning,
         };
+        let others: Vec<&Diagnostic> = site
+            .findings
+            .iter()
+            .filter(|&&i| i != site.headline)
+            .map(|&i| &outcome.diagnostics[i])
+            .collect();
         let mut labels = vec![ReportLabel::primary(primary, primary_range)];
-        for label in &d.labels {
+        // Where the other findings of the site point, when not where the headline does: their
+        // rules, at their own span (the retry call beside its inline schedule).
+        let mut marks: Vec<(crate::source::Span, Vec<&str>)> = Vec::new();
+        for other in others.iter().filter(|o| o.span != d.span) {
+            match marks.iter_mut().find(|(span, _)| *span == other.span) {
+                Some((_, rules)) => rules.push(other.rule),
+                None => marks.push((other.span, vec![other.rule])),
+            }
+        }
+        for (span, rules) in &marks {
+            if let Some((id, range)) = file_id(d.file, *span, &mut files) {
+                labels.push(ReportLabel::secondary(id, range).with_message(rules.join(", ")));
+            }
+        }
+        // Each label once: the sites that use a policy are the same for every rule about it.
+        let mut shown: Vec<(FileId, crate::source::Span, &str)> = Vec::new();
+        for label in std::iter::once(d).chain(others.iter().copied()).flat_map(|f| &f.labels) {
+            if shown.contains(&(label.file, label.span, label.message.as_str())) {
+                continue;
+            }
+            shown.push((label.file, label.span, &label.message));
             if let Some((id, range)) = file_id(label.file, label.span, &mut files) {
                 labels.push(ReportLabel::secondary(id, range).with_message(printable::line(&label.message)));
             }
         }
-        let mut notes = Vec::new();
-        if let Some(help) = &d.help {
-            notes.push(format!("help: {}", printable::lines(help)));
-        }
-        if let Some(fix) = &d.fix {
-            let how = match fix.safety {
-                FixSafety::Safe => "--fix",
-                _ => "--fix --unsafe-fixes",
-            };
-            notes.push(format!("fix ({how}): {}", printable::line(&fix.title)));
+        let mut notes = finding_notes(d, "");
+        for other in &others {
+            let mut lines = vec![format!(
+                "also {}[{}]: {}",
+                other.severity,
+                other.rule,
+                printable::line(&other.message)
+            )];
+            lines.extend(finding_notes(other, "  "));
+            notes.push(lines.join("\n"));
         }
         let report = Report::new(severity)
             .with_code(d.rule)
@@ -373,6 +407,87 @@ pub fn human_findings(out: &mut dyn WriteColor, outcome: &Outcome) -> io::Result
         })?;
     }
     Ok(())
+}
+
+/// A finding's help and fix, as notes (each line after the first indented by `indent`).
+fn finding_notes(d: &Diagnostic, indent: &str) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Some(help) = &d.help {
+        let help = printable::lines(help);
+        notes.push(format!("{indent}help: {}", help.replace('\n', &format!("\n{indent}"))));
+    }
+    if let Some(fix) = &d.fix {
+        let how = match fix.safety {
+            FixSafety::Safe => "--fix",
+            _ => "--fix --unsafe-fixes",
+        };
+        notes.push(format!("{indent}fix ({how}): {}", printable::line(&fix.title)));
+    }
+    notes
+}
+
+/// The findings at one place: one diagnostic in the human format, its headline the most
+/// severe (then the first in rule order), the others attached as notes.
+pub struct Site {
+    /// Indices into `outcome.diagnostics`, in output order.
+    pub findings: Vec<usize>,
+    pub headline: usize,
+}
+
+/// The findings grouped by site: those whose primary location starts on the same line of the
+/// same file (on a line too long to show whole, a minified bundle, those with the same span),
+/// in output order. Each rule's finding stays its own in JSON, SARIF and annotations; the human
+/// format prints a site as one diagnostic, and the summary counts sites.
+pub fn sites(outcome: &Outcome) -> Vec<Site> {
+    #[derive(PartialEq, Eq, Hash)]
+    enum Key {
+        Line(FileId, usize),
+        Span(FileId, crate::source::Span),
+        Alone(usize),
+    }
+    let rank = |d: &Diagnostic| {
+        let order = crate::rules::RULES
+            .iter()
+            .position(|r| r.name == d.rule)
+            .unwrap_or(usize::MAX);
+        (std::cmp::Reverse(d.severity), order)
+    };
+    let mut at: HashMap<Key, usize> = HashMap::new();
+    let mut sites: Vec<Site> = Vec::new();
+    for (i, d) in outcome.diagnostics.iter().enumerate() {
+        let key = match outcome.index.loaded(d.file) {
+            None => Key::Alone(i),
+            Some(_) if text_of(outcome, d.file).is_some_and(|t| on_long_line(t, d.span.start as usize)) => {
+                Key::Span(d.file, d.span)
+            }
+            Some(facts) => Key::Line(d.file, facts.position(d.span.start).0),
+        };
+        match at.get(&key) {
+            Some(&site) => {
+                let site = &mut sites[site];
+                site.findings.push(i);
+                if rank(d) < rank(&outcome.diagnostics[site.headline]) {
+                    site.headline = i;
+                }
+            }
+            None => {
+                at.insert(key, sites.len());
+                sites.push(Site {
+                    findings: vec![i],
+                    headline: i,
+                });
+            }
+        }
+    }
+    sites
+}
+
+/// Whether the line holding `offset` is longer than [`LONG_LINE`].
+fn on_long_line(text: &str, offset: usize) -> bool {
+    let start = offset.min(text.len());
+    let line_start = memchr::memrchr(b'\n', &text.as_bytes()[..start]).map_or(0, |i| i + 1);
+    let line_end = memchr::memchr(b'\n', &text.as_bytes()[start..]).map_or(text.len(), |i| start + i);
+    line_end - line_start > LONG_LINE
 }
 
 /// Lines longer than this many bytes are shown as a window around the label.
@@ -523,6 +638,8 @@ struct JsonSummary {
     cached: usize,
     errors: usize,
     warnings: usize,
+    /// Where the findings are: the places the human format prints one diagnostic for.
+    sites: usize,
     elapsed_ms: u128,
 }
 
@@ -603,6 +720,7 @@ pub fn json(out: &mut dyn Write, outcome: &Outcome) -> io::Result<()> {
             cached: outcome.cached,
             errors: outcome.count(Severity::Error),
             warnings: outcome.count(Severity::Warning),
+            sites: sites(outcome).len(),
             elapsed_ms: outcome.elapsed.as_millis(),
         },
     };

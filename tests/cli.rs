@@ -212,6 +212,79 @@ fn human_format_snapshot() {
     insta::assert_snapshot!(masked(&output.stdout));
 }
 
+/// 26.7: the findings of several rules at one place (an inline schedule that is also uncapped,
+/// unjittered and over budget) are one diagnostic in the human format, the headline the first
+/// rule, the others notes with their rule, message and help; JSON keeps one result per rule, and
+/// the summary counts the sites the human format prints.
+#[test]
+fn one_site_is_one_diagnostic_with_the_other_rules_as_notes() {
+    let fixture = common::fixture("effect-app");
+    let (_, report) = check_json(&fixture, &["src/features/billing/policies.ts"]);
+    let at_line_5: Vec<String> = findings(&report)
+        .into_iter()
+        .filter(|f| f.1 == 5)
+        .map(|f| f.2)
+        .collect();
+    assert_eq!(
+        at_line_5,
+        [
+            "inline-schedule",
+            "policy-over-budget",
+            "uncapped-schedule",
+            "unjittered-schedule"
+        ],
+        "one result per rule in JSON"
+    );
+    let output = check(&fixture, &["src/features/billing/policies.ts", "--color", "never"]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let headers: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("error[") || l.starts_with("warning["))
+        .collect();
+    assert_eq!(headers.len(), 1, "{stdout}");
+    assert!(headers[0].starts_with("error[inline-schedule]: "), "{stdout}");
+    assert_eq!(
+        stdout.matches("┌─ src/features/billing/policies.ts:5:14").count(),
+        1,
+        "{stdout}"
+    );
+    for rule in ["policy-over-budget", "uncapped-schedule", "unjittered-schedule"] {
+        assert_eq!(
+            stdout.matches(&format!("= also error[{rule}]: ")).count(),
+            1,
+            "{stdout}"
+        );
+    }
+    assert!(
+        stdout.contains("help: pipe the schedule through `Schedule.jittered`"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("fix (--fix --unsafe-fixes): pipe the schedule"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("4 findings at 1 site (4 errors, 0 warnings) in 1 file"),
+        "{stdout}"
+    );
+
+    // The whole fixture: the summary's sites are the diagnostics printed, and JSON's.
+    let (_, report) = check_json(&fixture, &["."]);
+    let output = check(&fixture, &[".", "--color", "never"]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let printed = stdout
+        .lines()
+        .filter(|l| l.starts_with("error[") || l.starts_with("warning["))
+        .count();
+    let total = report["diagnostics"].as_array().unwrap().len();
+    assert!(printed < total, "{printed} diagnostics for {total} findings");
+    assert_eq!(report["summary"]["sites"].as_u64(), Some(printed as u64));
+    assert!(
+        stdout.contains(&format!("{total} findings at {printed} sites (")),
+        "{stdout}"
+    );
+}
+
 #[test]
 fn messages_follow_the_convention() {
     // Lowercase first letter (or a code span), no trailing period, a help line on every finding.

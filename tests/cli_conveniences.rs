@@ -373,15 +373,180 @@ fn stdin_filename_checks_stdin_as_that_file_in_its_project() {
     assert!(rules.contains(&"inline-schedule".to_string()), "{rules:?}");
     assert!(!rules.contains(&"retry-without-predicate".to_string()), "{rules:?}");
 
-    let output = run_with_stdin(dir.path(), &["check", "--stdin-filename", "src/nope.ts"], "");
-    assert_eq!(output.status.code(), Some(2));
-    assert!(text(&output.stderr).contains("cannot check src/nope.ts from stdin"));
+    // `--fix` prints the fixed source (see `stdin_fix_prints_the_fixed_source`); a report
+    // format with it is an error.
     let output = run_with_stdin(
         dir.path(),
-        &["check", "--stdin-filename", "src/features/c.ts", "--fix"],
+        &[
+            "check",
+            "--stdin-filename",
+            "src/features/c.ts",
+            "--fix",
+            "--format",
+            "json",
+        ],
         "",
     );
-    assert_eq!(output.status.code(), Some(2), "--fix has no file to write");
+    assert_eq!(
+        output.status.code(),
+        Some(2),
+        "--fix prints the source, not a JSON report"
+    );
+    assert!(text(&output.stderr).contains("prints the fixed source, not a report"));
+}
+
+/// 26.9: `check - --stdin-filename NAME` for a buffer not saved yet: the language comes from the
+/// name, the config is that of its directory, the project around it resolves its imports, and
+/// the name never leads out of the project.
+#[test]
+fn dash_checks_stdin_as_a_file_that_does_not_exist_yet() {
+    let dir = app();
+    std::fs::write(dir.path().join("retrylint.toml"), "").unwrap();
+    std::fs::write(
+        dir.path().join("src/features/retrylint.toml"),
+        "extend = \"../../retrylint.toml\"\n[rules]\nretry-without-predicate = \"off\"\n",
+    )
+    .unwrap();
+    let source = "import { Effect, Schedule } from \"effect\"\nimport { Retry } from \"../../infra/index.js\"\nexport const d = Effect.succeed(1).pipe(Effect.retry(Retry.contention), Effect.retry(Schedule.recurs(1)))\n";
+    let output = run_with_stdin(
+        dir.path(),
+        &[
+            "check",
+            "-",
+            "--stdin-filename",
+            "src/features/new/d.ts",
+            "--format",
+            "json",
+        ],
+        source,
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let found = findings(&report);
+    assert!(
+        found.iter().all(|f| f.0 == "src/features/new/d.ts"),
+        "only the new file is reported: {found:?}"
+    );
+    let rules: Vec<&str> = found.iter().map(|f| f.2.as_str()).collect();
+    // `Retry.contention` resolved through the barrel (no finding for it); the package config
+    // of src/features turns retry-without-predicate off.
+    assert_eq!(rules, ["inline-schedule"], "{report:#}");
+    assert!(!dir.path().join("src/features/new").exists(), "nothing is written");
+
+    // The language comes from the name: the same text as Rust holds no Effect retry.
+    let output = run_with_stdin(
+        dir.path(),
+        &["check", "-", "--stdin-filename", "src/new.rs", "--format", "json"],
+        source,
+    );
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(findings(&report), Vec::<(String, u64, String)>::new(), "{report:#}");
+
+    // A name that leads out of the project, or `..` through a missing directory: exit 2.
+    let inner = dir.path().join("inner");
+    std::fs::create_dir(&inner).unwrap();
+    std::fs::write(inner.join("retrylint.toml"), "").unwrap();
+    for name in ["../outside.ts", "nope/../../outside.ts", "/nonexistent-dir/x.ts"] {
+        let output = run_with_stdin(&inner, &["check", "-", "--stdin-filename", name], source);
+        assert_eq!(output.status.code(), Some(2), "{name}: {}", text(&output.stdout));
+        assert!(
+            text(&output.stderr).contains(&format!("cannot check {name} from stdin")),
+            "{name}: {}",
+            text(&output.stderr)
+        );
+    }
+    // A kind of file retrylint does not read, and `-` without a name: exit 2, said.
+    let output = run_with_stdin(dir.path(), &["check", "-", "--stdin-filename", "src/notes.txt"], source);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(text(&output.stderr).contains("not a kind of file retrylint reads"));
+    let output = run_with_stdin(dir.path(), &["check", "-"], source);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        text(&output.stderr).contains("needs --stdin-filename"),
+        "{}",
+        text(&output.stderr)
+    );
+
+    // Control characters in the name are escaped in every output.
+    let name = "src/features/new/\u{1b}[31mred\u{7}.ts";
+    let output = run_with_stdin(
+        dir.path(),
+        &["check", "-", "--stdin-filename", name, "--color", "never"],
+        source,
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
+    let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
+    assert!(
+        stdout.contains("src/features/new/\\u{1b}[31mred\\u{7}.ts:3:"),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains('\x1b') && !stderr.contains('\x1b') && !stdout.contains('\x07'),
+        "{stdout}{stderr}"
+    );
+}
+
+/// 26.9: `--fix` with stdin prints the fixed source, as ruff and biome do, and writes nothing;
+/// the exit code says whether findings that fail the run remain.
+#[test]
+fn stdin_fix_prints_the_fixed_source() {
+    let dir = app();
+    // The project root (else a lone file's directory is its project, without the retry module).
+    std::fs::write(dir.path().join("retrylint.toml"), "").unwrap();
+    let before = common::snapshot(dir.path());
+    let output = run_with_stdin(
+        dir.path(),
+        &["check", "-", "--stdin-filename", "src/features/a.ts", "--fix"],
+        FEATURE,
+    );
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "the findings of `b` remain: {}",
+        text(&output.stderr)
+    );
+    let fixed = text(&output.stdout);
+    // The inline copy of `contention` is replaced by the name (the safe fix); nothing but the
+    // source is printed.
+    assert!(fixed.contains("schedule: Retry.contention,"), "{fixed}");
+    assert!(!fixed.contains("Schedule.max(["), "{fixed}");
+    assert!(
+        fixed.starts_with("import { Effect, Schedule } from \"effect\"\n"),
+        "{fixed}"
+    );
+    assert!(!fixed.contains("error[") && !fixed.contains("findings"), "{fixed}");
+    assert_eq!(common::snapshot(dir.path()), before, "no file is written");
+
+    // The fixed text, checked again as it is, has only what the fix left.
+    let again = run_with_stdin(
+        dir.path(),
+        &[
+            "check",
+            "-",
+            "--stdin-filename",
+            "src/features/a.ts",
+            "--format",
+            "json",
+        ],
+        &fixed,
+    );
+    let report: serde_json::Value = serde_json::from_slice(&again.stdout).unwrap();
+    let b_line = fixed.lines().position(|l| l.starts_with("export const b")).unwrap() as u64 + 1;
+    let left = findings(&report);
+    assert!(
+        !left.is_empty() && left.iter().all(|f| f.1 == b_line),
+        "only `b` is left: {left:?}"
+    );
+
+    // Nothing to fix: stdin's text comes back as it was; a new file is fixed too; clean: exit 0.
+    let output = run_with_stdin(
+        dir.path(),
+        &["check", "-", "--stdin-filename", "src/features/new.ts", "--fix"],
+        CLEAN_FEATURE,
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert_eq!(text(&output.stdout), CLEAN_FEATURE);
+    assert!(!dir.path().join("src/features/new.ts").exists());
 }
 
 #[test]

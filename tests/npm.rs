@@ -256,7 +256,10 @@ fn npx_retrylint_checks_a_typescript_project_offline() {
         "{stdout}"
     );
     // The two sources, and package.json, package-lock.json and tsconfig.json (read for RS2 policies).
-    assert!(stdout.contains("found 1 error and 0 warnings in 5 files"), "{stdout}");
+    assert!(
+        stdout.contains("1 finding at 1 site (1 error, 0 warnings) in 5 files"),
+        "{stdout}"
+    );
     let direct = common::check(&installed.project, &[".", "--format", "json"]);
     let through_npm = installed.npx(&["check", ".", "--format", "json"]);
     let strip = |o: &Output| {

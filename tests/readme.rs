@@ -63,12 +63,13 @@ fn what_it_prints_is_what_it_prints() {
     );
 }
 
-/// "The whole fixture (`check fixtures/effect-app`) reports N findings in M files."
+/// "The whole fixture (`check fixtures/effect-app`) reports N findings at S sites (E errors, W
+/// warnings) in M files."
 #[test]
 fn the_counts_the_readme_gives_are_the_counts() {
     let text = readme();
     let claim = regex_lite::Regex::new(
-        r"`check (fixtures/[a-z0-9-]+)`\) reports (\d+) findings \((\d+) errors?, (\d+) warnings?\) in (\d+) files",
+        r"`check (fixtures/[a-z0-9-]+)`\) reports (\d+) findings at (\d+) sites \((\d+) errors?, (\d+) warnings?\) in (\d+) files",
     )
     .unwrap();
     let mut seen = 0;
@@ -79,19 +80,21 @@ fn the_counts_the_readme_gives_are_the_counts() {
         let summary = &report["summary"];
         let actual = (
             report["diagnostics"].as_array().unwrap().len(),
+            summary["sites"].as_u64().unwrap() as usize,
             summary["errors"].as_u64().unwrap() as usize,
             summary["warnings"].as_u64().unwrap() as usize,
             summary["files"].as_u64().unwrap() as usize,
         );
-        let claimed: (usize, usize, usize, usize) = (
+        let claimed: (usize, usize, usize, usize, usize) = (
             caps[2].parse().unwrap(),
             caps[3].parse().unwrap(),
             caps[4].parse().unwrap(),
             caps[5].parse().unwrap(),
+            caps[6].parse().unwrap(),
         );
         assert_eq!(
             claimed, actual,
-            "README: `check {}` (findings, errors, warnings, files)",
+            "README: `check {}` (findings, sites, errors, warnings, files)",
             &caps[1]
         );
     }

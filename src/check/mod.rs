@@ -288,6 +288,12 @@ pub fn run(config: impl Into<Configs>, options: &CheckOptions) -> Result<Outcome
     let started = Instant::now();
     let mut configs = config.into();
     let mut discovery = discover::discover(&options.paths, &mut configs)?;
+    // A text given for a file not on disk yet (stdin for a new file) is checked as if it were.
+    for absolute in options.overlay.keys() {
+        if std::fs::symlink_metadata(absolute).is_err() {
+            discover::add_unsaved(&mut discovery, &mut configs, absolute)?;
+        }
+    }
     // A path named on the command line that holds nothing checked is said, with why.
     if let Some(only) = &options.only {
         let unchecked = discover::unchecked_named(only, &discovery, &configs);

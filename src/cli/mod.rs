@@ -83,6 +83,16 @@ impl WriteColor for Output {
     }
 }
 
+/// The paths checked around stdin's file: those given (when not just the default `.`), else
+/// its project root.
+pub fn context_paths(given: &[PathBuf], config: &Config) -> Vec<PathBuf> {
+    if given != [PathBuf::from(".")] {
+        given.to_vec()
+    } else {
+        vec![config.root.clone()]
+    }
+}
+
 /// `--stdin-filename NAME`: the canonical path of the file stdin stands in for, and the paths
 /// to check so that its imports resolve: the paths given (when not just the default `.`), else
 /// its project root, with the file itself added when none of them holds it.
@@ -95,11 +105,7 @@ pub fn stdin_paths(name: &Path, given: &[PathBuf], config: &Config) -> Result<(P
     if !absolute.is_file() {
         return Err(miette!("--stdin-filename {} is not a file", name.display()));
     }
-    let mut paths: Vec<PathBuf> = if given != [PathBuf::from(".")] {
-        given.to_vec()
-    } else {
-        vec![config.root.clone()]
-    };
+    let mut paths = context_paths(given, config);
     let covered = paths
         .iter()
         .filter_map(|p| std::fs::canonicalize(p).ok())
@@ -108,6 +114,60 @@ pub fn stdin_paths(name: &Path, given: &[PathBuf], config: &Config) -> Result<(P
         paths.push(absolute.clone());
     }
     Ok((absolute, paths))
+}
+
+/// `--stdin-filename NAME` for a file that does not exist yet: its absolute path (its nearest
+/// existing directory resolved, links and `..` included; the missing rest plain names only) and
+/// that directory. The file must lie inside `project` (the project checked): a name never leads
+/// the run out of it.
+pub fn new_stdin_file(name: &Path, project: &Path) -> Result<(PathBuf, PathBuf), Report> {
+    let help = "--stdin-filename names the file stdin holds: a path inside the project, existing or not";
+    let joined = std::env::current_dir()
+        .map_err(|e| miette!("cannot read the current directory: {e}"))?
+        .join(name);
+    // The longest part that exists, then plain names: `..` below a directory that does not
+    // exist cannot be resolved.
+    let mut existing = PathBuf::new();
+    let mut missing = Vec::new();
+    for part in joined.components() {
+        if missing.is_empty() {
+            let next = existing.join(part);
+            if std::fs::symlink_metadata(&next).is_ok() {
+                existing = next;
+                continue;
+            }
+        }
+        match part {
+            std::path::Component::Normal(plain) => missing.push(plain),
+            _ => {
+                return Err(miette!(
+                    help = help,
+                    "cannot check {} from stdin: `..` below a directory that does not exist",
+                    name.display()
+                ))
+            }
+        }
+    }
+    let base = std::fs::canonicalize(&existing)
+        .map_err(|e| miette!(help = help, "cannot check {} from stdin: {e}", name.display()))?;
+    if !base.is_dir() {
+        return Err(miette!(
+            help = help,
+            "cannot check {} from stdin: {} is not a directory",
+            name.display(),
+            existing.display()
+        ));
+    }
+    let absolute = missing.iter().fold(base.clone(), |path, part| path.join(part));
+    if !absolute.starts_with(project) {
+        return Err(miette!(
+            help = "run from the project the file belongs to, or name it with --project DIR",
+            "cannot check {} from stdin: it is outside the project ({})",
+            name.display(),
+            project.display()
+        ));
+    }
+    Ok((absolute, base))
 }
 
 /// `--project DIR PATHS…`: the canonical PATHS (what to report) and the paths to analyse: DIR,
