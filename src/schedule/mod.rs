@@ -14,7 +14,7 @@ pub mod duration;
 pub mod rust;
 pub mod sim;
 
-pub use sim::{summarize, Attempts, Gap, Jitter, Summary};
+pub use sim::{summarize, summarize_for_all, Attempts, Gap, Jitter, Summary};
 
 /// The retry library whose semantics a policy has: how its builders default, and how a
 /// finding names its remedies.

@@ -75,6 +75,42 @@ pub fn summarize(sched: &Sched) -> Summary {
     }
 }
 
+/// What holds for every way a schedule can run (each branch of each [`Sched::Choice`]):
+/// how a factory evaluated with arguments it does not know is judged, a defect being the
+/// factory's only when no argument avoids it. Never stopping, a gap growing without a cap and
+/// no jitter are kept when every branch has them; everything else is unknown.
+pub fn summarize_for_all(sched: &Sched) -> Summary {
+    let all = match branches(sched) {
+        Some(all) if !all.is_empty() => all,
+        _ => vec![Sched::Unknown],
+    };
+    let summaries: Vec<Summary> = all.iter().map(summarize_one).collect();
+    let every = |f: &dyn Fn(&Summary) -> bool| summaries.iter().all(f);
+    Summary {
+        attempts: if every(&|s| s.attempts == Attempts::Unbounded) {
+            Attempts::Unbounded
+        } else {
+            Attempts::Unknown
+        },
+        gap: if every(&|s| s.gap == Gap::Growing) {
+            Gap::Growing
+        } else {
+            Gap::Unknown
+        },
+        // A branch that waits nothing has no delay to spread (as in a merged summary).
+        jitter: if every(&|s| s.jitter == Jitter::No && !matches!(s.gap, Gap::Capped(ms) if ms == 0.0)) {
+            Jitter::No
+        } else if every(&|s| s.jitter == Jitter::Yes) {
+            Jitter::Yes
+        } else {
+            Jitter::Unknown
+        },
+        delays: None,
+        total_ms: None,
+        worst_total_ms: None,
+    }
+}
+
 /// Branches followed before a policy is called unknown.
 const MAX_BRANCHES: usize = 16;
 
