@@ -182,3 +182,44 @@ fn policies_lists_a_factorys_presets_and_the_arguments_it_is_called_with() {
     assert_eq!(factory["factory"], "backoff");
     assert_eq!(factory["called_with"].as_array().unwrap().len(), 2, "{factory}");
 }
+
+#[test]
+fn a_wrapper_that_rebuilds_a_schedule_from_a_list_of_delays_is_read_at_its_call() {
+    let dir = common::project(&[
+        ("package.json", PACKAGE),
+        ("retrylint.toml", CONFIG),
+        (
+            "src/infra/retry.ts",
+            r#"import { Duration, Schedule } from "effect"
+
+export const fromDelays = (delays: ReadonlyArray<Duration.DurationInput>) =>
+  Schedule.forever.pipe(Schedule.addDelay((n) => delays[Math.min(n, delays.length - 1)]), Schedule.intersect(Schedule.recurs(delays.length)))
+
+export const isTransient = (error: unknown): boolean => error instanceof Error
+"#,
+        ),
+        (
+            "src/features/Rates.ts",
+            r#"import { Effect } from "effect"
+import * as Retry from "../infra/retry.js"
+
+declare const fetchRates: Effect.Effect<number, Error>
+
+export const listed = fetchRates.pipe(Effect.retry({ schedule: Retry.fromDelays(["1 second", "5 seconds", "30 seconds"]), while: Retry.isTransient }))
+"#,
+        ),
+    ]);
+    let report = common::check_json(dir.path(), &["."]).1;
+    let found = findings(&report);
+    assert!(has(&found, "unjittered-schedule", "Rates.ts", 6), "{found:?}");
+    let budget = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["rule"] == "policy-over-budget")
+        .unwrap_or_else(|| panic!("no policy-over-budget in {found:?}"));
+    assert!(
+        budget["message"].as_str().unwrap().contains("(1 s, 5 s, 30 s)"),
+        "{budget}"
+    );
+}

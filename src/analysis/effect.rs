@@ -1092,6 +1092,13 @@ impl<'p> Evaluator<'p> {
                 {
                     Some(Term::Var(field.clone()))
                 }
+                // `delays.length` of a list the model holds.
+                _ if field == "length" && !self.is_callback_param(object, names) => {
+                    match self.eval(file, object, env) {
+                        Val::Arr(items) => Some(Term::Num(items.len() as f64)),
+                        _ => None,
+                    }
+                }
                 _ => match self.effect_value(facts, expr) {
                     Some(Val::Dur(ms)) => Some(Term::Num(ms)),
                     _ => None,
@@ -1116,6 +1123,34 @@ impl<'p> Evaluator<'p> {
                     Box::new(self.term(file, left, names, env)?),
                     Box::new(self.term(file, right, names, env)?),
                 ))
+            }
+            // `delays[n]`: a factory's list of delays, read by the callback's index.
+            Expr::Index { object, index, .. } if !self.is_callback_param(object, names) => {
+                let Val::Arr(items) = self.eval(file, object, env) else {
+                    return None;
+                };
+                let values: Option<Vec<f64>> = items
+                    .iter()
+                    .map(|item| match item {
+                        Val::Num(n) | Val::Dur(n) => Some(*n),
+                        Val::Str(s, ..) => parse_duration(s),
+                        _ => None,
+                    })
+                    .collect();
+                Some(Term::Index(values?, Box::new(self.term(file, index, names, env)?)))
+            }
+            Expr::Call { callee, args, .. }
+                if args.len() == 2 && matches!(callee.path().as_deref(), Some(["Math", "min" | "max"])) =>
+            {
+                let (a, b) = (
+                    self.term(file, &args[0], names, env)?,
+                    self.term(file, &args[1], names, env)?,
+                );
+                Some(if callee.last_name() == Some("min") {
+                    Term::Min(Box::new(a), Box::new(b))
+                } else {
+                    Term::Max(Box::new(a), Box::new(b))
+                })
             }
             Expr::Call { callee, args, .. } => {
                 let (module, member) = facts.effect_member(callee)?;
@@ -1168,6 +1203,13 @@ impl<'p> Evaluator<'p> {
             Expr::Local { value, .. } => self.term(file, value, names, env),
             _ => None,
         }
+    }
+}
+
+impl Evaluator<'_> {
+    /// Whether `expr` names one of a callback's own parameters (what the step passes in).
+    fn is_callback_param(&self, expr: &Expr, names: &HashMap<String, String>) -> bool {
+        matches!(expr, Expr::Ident(name, _) | Expr::Param(name, _) if names.contains_key(name))
     }
 }
 

@@ -75,6 +75,9 @@ pub enum Term {
     Bin(BinOp, Box<Term>, Box<Term>),
     Min(Box<Term>, Box<Term>),
     Max(Box<Term>, Box<Term>),
+    /// `delays[n]`: one of a list of known values (a factory's array of delays), picked by
+    /// the index; unknown out of range.
+    Index(Vec<f64>, Box<Term>),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]

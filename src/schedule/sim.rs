@@ -665,6 +665,13 @@ fn eval_term(term: &Term, lookup: &dyn Fn(&str) -> Option<f64>) -> Option<f64> {
         Term::Var(name) => lookup(name)?,
         Term::Min(a, b) => eval_term(a, lookup)?.min(eval_term(b, lookup)?),
         Term::Max(a, b) => eval_term(a, lookup)?.max(eval_term(b, lookup)?),
+        Term::Index(values, index) => {
+            let i = eval_term(index, lookup)?;
+            if i < 0.0 || i.fract() != 0.0 {
+                return None;
+            }
+            *values.get(i as usize)?
+        }
         Term::Bin(op, a, b) => {
             let (a, b) = (eval_term(a, lookup)?, eval_term(b, lookup)?);
             let truth = |t: bool| if t { 1.0 } else { 0.0 };
@@ -846,7 +853,20 @@ fn bound_of(callback: &Callback, inner: Gap) -> Option<f64> {
     };
     let _: &Lambda = lambda;
     let _ = Param::Ignored;
-    eval_term(&lambda.body, &lookup)
+    eval_term(&widest(&lambda.body), &lookup)
+}
+
+/// `term` with each list lookup (`delays[n]`) read as the list's largest value: how large a
+/// callback can make a delay, whatever index it reads.
+fn widest(term: &Term) -> Term {
+    let wide = |t: &Term| Box::new(widest(t));
+    match term {
+        Term::Index(values, _) if !values.is_empty() => Term::Num(values.iter().copied().fold(f64::MIN, f64::max)),
+        Term::Min(a, b) => Term::Min(wide(a), wide(b)),
+        Term::Max(a, b) => Term::Max(wide(a), wide(b)),
+        Term::Bin(op, a, b) => Term::Bin(*op, wide(a), wide(b)),
+        other => other.clone(),
+    }
 }
 
 /// The largest delay a `while` predicate lets through, when it tests the delay alone (its
