@@ -29,8 +29,8 @@ pub enum Expr {
         body: Option<Box<Expr>>,
         span: Span,
         /// Each parameter's default value (`retries = 5`), by position; shorter than
-        /// `params` when the last ones have none.
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        /// `params` when the last ones have none. Always serialized: the facts cache is
+        /// postcard, which has no field names to skip by.
         defaults: Vec<Option<Expr>>,
     },
     /// `typeof x`, `!x`: an operator before its operand.
