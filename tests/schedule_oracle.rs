@@ -299,6 +299,14 @@ fn schedule_model_agrees_with_effect() {
                 continue;
             }
             let (was_claimed, problems) = disagreements(answer, expected);
+            // A policy factory called with its arguments (issue 24.3) is a schedule the model
+            // must read, not one it may leave unknown.
+            if !was_claimed && request["id"].as_str().is_some_and(|id| id.contains("-factory-")) {
+                failures.push(format!(
+                    "{seed} {}: the model claims nothing about a factory call",
+                    request["id"]
+                ));
+            }
             if !was_claimed {
                 unknown += 1;
                 if let Some(t) = tally.as_mut() {

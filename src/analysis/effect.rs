@@ -31,13 +31,75 @@ enum Val<'p> {
     Op(Op),
     Obj(Vec<(String, Val<'p>)>),
     Arr(Vec<Val<'p>>),
+    Bool(bool),
+    /// `undefined`: a field a preset does not set, an argument not passed.
+    Undefined,
     Unknown,
+}
+
+impl<'p> Val<'p> {
+    /// JavaScript's truthiness, when the model knows the value.
+    fn truthy(&self) -> Option<bool> {
+        match self {
+            Val::Bool(b) => Some(*b),
+            Val::Undefined => Some(false),
+            Val::Num(n) => Some(*n != 0.0 && !n.is_nan()),
+            Val::Str(s, ..) => Some(!s.is_empty()),
+            Val::Sched(_) | Val::Dur(_) | Val::Func(_) | Val::Op(_) | Val::Obj(_) | Val::Arr(_) => Some(true),
+            Val::Unknown => None,
+        }
+    }
+
+    /// What `typeof` says of the value.
+    fn type_name(&self) -> Option<&'static str> {
+        Some(match self {
+            Val::Str(..) => "string",
+            Val::Num(_) => "number",
+            Val::Bool(_) => "boolean",
+            Val::Undefined => "undefined",
+            Val::Func(_) | Val::Op(_) => "function",
+            Val::Sched(_) | Val::Dur(_) | Val::Obj(_) | Val::Arr(_) => "object",
+            Val::Unknown => return None,
+        })
+    }
+
+    /// `a === b` for values the model knows whole (strings, numbers, booleans, `undefined`).
+    fn strict_equals(&self, other: &Val) -> Option<bool> {
+        match (self, other) {
+            (Val::Str(a, ..), Val::Str(b, ..)) => Some(a == b),
+            (Val::Num(a), Val::Num(b)) => Some(a == b),
+            (Val::Bool(a), Val::Bool(b)) => Some(a == b),
+            (Val::Undefined, Val::Undefined) => Some(true),
+            (a, b) if a.is_primitive() && b.is_primitive() => Some(false),
+            (Val::Undefined, b) | (b, Val::Undefined) if b.type_name().is_some() => Some(false),
+            _ => None,
+        }
+    }
+
+    fn is_primitive(&self) -> bool {
+        matches!(self, Val::Str(..) | Val::Num(_) | Val::Bool(_) | Val::Undefined)
+    }
+
+    /// A field of an object literal the model reads whole: `undefined` when it is not set.
+    fn field(&self, key: &str) -> Val<'p> {
+        match self {
+            Val::Obj(fields) if !fields.iter().any(|(k, _)| k == "...") => fields
+                .iter()
+                .rev()
+                .find(|(k, _)| k == key)
+                .map_or(Val::Undefined, |(_, v)| v.clone()),
+            Val::Arr(items) if key == "length" => Val::Num(items.len() as f64),
+            Val::Str(text, ..) if key == "length" => Val::Num(text.chars().count() as f64),
+            _ => Val::Unknown,
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
 struct Func<'p> {
     file: FileId,
     params: &'p [String],
+    defaults: &'p [Option<Expr>],
     body: Option<&'p Expr>,
     env: Rc<Env<'p>>,
 }
@@ -136,6 +198,34 @@ pub fn evaluate_jittered(index: &Index, file: FileId, expr: &Expr, version: u8, 
     evaluator.policy(file, expr)
 }
 
+/// What a policy factory of `file` (`(preset) => …`, a function value) builds: called with
+/// every argument unknown when `presets` is `None` (what holds for every argument), else with
+/// those strings (`schedule("patient")`). A factory returning retry options is read as them.
+pub fn evaluate_factory(
+    index: &Index,
+    file: FileId,
+    factory: &Expr,
+    version: u8,
+    presets: Option<&[String]>,
+) -> (Sched, Vec<Problem>) {
+    let evaluator = Evaluator::new(index, version);
+    let sched = match evaluator.eval(file, factory, &Env::new()) {
+        Val::Func(func) => {
+            let args = match presets {
+                None => vec![Val::Unknown; func.params.len()],
+                Some(presets) => presets
+                    .iter()
+                    .map(|p| Val::Str(p.clone(), file, factory.span()))
+                    .collect(),
+            };
+            let value = evaluator.apply_func(&func, args);
+            evaluator.options_or_schedule(value)
+        }
+        _ => Sched::Unknown,
+    };
+    (sched, evaluator.problems.into_inner())
+}
+
 /// Evaluates an expression that is either a schedule or `Effect.retry` options.
 pub fn evaluate_policy_expr(index: &Index, file: FileId, expr: &Expr, version: u8) -> (Sched, Vec<Problem>) {
     let evaluator = Evaluator::new(index, version);
@@ -217,15 +307,66 @@ impl<'p> Evaluator<'p> {
         match expr {
             Expr::Num(n, _) => Val::Num(*n),
             Expr::Str(s, span) => Val::Str(s.clone(), file, *span),
-            Expr::Bool(..) | Expr::Opaque(_) | Expr::Binary { .. } => match expr {
+            Expr::Bool(b, _) => Val::Bool(*b),
+            Expr::Unary { op, arg, .. } => {
+                let value = self.eval(file, arg, env);
+                match op.as_str() {
+                    "typeof" => match value.type_name() {
+                        Some(name) => Val::Str(name.to_string(), file, expr.span()),
+                        None => Val::Unknown,
+                    },
+                    "!" => value.truthy().map_or(Val::Unknown, |b| Val::Bool(!b)),
+                    _ => Val::Unknown,
+                }
+            }
+            Expr::Index { object, index, .. } => {
+                let object = self.eval(file, object, env);
+                match (object, self.eval(file, index, env)) {
+                    (object @ Val::Obj(_), Val::Str(key, ..)) => object.field(&key),
+                    (Val::Arr(items), Val::Num(i)) if i >= 0.0 && i.fract() == 0.0 => {
+                        items.into_iter().nth(i as usize).unwrap_or(Val::Undefined)
+                    }
+                    _ => Val::Unknown,
+                }
+            }
+            // `a ?? b`, `a || b`, `a && b`: the operand the value is, when the left one is known.
+            Expr::Binary { op, left, right, .. } if matches!(op.as_str(), "??" | "||" | "&&") => {
+                let first = self.eval(file, left, env);
+                let take_left = match op.as_str() {
+                    "??" => match first {
+                        Val::Undefined => Some(false),
+                        Val::Unknown => None,
+                        _ => Some(true),
+                    },
+                    "||" => first.truthy(),
+                    _ => first.truthy().map(|b| !b),
+                };
+                match take_left {
+                    Some(true) => first,
+                    Some(false) => self.eval(file, right, env),
+                    None => Val::Unknown,
+                }
+            }
+            Expr::Opaque(_) | Expr::Binary { .. } => match expr {
                 Expr::Binary { op, left, right, .. } => {
-                    match (self.eval(file, left, env), self.eval(file, right, env)) {
+                    let (a, b) = (self.eval(file, left, env), self.eval(file, right, env));
+                    if let "===" | "!==" | "==" | "!=" = op.as_str() {
+                        let negated = op.starts_with('!');
+                        return a
+                            .strict_equals(&b)
+                            .map_or(Val::Unknown, |equal| Val::Bool(equal != negated));
+                    }
+                    match (a, b) {
                         (Val::Num(a), Val::Num(b)) => match op.as_str() {
                             "+" => Val::Num(a + b),
                             "-" => Val::Num(a - b),
                             "*" => Val::Num(a * b),
                             "/" => Val::Num(a / b),
                             "**" => Val::Num(a.powf(b)),
+                            "<" => Val::Bool(a < b),
+                            "<=" => Val::Bool(a <= b),
+                            ">" => Val::Bool(a > b),
+                            ">=" => Val::Bool(a >= b),
                             _ => Val::Unknown,
                         },
                         _ => Val::Unknown,
@@ -237,6 +378,9 @@ impl<'p> Evaluator<'p> {
                 if let Some(value) = env.get(name) {
                     return value.clone();
                 }
+                if name == "undefined" {
+                    return Val::Undefined;
+                }
                 if let Some(value) = self.effect_value(facts, expr) {
                     return value;
                 }
@@ -247,7 +391,14 @@ impl<'p> Evaluator<'p> {
                     return value;
                 }
                 // `meta.duration` inside a callback body is handled by the callback compiler.
-                self.resolved(file, expr)
+                match self.resolved(file, expr) {
+                    // A field of an object the model holds (`o.base` of a preset).
+                    Val::Unknown => match expr {
+                        Expr::Member(object, field, _) => self.eval(file, object, env).field(field),
+                        _ => Val::Unknown,
+                    },
+                    value => value,
+                }
             }
             Expr::Param(name, _) => env.get(name).cloned().unwrap_or(Val::Unknown),
             // Either branch may run: each schedule is judged (options objects too).
@@ -278,9 +429,12 @@ impl<'p> Evaluator<'p> {
                 _ => Val::Unknown,
             },
             Expr::Local { value, .. } => self.eval(file, value, env),
-            Expr::Function { params, body, .. } => Val::Func(Func {
+            Expr::Function {
+                params, body, defaults, ..
+            } => Val::Func(Func {
                 file,
                 params,
+                defaults,
                 body: body.as_deref(),
                 env: Rc::new(env.clone()),
             }),
@@ -322,10 +476,10 @@ impl<'p> Evaluator<'p> {
                         (built_by_schedule(&args[0]) || matches!(self.eval(file, &args[0], env), Val::Sched(_)))
                             .then_some(true)
                     }
-                    _ => None,
+                    _ => self.eval(file, test, env).truthy(),
                 }
             }
-            _ => None,
+            _ => self.eval(file, test, env).truthy(),
         }
     }
 
@@ -422,12 +576,42 @@ impl<'p> Evaluator<'p> {
         let Some(body) = func.body else { return Val::Unknown };
         let mut env = (*func.env).clone();
         for (i, param) in func.params.iter().enumerate() {
-            // Destructured parameters bind nothing the model can follow.
-            if param.starts_with('{') || param.starts_with('[') {
+            // An argument not passed (or `undefined`) takes the parameter's default; with
+            // none, it is unknown.
+            let mut value = args.get(i).cloned().unwrap_or(Val::Undefined);
+            if let Val::Undefined = value {
+                value = match func.defaults.get(i) {
+                    Some(Some(default)) => self.eval(func.file, default, &env),
+                    _ if i >= args.len() => Val::Unknown,
+                    _ => Val::Undefined,
+                };
+            }
+            // `{ base, cap: limit }`: the fields of an object argument; any other pattern binds
+            // nothing the model can follow.
+            if let Some(fields) = param.strip_prefix('{').and_then(|p| p.strip_suffix('}')) {
+                if fields.contains(['{', '[', '=']) {
+                    continue;
+                }
+                for field in fields.split(',').map(str::trim).filter(|f| !f.is_empty()) {
+                    let (key, name) = match field.split_once(':') {
+                        Some((key, name)) => (key.trim(), name.trim()),
+                        None => (field, field),
+                    };
+                    if key.starts_with("...") {
+                        continue;
+                    }
+                    env.insert(name.to_string(), value.field(key));
+                }
                 continue;
             }
-            let name = param.trim_start_matches("...").to_string();
-            env.insert(name, args.get(i).cloned().unwrap_or(Val::Unknown));
+            if param.starts_with('[') {
+                continue;
+            }
+            if let Some(rest) = param.strip_prefix("...") {
+                env.insert(rest.to_string(), Val::Unknown);
+                continue;
+            }
+            env.insert(param.clone(), value);
         }
         self.eval(func.file, body, &env)
     }
@@ -908,6 +1092,13 @@ impl<'p> Evaluator<'p> {
                 {
                     Some(Term::Var(field.clone()))
                 }
+                // `delays.length` of a list the model holds.
+                _ if field == "length" && !self.is_callback_param(object, names) => {
+                    match self.eval(file, object, env) {
+                        Val::Arr(items) => Some(Term::Num(items.len() as f64)),
+                        _ => None,
+                    }
+                }
                 _ => match self.effect_value(facts, expr) {
                     Some(Val::Dur(ms)) => Some(Term::Num(ms)),
                     _ => None,
@@ -932,6 +1123,34 @@ impl<'p> Evaluator<'p> {
                     Box::new(self.term(file, left, names, env)?),
                     Box::new(self.term(file, right, names, env)?),
                 ))
+            }
+            // `delays[n]`: a factory's list of delays, read by the callback's index.
+            Expr::Index { object, index, .. } if !self.is_callback_param(object, names) => {
+                let Val::Arr(items) = self.eval(file, object, env) else {
+                    return None;
+                };
+                let values: Option<Vec<f64>> = items
+                    .iter()
+                    .map(|item| match item {
+                        Val::Num(n) | Val::Dur(n) => Some(*n),
+                        Val::Str(s, ..) => parse_duration(s),
+                        _ => None,
+                    })
+                    .collect();
+                Some(Term::Index(values?, Box::new(self.term(file, index, names, env)?)))
+            }
+            Expr::Call { callee, args, .. }
+                if args.len() == 2 && matches!(callee.path().as_deref(), Some(["Math", "min" | "max"])) =>
+            {
+                let (a, b) = (
+                    self.term(file, &args[0], names, env)?,
+                    self.term(file, &args[1], names, env)?,
+                );
+                Some(if callee.last_name() == Some("min") {
+                    Term::Min(Box::new(a), Box::new(b))
+                } else {
+                    Term::Max(Box::new(a), Box::new(b))
+                })
             }
             Expr::Call { callee, args, .. } => {
                 let (module, member) = facts.effect_member(callee)?;
@@ -984,6 +1203,13 @@ impl<'p> Evaluator<'p> {
             Expr::Local { value, .. } => self.term(file, value, names, env),
             _ => None,
         }
+    }
+}
+
+impl Evaluator<'_> {
+    /// Whether `expr` names one of a callback's own parameters (what the step passes in).
+    fn is_callback_param(&self, expr: &Expr, names: &HashMap<String, String>) -> bool {
+        matches!(expr, Expr::Ident(name, _) | Expr::Param(name, _) if names.contains_key(name))
     }
 }
 

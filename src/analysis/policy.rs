@@ -102,14 +102,41 @@ pub(super) fn collect(analysis: &super::Analysis, index: &Index, file: FileId) -
             .collect()
     };
     let mut out = Vec::new();
-    if index.is_retry_module(file) {
+    let in_module = index.is_retry_module(file);
+    if in_module {
         for export in &facts.exports {
             let Export::Local { name, local } = export else {
                 continue;
             };
             let Some(binding) = facts.binding(local) else { continue };
-            // Helpers (`capped`) and predicates (`isContention`) are functions, not policies.
-            if matches!(binding.value, Expr::Function { .. } | Expr::Opaque(_)) {
+            // A factory (`schedule(preset)`, `backoff(retries = 5)`) is judged on what holds
+            // for every argument; predicates (`isContention`) build no schedule.
+            if matches!(binding.value, Expr::Function { .. }) {
+                let (sched, problems) = effect::evaluate_factory(index, file, &binding.value, version, None);
+                if matches!(sched, Sched::Unknown) {
+                    continue;
+                }
+                out.push(Policy {
+                    origin: Origin::Export {
+                        name: format!("{name}(…)"),
+                        binding: binding.span,
+                    },
+                    span: Span {
+                        start: binding.span.start,
+                        end: binding.span.start + local.len() as u32,
+                    },
+                    schedule: None,
+                    text: format!("{name}(…)"),
+                    summary: schedule::summarize_for_all(&sched),
+                    problems,
+                    library: Library::Effect,
+                    effect,
+                    jitter_fix: Vec::new(),
+                    uses: factory_uses(index, file, binding.span),
+                });
+                continue;
+            }
+            if matches!(binding.value, Expr::Opaque(_)) {
                 continue;
             }
             let (sched, problems) = effect::evaluate_schedule(index, file, &binding.value, version);
@@ -135,10 +162,9 @@ pub(super) fn collect(analysis: &super::Analysis, index: &Index, file: FileId) -
                 uses: Vec::new(),
             });
         }
-        return out;
     }
     // Named policies defined here, once each, whatever file names them.
-    for named in analysis.named_in(index, file) {
+    for named in analysis.named_in(index, file).filter(|_| !in_module) {
         let value = if named.uses.iter().any(|(f, _, _)| *f == file) && named_local(index, named).is_some() {
             named_local(index, named)
         } else {
@@ -154,6 +180,8 @@ pub(super) fn collect(analysis: &super::Analysis, index: &Index, file: FileId) -
         if matches!(sched, Sched::Unknown) && problems.is_empty() {
             continue;
         }
+        let mut summary = schedule::summarize(&sched);
+        without_factory_defects(index, file, value, &mut summary);
         let inner = match value {
             Expr::Local { value, .. } => value.as_ref(),
             other => other,
@@ -167,7 +195,7 @@ pub(super) fn collect(analysis: &super::Analysis, index: &Index, file: FileId) -
             span: named.name_span(),
             schedule: Some(value_span),
             text: value.render(),
-            summary: schedule::summarize(&sched),
+            summary,
             problems,
             library: Library::Effect,
             effect,
@@ -194,6 +222,17 @@ pub(super) fn collect(analysis: &super::Analysis, index: &Index, file: FileId) -
         if matches!(sched, Sched::Unknown) && problems.is_empty() {
             continue;
         }
+        // A retry in the retry module is a hardening helper's (`withRetry(effect, { base,
+        // times })`): what its parameters leave unknown is judged for every argument, once,
+        // here. Elsewhere a factory's defects for every argument are the factory's.
+        let mut summary = if in_module && has_choice(&sched) {
+            schedule::summarize_for_all(&sched)
+        } else {
+            schedule::summarize(&sched)
+        };
+        if let Some(schedule) = site.schedule() {
+            without_factory_defects(index, file, schedule, &mut summary);
+        }
         // Point at the schedule when there is one: that is what a fix edits.
         let schedule = site.schedule();
         let policy_expr = match &site.policy {
@@ -210,7 +249,7 @@ pub(super) fn collect(analysis: &super::Analysis, index: &Index, file: FileId) -
                 .or(policy_expr)
                 .map(Expr::render)
                 .unwrap_or_else(|| "()".into()),
-            summary: schedule::summarize(&sched),
+            summary,
             problems,
             library: Library::Effect,
             effect,
@@ -222,6 +261,95 @@ pub(super) fn collect(analysis: &super::Analysis, index: &Index, file: FileId) -
         });
     }
     out
+}
+
+fn has_choice(sched: &Sched) -> bool {
+    let mut found = false;
+    schedule::sim::visit_all(sched, &mut |s| found |= matches!(s, Sched::Choice(_)));
+    found
+}
+
+/// The retry-module factory `call` calls (`Retry.schedule("patient")`), directly or through
+/// local wrappers (`const patiently = (n) => Retry.schedule({ …, maxAttempts: n })`): its file
+/// and binding.
+fn called_factory<'i>(index: &'i Index, file: FileId, call: &'i Expr) -> Option<(FileId, Span, &'i Expr)> {
+    called_factory_within(index, file, call, 0)
+}
+
+fn called_factory_within<'i>(
+    index: &'i Index,
+    file: FileId,
+    call: &'i Expr,
+    depth: usize,
+) -> Option<(FileId, Span, &'i Expr)> {
+    let call = match call {
+        Expr::Local { value, .. } => value.as_ref(),
+        other => other,
+    };
+    let Expr::Call { callee, .. } = call else { return None };
+    if depth > 3 {
+        return None;
+    }
+    let (target, span, value) = match callee.as_ref() {
+        Expr::Local { def, value, .. } => (file, *def, value.as_ref()),
+        _ => match index.resolve_path(file, callee) {
+            Resolved::Value {
+                file: target,
+                span,
+                value,
+                ..
+            } => (target, span, value),
+            _ => return None,
+        },
+    };
+    let value = match value {
+        Expr::Local { value, .. } => value.as_ref(),
+        other => other,
+    };
+    let Expr::Function { body: Some(body), .. } = value else {
+        return None;
+    };
+    if index.is_retry_module(target) {
+        return Some((target, span, value));
+    }
+    called_factory_within(index, target, body, depth + 1)
+}
+
+/// Leaves out of a factory call's summary the defects its factory has for every argument:
+/// those are reported once, at the factory.
+fn without_factory_defects(index: &Index, file: FileId, call: &Expr, summary: &mut Summary) {
+    use crate::schedule::Attempts;
+    let Some((target, _, factory)) = called_factory(index, file, call) else {
+        return;
+    };
+    let (sched, _) = effect::evaluate_factory(index, target, factory, index.effect_major(target), None);
+    let every = schedule::summarize_for_all(&sched);
+    if every.jitter == Jitter::No {
+        summary.jitter = Jitter::Unknown;
+    }
+    if every.gap == Gap::Growing {
+        summary.gap = Gap::Unknown;
+    }
+    if every.attempts == Attempts::Unbounded {
+        summary.attempts = Attempts::Unknown;
+    }
+}
+
+/// The retry sites whose schedule is a call of the factory bound at `binding` in `file`.
+fn factory_uses(index: &Index, file: FileId, binding: Span) -> Vec<(FileId, Span)> {
+    let mut uses = Vec::new();
+    for other in index.parsed_files() {
+        let Some(facts) = index.loaded(other) else { continue };
+        for site in &facts.retry_sites {
+            let Some(schedule) = site.schedule() else { continue };
+            if let Some((target, span, _)) = called_factory(index, other, schedule) {
+                if target == file && span == binding {
+                    uses.push((other, schedule.span()));
+                }
+            }
+        }
+    }
+    uses
 }
 
 /// The expressions `Schedule.jittered` is piped after for `value` to jitter: `value` itself or,
@@ -423,6 +551,22 @@ pub struct PolicyRow {
     /// its package's retry module (`inferred`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retry_module: Option<&'static str>,
+    /// A factory's row (`schedule(…)`, what holds for every argument) and its presets'
+    /// (`schedule("patient")`): the factory's name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub factory: Option<String>,
+    /// A factory's calls at retry sites, with the arguments each passes.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub called_with: Vec<FactoryCall>,
+}
+
+/// A retry site that calls a policy factory.
+#[derive(Debug, serde::Serialize)]
+pub struct FactoryCall {
+    pub path: String,
+    pub line: usize,
+    /// The call as written: `Retry.schedule("patient")`.
+    pub call: String,
 }
 
 /// Keeps `enabled` out of the JSON rows that are not RS2 (and of the enabled ones).
@@ -479,7 +623,46 @@ pub fn rows(index: &Index, analysis: &super::Analysis) -> Vec<PolicyRow> {
                 let inferred = index.inferred_retry_modules().iter().any(|m| m.file == file);
                 row.retry_module = Some(if inferred { "inferred" } else { "configured" });
             }
+            let factory = factory_binding(index, file, &policy.origin);
+            if let Some((name, _)) = &factory {
+                row.factory = Some(name.clone());
+                row.sites = policy.uses.len();
+                row.called_with = policy
+                    .uses
+                    .iter()
+                    .filter_map(|&(at, span)| {
+                        let facts = index.loaded(at)?;
+                        let call = analysis.policies(index, at).iter().find(|p| p.span == span)?;
+                        Some(FactoryCall {
+                            path: index.path(at).display().to_string(),
+                            line: facts.position(span.start).0,
+                            call: call.text.clone(),
+                        })
+                    })
+                    .collect();
+            }
+            let retry_module = row.retry_module;
             rows.push(row);
+            // Its presets, each as the factory builds it.
+            let Some((name, value)) = factory else { continue };
+            let version = index.effect_major(file);
+            for preset in factory_presets(index, file, value) {
+                let (sched, _) =
+                    effect::evaluate_factory(index, file, value, version, Some(std::slice::from_ref(&preset)));
+                if matches!(sched, Sched::Unknown) {
+                    continue;
+                }
+                let mut row = summary_row(
+                    format!("{name}({preset:?})"),
+                    index.path(file).display().to_string(),
+                    facts.position(policy.span.start).0,
+                    &schedule::summarize(&sched),
+                    0,
+                );
+                row.retry_module = retry_module;
+                row.factory = Some(name.clone());
+                rows.push(row);
+            }
         }
     }
     rows.extend(rs2_rows(index, analysis, &files));
@@ -519,7 +702,58 @@ fn summary_row(name: String, path: String, line: usize, s: &Summary, sites: usiz
         enabled: Some(true),
         calls: Vec::new(),
         retry_module: None,
+        factory: None,
+        called_with: Vec::new(),
     }
+}
+
+/// The factory a retry-module policy is (`schedule(…)`): its name and function.
+fn factory_binding<'i>(index: &'i Index, file: FileId, origin: &Origin) -> Option<(String, &'i Expr)> {
+    let Origin::Export { name, binding } = origin else {
+        return None;
+    };
+    let name = name.strip_suffix("(…)")?;
+    let facts = index.facts(file)?;
+    let value = &facts.bindings.iter().find(|b| b.span == *binding)?.value;
+    matches!(value, Expr::Function { .. }).then(|| (name.to_string(), value))
+}
+
+/// Presets a factory looks its argument up in (`presets[preset]`, `table[name]`): the keys
+/// of each object table indexed by one of its parameters.
+fn factory_presets(index: &Index, file: FileId, factory: &Expr) -> Vec<String> {
+    let Expr::Function {
+        params,
+        body: Some(body),
+        ..
+    } = factory
+    else {
+        return Vec::new();
+    };
+    let mut keys: Vec<String> = Vec::new();
+    body.walk(&mut |e| {
+        let Expr::Index { object, index: key, .. } = e else {
+            return;
+        };
+        if !matches!(key.as_ref(), Expr::Param(name, _) if params.contains(name)) {
+            return;
+        }
+        let table = match object.as_ref() {
+            Expr::Local { value, .. } => Some(value.as_ref()),
+            Expr::Ident(..) => match index.resolve_path(file, object) {
+                Resolved::Value { value, .. } => Some(value),
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some(Expr::Object(props, _)) = table {
+            for prop in props {
+                if prop.key != "..." && !keys.contains(&prop.key) && keys.len() < 32 {
+                    keys.push(prop.key.clone());
+                }
+            }
+        }
+    });
+    keys
 }
 
 /// Every RS2 policy with its level and the calls that resolve to it; a disabled one says
@@ -671,6 +905,27 @@ pub fn table(rows: &[PolicyRow]) -> String {
         out.push_str(&format!(
             "\n{path}: inferred retry module (name it in `retry-modules` to make it explicit)\n"
         ));
+    }
+    // Factories: the arguments each is called with.
+    let factories: Vec<&PolicyRow> = rows.iter().filter(|r| !r.called_with.is_empty()).collect();
+    if !factories.is_empty() {
+        out.push_str("\narguments each factory is called with:\n");
+        for row in factories {
+            out.push_str(&format!(
+                "{}  {}:{}\n",
+                crate::source::printable::line(&row.name),
+                crate::source::printable::line(&row.path),
+                row.line
+            ));
+            for call in &row.called_with {
+                out.push_str(&format!(
+                    "  {}:{}  {}\n",
+                    crate::source::printable::line(&call.path),
+                    call.line,
+                    crate::source::printable::line(&crate::source::snippet(&call.call, 72))
+                ));
+            }
+        }
     }
     // RS2: which calls each policy governs.
     let governing: Vec<&PolicyRow> = rows.iter().filter(|r| !r.calls.is_empty()).collect();

@@ -28,6 +28,22 @@ pub enum Expr {
         params: Vec<String>,
         body: Option<Box<Expr>>,
         span: Span,
+        /// Each parameter's default value (`retries = 5`), by position; shorter than
+        /// `params` when the last ones have none. Always serialized: the facts cache is
+        /// postcard, which has no field names to skip by.
+        defaults: Vec<Option<Expr>>,
+    },
+    /// `typeof x`, `!x`: an operator before its operand.
+    Unary {
+        op: String,
+        arg: Box<Expr>,
+        span: Span,
+    },
+    /// `table[key]`: a computed member (a literal key is a [`Expr::Member`]).
+    Index {
+        object: Box<Expr>,
+        index: Box<Expr>,
+        span: Span,
     },
     Binary {
         op: String,
@@ -80,6 +96,8 @@ impl Expr {
             | Expr::Function { span, .. }
             | Expr::Binary { span, .. }
             | Expr::Cond { span, .. }
+            | Expr::Unary { span, .. }
+            | Expr::Index { span, .. }
             | Expr::Local { span, .. } => *span,
         }
     }
@@ -147,6 +165,11 @@ impl Expr {
                 if let Some(body) = body {
                     body.walk(visit)
                 }
+            }
+            Expr::Unary { arg, .. } => arg.walk(visit),
+            Expr::Index { object, index, .. } => {
+                object.walk(visit);
+                index.walk(visit);
             }
             Expr::Binary { left, right, .. } => {
                 left.walk(visit);
@@ -226,6 +249,19 @@ impl Expr {
                 out.push(']');
             }
             Expr::Function { .. } => out.push_str("(…) => …"),
+            Expr::Unary { op, arg, .. } => {
+                out.push_str(op);
+                if op.chars().all(char::is_alphabetic) {
+                    out.push(' ');
+                }
+                arg.render_into(out, depth + 1);
+            }
+            Expr::Index { object, index, .. } => {
+                object.render_into(out, depth + 1);
+                out.push('[');
+                index.render_into(out, depth + 1);
+                out.push(']');
+            }
             Expr::Binary { op, left, right, .. } => {
                 left.render_into(out, depth + 1);
                 out.push(' ');

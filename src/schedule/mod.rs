@@ -14,7 +14,7 @@ pub mod duration;
 pub mod rust;
 pub mod sim;
 
-pub use sim::{summarize, Attempts, Gap, Jitter, Summary};
+pub use sim::{summarize, summarize_for_all, Attempts, Gap, Jitter, Summary};
 
 /// The retry library whose semantics a policy has: how its builders default, and how a
 /// finding names its remedies.
@@ -75,6 +75,9 @@ pub enum Term {
     Bin(BinOp, Box<Term>, Box<Term>),
     Min(Box<Term>, Box<Term>),
     Max(Box<Term>, Box<Term>),
+    /// `delays[n]`: one of a list of known values (a factory's array of delays), picked by
+    /// the index; unknown out of range.
+    Index(Vec<f64>, Box<Term>),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]

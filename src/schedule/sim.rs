@@ -75,6 +75,42 @@ pub fn summarize(sched: &Sched) -> Summary {
     }
 }
 
+/// What holds for every way a schedule can run (each branch of each [`Sched::Choice`]):
+/// how a factory evaluated with arguments it does not know is judged, a defect being the
+/// factory's only when no argument avoids it. Never stopping, a gap growing without a cap and
+/// no jitter are kept when every branch has them; everything else is unknown.
+pub fn summarize_for_all(sched: &Sched) -> Summary {
+    let all = match branches(sched) {
+        Some(all) if !all.is_empty() => all,
+        _ => vec![Sched::Unknown],
+    };
+    let summaries: Vec<Summary> = all.iter().map(summarize_one).collect();
+    let every = |f: &dyn Fn(&Summary) -> bool| summaries.iter().all(f);
+    Summary {
+        attempts: if every(&|s| s.attempts == Attempts::Unbounded) {
+            Attempts::Unbounded
+        } else {
+            Attempts::Unknown
+        },
+        gap: if every(&|s| s.gap == Gap::Growing) {
+            Gap::Growing
+        } else {
+            Gap::Unknown
+        },
+        // A branch that waits nothing has no delay to spread (as in a merged summary).
+        jitter: if every(&|s| s.jitter == Jitter::No && !matches!(s.gap, Gap::Capped(ms) if ms == 0.0)) {
+            Jitter::No
+        } else if every(&|s| s.jitter == Jitter::Yes) {
+            Jitter::Yes
+        } else {
+            Jitter::Unknown
+        },
+        delays: None,
+        total_ms: None,
+        worst_total_ms: None,
+    }
+}
+
 /// Branches followed before a policy is called unknown.
 const MAX_BRANCHES: usize = 16;
 
@@ -629,6 +665,13 @@ fn eval_term(term: &Term, lookup: &dyn Fn(&str) -> Option<f64>) -> Option<f64> {
         Term::Var(name) => lookup(name)?,
         Term::Min(a, b) => eval_term(a, lookup)?.min(eval_term(b, lookup)?),
         Term::Max(a, b) => eval_term(a, lookup)?.max(eval_term(b, lookup)?),
+        Term::Index(values, index) => {
+            let i = eval_term(index, lookup)?;
+            if i < 0.0 || i.fract() != 0.0 {
+                return None;
+            }
+            *values.get(i as usize)?
+        }
         Term::Bin(op, a, b) => {
             let (a, b) = (eval_term(a, lookup)?, eval_term(b, lookup)?);
             let truth = |t: bool| if t { 1.0 } else { 0.0 };
@@ -810,7 +853,20 @@ fn bound_of(callback: &Callback, inner: Gap) -> Option<f64> {
     };
     let _: &Lambda = lambda;
     let _ = Param::Ignored;
-    eval_term(&lambda.body, &lookup)
+    eval_term(&widest(&lambda.body), &lookup)
+}
+
+/// `term` with each list lookup (`delays[n]`) read as the list's largest value: how large a
+/// callback can make a delay, whatever index it reads.
+fn widest(term: &Term) -> Term {
+    let wide = |t: &Term| Box::new(widest(t));
+    match term {
+        Term::Index(values, _) if !values.is_empty() => Term::Num(values.iter().copied().fold(f64::MIN, f64::max)),
+        Term::Min(a, b) => Term::Min(wide(a), wide(b)),
+        Term::Max(a, b) => Term::Max(wide(a), wide(b)),
+        Term::Bin(op, a, b) => Term::Bin(*op, wide(a), wide(b)),
+        other => other.clone(),
+    }
 }
 
 /// The largest delay a `while` predicate lets through, when it tests the delay alone (its

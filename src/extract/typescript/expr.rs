@@ -58,6 +58,9 @@ impl<'t> Extractor<'t, '_> {
         match node.kind_str() {
             "identifier" | "undefined" => {
                 let name = self.text_of(node);
+                if let Some(local) = self.block_local(name, span) {
+                    return local;
+                }
                 match self.lookup_local(name) {
                     Some((def, Some(value))) => Expr::Local {
                         name: name.to_string(),
@@ -123,7 +126,28 @@ impl<'t> Extractor<'t, '_> {
                 match (operator, node.field("argument").map(|a| self.convert(a, depth + 1))) {
                     (Some("-"), Some(Expr::Num(n, _))) => Expr::Num(-n, span),
                     (Some("+"), Some(Expr::Num(n, _))) => Expr::Num(n, span),
+                    // What a factory tests its argument with: `typeof preset === "string"`.
+                    (Some(op @ ("typeof" | "!")), Some(arg)) => Expr::Unary {
+                        op: op.to_string(),
+                        arg: Box::new(arg),
+                        span,
+                    },
                     _ => Expr::Opaque(span),
+                }
+            }
+            // `presets[name]`, `delays[0]`: a preset table or an array read by a factory.
+            "subscript_expression" => {
+                let (Some(object), Some(index)) = (node.field("object"), node.field("index")) else {
+                    return Expr::Opaque(span);
+                };
+                let object = Box::new(self.convert(object, depth + 1));
+                match self.convert(index, depth + 1) {
+                    Expr::Str(key, _) => Expr::Member(object, key, span),
+                    index => Expr::Index {
+                        object,
+                        index: Box::new(index),
+                        span,
+                    },
                 }
             }
             "binary_expression" => {
@@ -191,15 +215,18 @@ impl<'t> Extractor<'t, '_> {
                         }
                         "shorthand_property_identifier" => {
                             let name = self.text_of(child);
-                            let value = match self.lookup_local(name) {
-                                Some((def, Some(value))) => Expr::Local {
-                                    name: name.to_string(),
-                                    def,
-                                    value: Box::new(self.convert(value, depth + 1)),
-                                    span: Self::span(child),
+                            let value = match self.block_local(name, Self::span(child)) {
+                                Some(local) => local,
+                                None => match self.lookup_local(name) {
+                                    Some((def, Some(value))) => Expr::Local {
+                                        name: name.to_string(),
+                                        def,
+                                        value: Box::new(self.convert(value, depth + 1)),
+                                        span: Self::span(child),
+                                    },
+                                    Some((_, None)) => Expr::Param(name.to_string(), Self::span(child)),
+                                    None => Expr::Ident(name.to_string(), Self::span(child)),
                                 },
-                                Some((_, None)) => Expr::Param(name.to_string(), Self::span(child)),
-                                None => Expr::Ident(name.to_string(), Self::span(child)),
                             };
                             props.push(Property {
                                 key: name.to_string(),
@@ -256,6 +283,7 @@ impl<'t> Extractor<'t, '_> {
     fn function(&self, node: Node<'t>, depth: usize) -> Expr {
         let span = Self::span(node);
         let mut params = Vec::new();
+        let mut defaults = Vec::new();
         if let Some(param) = node.field("parameter") {
             params.push(self.text_of(param).to_string());
         }
@@ -267,6 +295,13 @@ impl<'t> Extractor<'t, '_> {
                     .or_else(|| param.field("name"))
                     .map(|p| self.text_of(p).to_string())
                     .unwrap_or_default();
+                // A default (`retries = 5`), read where the function is: earlier parameters
+                // shadow what it names.
+                if let Some(value) = param.field("value") {
+                    defaults.resize(params.len(), None);
+                    let value = self.with_params(&params, |this| this.convert(value, depth + 1));
+                    defaults.push(Some(value));
+                }
                 params.push(name);
             }
         }
@@ -278,9 +313,13 @@ impl<'t> Extractor<'t, '_> {
                 if body.kind_str() == "statement_block" {
                     // Only a body that opens with an `if` or a `return` can have a value: the
                     // `if`s of any other (every generator an `Effect.gen` runs) are not counted.
+                    // A plain function's leading `const`s (a factory's `const o = presets[p]`)
+                    // are read on the way.
                     let statements = statements_of(body);
+                    let generator = node.kind_str().starts_with("generator");
                     let opens_with_value = statements
-                        .first()
+                        .iter()
+                        .find(|s| generator || !is_const_declaration(**s))
                         .is_some_and(|s| matches!(s.kind_str(), "if_statement" | "return_statement"));
                     (opens_with_value && count_ifs(body) <= MAX_BLOCK_IFS)
                         .then(|| this.block_value(&statements, depth + 1))
@@ -291,7 +330,12 @@ impl<'t> Extractor<'t, '_> {
             })
             .map(Box::new)
         });
-        Expr::Function { params, body, span }
+        Expr::Function {
+            params,
+            body,
+            span,
+            defaults,
+        }
     }
 
     /// The value a block of statements returns, when it is made of `if (test) { … }` and
@@ -305,6 +349,14 @@ impl<'t> Extractor<'t, '_> {
         let (first, rest) = statements.split_first()?;
         match first.kind_str() {
             "return_statement" => Some(self.expr(first.named_child(0)?, depth + 1)),
+            "lexical_declaration" if is_const_declaration(*first) => {
+                let declared = self.declare_block_consts(*first, depth);
+                let value = self.block_value(rest, depth + 1);
+                let mut locals = self.block_locals.borrow_mut();
+                let kept = locals.len().saturating_sub(declared);
+                locals.truncate(kept);
+                value
+            }
             "if_statement" => {
                 let test = first.field("condition")?;
                 let consequence = first.field("consequence")?;
@@ -337,6 +389,98 @@ impl<'t> Extractor<'t, '_> {
         }
     }
 
+    /// Binds the names a `const` declaration of a converted body declares: `const o = x` to
+    /// `x`, `const { base, cap } = o` to `o.base` and `o.cap`, any other pattern to nothing
+    /// the model follows. Returns how many names were bound.
+    fn declare_block_consts(&self, declaration: Node<'t>, depth: usize) -> usize {
+        let mut declared = 0;
+        let mut cursor = declaration.walk();
+        let declarators: Vec<Node<'t>> = declaration
+            .named_children(&mut cursor)
+            .filter(|d| d.kind_str() == "variable_declarator")
+            .collect();
+        for declarator in declarators {
+            let (Some(name), value) = (declarator.field("name"), declarator.field("value")) else {
+                continue;
+            };
+            let def = Self::span(declarator);
+            let value = value.map(|v| self.convert(v, depth + 1));
+            let level = self.shadowed.borrow().len();
+            let mut bind = |this: &Self, name: &str, value: Option<Expr>| {
+                this.block_locals
+                    .borrow_mut()
+                    .push((name.to_string(), def, value, level));
+                declared += 1;
+            };
+            match name.kind_str() {
+                "identifier" => bind(self, self.text_of(name), value),
+                "object_pattern" => {
+                    let mut cursor = name.walk();
+                    for field in name.named_children(&mut cursor) {
+                        match field.kind_str() {
+                            "shorthand_property_identifier_pattern" => {
+                                let key = self.text_of(field);
+                                let member = value
+                                    .clone()
+                                    .map(|v| Expr::Member(Box::new(v), key.to_string(), Self::span(field)));
+                                bind(self, key, member);
+                            }
+                            "pair_pattern" => {
+                                let (Some(key), Some(target)) = (field.field("key"), field.field("value")) else {
+                                    continue;
+                                };
+                                let member = (target.kind_str() == "identifier")
+                                    .then(|| value.clone())
+                                    .flatten()
+                                    .map(|v| {
+                                        Expr::Member(Box::new(v), self.text_of(key).to_string(), Self::span(field))
+                                    });
+                                if target.kind_str() == "identifier" {
+                                    bind(self, self.text_of(target), member);
+                                }
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        declared
+    }
+
+    /// A `const` of a body being converted, unless a parameter declared inside it shadows it.
+    fn block_local(&self, name: &str, span: Span) -> Option<Expr> {
+        let locals = self.block_locals.borrow();
+        let (_, def, value, level) = locals.iter().rev().find(|(n, ..)| n == name)?;
+        let shadowed = self.shadowed.borrow();
+        if shadowed
+            .iter()
+            .skip(*level)
+            .any(|params| params.iter().any(|p| p == name))
+        {
+            return None;
+        }
+        let Some(value) = value else {
+            return Some(Expr::Param(name.to_string(), span));
+        };
+        // A copy per use, charged to the conversion's budget.
+        let mut size = 0;
+        value.walk(&mut |_| size += 1);
+        let budget = self.budget.get();
+        if size > budget {
+            self.truncated.set(true);
+            return Some(Expr::Opaque(span));
+        }
+        self.budget.set(budget - size);
+        Some(Expr::Local {
+            name: name.to_string(),
+            def: *def,
+            value: Box::new(value.clone()),
+            span,
+        })
+    }
+
     pub(super) fn with_params<T>(&self, params: &[String], convert: impl FnOnce(&Self) -> T) -> T {
         self.shadowed.borrow_mut().push(params.to_vec());
         let result = convert(self);
@@ -355,6 +499,11 @@ impl<'t> Extractor<'t, '_> {
         }
         self.scopes.lookup(name).map(|(_, value, def)| (*def, *value))
     }
+}
+
+/// `const x = …` (not `let`: a `let` may be assigned again).
+fn is_const_declaration(node: Node) -> bool {
+    node.kind_str() == "lexical_declaration" && node.child(0).is_some_and(|k| k.kind_str() == "const")
 }
 
 /// The statements of a block, without comments.

@@ -67,6 +67,7 @@ pub(super) fn extract(
         containers: Vec::new(),
         frames: Vec::new(),
         shadowed: Default::default(),
+        block_locals: Default::default(),
         module_state: Vec::new(),
     };
     let root = tree.root_node();
@@ -260,6 +261,10 @@ struct Extractor<'t, 'f> {
     frames: Vec<Frame>,
     /// Parameter names shadowed while a function body is converted to an `Expr`.
     shadowed: std::cell::RefCell<Vec<Vec<String>>>,
+    /// `const`s of a function body being converted (`const o = presets[preset]`), with the
+    /// depth of `shadowed` they were declared at: `None` is a name bound to nothing the
+    /// model follows.
+    block_locals: std::cell::RefCell<Vec<BlockLocal>>,
     /// Nodes an expression conversion may still visit (see `expr`).
     budget: std::cell::Cell<usize>,
     /// Whether a conversion stopped at the depth or node limit (a retry policy cut short
@@ -483,6 +488,10 @@ impl<'t> TopLevel<'t> {
         self.declarators.get(name).map_or(&[], Vec::as_slice)
     }
 }
+
+/// A `const` of a body being converted: its name, declarator, value (`None`: nothing the model
+/// follows) and the depth of `shadowed` it was declared at.
+type BlockLocal = (String, Span, Option<Expr>, usize);
 
 #[cfg(test)]
 mod tests {
