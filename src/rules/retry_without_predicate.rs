@@ -32,7 +32,16 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
         // Options bound to a name are not a schedule to wrap in new options.
         let bound = site.options().is_none() && crate::analysis::bound_options(ctx.index, ctx.file, site).is_some();
         let fix = (analysis.role == Role::Contention && !bound)
-            .then(|| dialect::predicate_fix(ctx.file, site, &ctx.config().vocabulary, ctx.index.text(ctx.file)))
+            .then(|| {
+                let names = ctx.analysis.names(ctx.index, ctx.file);
+                dialect::predicate_fix(
+                    ctx.file,
+                    site,
+                    names,
+                    ctx.index.loaded(ctx.file),
+                    ctx.index.text(ctx.file),
+                )
+            })
             .flatten();
         out.push(
             RULE.report(ctx, site.callee_span, message)
