@@ -207,11 +207,15 @@ fn policy_prefix(site: &RetrySite) -> Option<String> {
 }
 
 /// How a fix writes `role` at `site`: the retry module's export as the file names it (an
-/// export the file would have to import first is not written), or, with no retry module in
-/// view, the configured name after the site's own module prefix.
+/// export the file would have to import first is not written, nor one of a module the file
+/// does not import), or, with no retry module in view, the configured name after the site's
+/// own module prefix.
 fn fix_reference(site: &RetrySite, names: &Names, role: Role, facts: Option<&FileFacts>) -> Option<String> {
     if !names.sees_a_module() {
         return Some(format!("{}.{}", policy_prefix(site)?, names.name(role)?));
+    }
+    if !names.imports_its_module() {
+        return None;
     }
     let reference = names.reference(role)?;
     (reference.contains('.') || facts?.import(&reference).is_some()).then_some(reference)

@@ -428,7 +428,11 @@ pub fn read_exports(
     }
     Some(ModuleNames {
         file,
-        path: crate::render::slash_path(index.config.relative(&index.files[file].absolute)),
+        path: index
+            .config
+            .relative(&index.files[file].absolute)
+            .to_string_lossy()
+            .replace('\\', "/"),
         found,
         schedule: schedule_local,
         effect: EffectVersion::from_code(version),
@@ -450,6 +454,8 @@ pub struct Names {
     /// The retry modules the file uses (or the nearest one), each with how the file names it:
     /// the first that has a role's export names it; the first is told what to add.
     modules: Vec<(ModuleNames, Prefix)>,
+    /// The file imports the first module (or is it): its names can be written into the file.
+    imported: bool,
     /// The config's names, for a file with no retry module in view.
     vocabulary: Vocabulary,
 }
@@ -459,6 +465,7 @@ impl Names {
     pub fn configured(vocabulary: &Vocabulary) -> Names {
         Names {
             modules: Vec::new(),
+            imported: false,
             vocabulary: vocabulary.clone(),
         }
     }
@@ -476,6 +483,13 @@ impl Names {
         }
         let modules = index.retry_modules();
         let mut seen: Vec<FileId> = Vec::new();
+        // The retry module itself names its exports bare.
+        if modules.contains(&file) {
+            seen.push(file);
+            if let Some(module) = read(file) {
+                names.modules.push((module, Prefix::Bare));
+            }
+        }
         for import in &facts.imports {
             let (target, prefix) = match (&import.kind, index.resolve_name(file, &import.local)) {
                 (_, Resolved::Namespace(target)) => (target, Prefix::Namespace(import.local.clone())),
@@ -490,6 +504,7 @@ impl Names {
                 names.modules.push((module, prefix));
             }
         }
+        names.imported = !names.modules.is_empty();
         if names.modules.is_empty() {
             let here = &index.files[file].absolute;
             let shared = |m: FileId| {
@@ -510,6 +525,12 @@ impl Names {
     /// Whether a retry module is in view: else the names are the config's.
     pub fn sees_a_module(&self) -> bool {
         !self.modules.is_empty()
+    }
+
+    /// Whether the file imports the retry module its names come from (or is it): a fix may
+    /// write them there.
+    pub fn imports_its_module(&self) -> bool {
+        self.imported
     }
 
     /// The export that plays `role`, and how this file writes it (`Retry.dbConflict`).
