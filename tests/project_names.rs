@@ -350,3 +350,45 @@ fn help_follows_how_the_file_imports_the_module() {
         ["{ schedule: Policies.dbConflict, while: Policies.isDeadlock }"]
     );
 }
+
+#[test]
+fn no_fix_names_a_retry_module_the_file_does_not_import() {
+    // `Net` is a module of its own, not the retry module: a fix writing `Retry.dbConflict`
+    // there would name a module the file never imports.
+    let legacy = r#"import { Effect } from "effect"
+import * as Net from "../lib/net.js"
+import { OrdersRepository } from "./OrdersRepository.js"
+
+export const importOrder = Effect.fn("ImportOrder")(
+  function* (customerId: string, total: number) {
+    const orders = yield* OrdersRepository
+    yield* orders.insert(customerId, total)
+  },
+  Effect.retry({ schedule: Net.network, while: Net.isOffline }),
+)
+"#;
+    let net = "import { Schedule } from \"effect\"\nexport const network = Schedule.recurs(2)\nexport const isOffline = (e: unknown) => e === \"offline\"\n";
+    let dir = shop(RETRY_MODULE, PLACE_ORDER);
+    std::fs::create_dir_all(dir.path().join("src/lib")).unwrap();
+    std::fs::write(dir.path().join("src/lib/net.ts"), net).unwrap();
+    std::fs::write(dir.path().join("src/orders/Legacy.ts"), legacy).unwrap();
+    init(dir.path());
+    let (_, report) = check_json(dir.path(), &["src/orders/Legacy.ts"]);
+    let append: Vec<_> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["rule"] == "transient-retry-on-append")
+        .collect();
+    assert_eq!(append.len(), 1, "{report}");
+    // The help still names the retry module's pair; no edit writes it into this file.
+    assert!(
+        append[0]["help"]
+            .as_str()
+            .unwrap()
+            .contains("`{ schedule: Retry.dbConflict, while: Retry.isDeadlock }`"),
+        "{}",
+        append[0]
+    );
+    assert!(append[0]["fix"].is_null(), "{}", append[0]);
+}
