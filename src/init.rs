@@ -1,7 +1,11 @@
 //! `retrylint init`: writes a `retrylint.toml` holding what retrylint infers from the project —
-//! the retry modules that exist, the lease tables its SQL declares or claims, and the calls
-//! that register handlers under a durable retrier — with every other setting listed,
-//! commented out, at its default. The file is an ordinary config: `check` reads it back.
+//! the retry modules that exist, which of their exports are the contention and connection-loss
+//! policies and predicates (see `analysis::names`), the lease tables its SQL declares or
+//! claims, and the calls that register handlers under a durable retrier — with every other
+//! setting listed, commented out, at its default; a default it did not confirm (a name the
+//! retry module does not export, a registration it did not see) is commented out too. The
+//! file is an ordinary config: `check` reads it back, and its help lines then name the
+//! project's own exports.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -9,6 +13,7 @@ use std::path::{Path, PathBuf};
 
 use miette::{miette, Report};
 
+use crate::analysis::names::{self, Role};
 use crate::config::{Config, Vocabulary, CONFIG_FILE};
 use crate::extract::Trigger;
 use crate::facts::sql::StatementKind;
@@ -28,8 +33,22 @@ pub struct Inferred {
     /// Registration methods (`subscribe`) seen wrapping a retry in a durable path or named in
     /// the default vocabulary.
     pub durable_registrations: BTreeMap<String, String>,
+    /// Per [`Role`] (in `Role::ALL` order), the retry-module exports that play it, each with
+    /// where it is (`path:line`) and why it is taken for it.
+    pub names: [Vec<Named>; 4],
+    /// Per [`Role`], the code each retry module without such an export would add: path, code.
+    pub missing: [Vec<(String, String)>; 4],
     /// Files looked at.
     pub files: usize,
+}
+
+/// An export of a retry module that plays a role.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Named {
+    pub name: String,
+    /// `path:line`.
+    pub at: String,
+    pub why: String,
 }
 
 /// File names (without extension) that read as a retry module, besides the default globs.
@@ -87,6 +106,29 @@ pub fn infer(root: &Path) -> Result<Inferred, Report> {
                 };
             if is_module {
                 inferred.retry_modules.push(relative.clone());
+                let text = match project.loaded(id) {
+                    Some(_) => project.text(id).map(<[u8]>::to_vec).unwrap_or_default(),
+                    None => {
+                        let limit = project.config_of(id).max_file_size;
+                        crate::files::read_file(&source.absolute, limit, false).unwrap_or_default()
+                    }
+                };
+                if let Some(module) = names::read_exports(&project, id, facts, &text, &defaults) {
+                    for (at, role) in Role::ALL.into_iter().enumerate() {
+                        match module.get(role) {
+                            Some(found) => {
+                                if !inferred.names[at].iter().any(|n| n.name == found.name) {
+                                    inferred.names[at].push(Named {
+                                        name: found.name.clone(),
+                                        at: format!("{relative}:{}", found.line),
+                                        why: found.why.clone(),
+                                    });
+                                }
+                            }
+                            None => inferred.missing[at].push((relative.clone(), module.code_to_add(role, &defaults))),
+                        }
+                    }
+                }
             }
         }
         let Some(facts) = project.loaded(id) else { continue };
@@ -187,15 +229,32 @@ pub fn render(inferred: &Inferred) -> String {
     out.push('\n');
 
     out.push_str("# Calls that register a handler a durable retrier runs (an outbox, a queue consumer).\n");
-    let mut registrations: Vec<String> = defaults.durable_registrations.clone();
-    for (method, at) in &inferred.durable_registrations {
-        let _ = writeln!(out, "#   {}: {}", printable::line(method), printable::line(at));
-        if !registrations.contains(method) {
-            registrations.push(method.clone());
+    if inferred.durable_registrations.is_empty() {
+        out.push_str("# None seen wrapping a retry: the defaults apply.\n");
+        let _ = writeln!(
+            out,
+            "# durable-registrations = {}",
+            toml_list(&defaults.durable_registrations)
+        );
+    } else {
+        for (method, at) in &inferred.durable_registrations {
+            let _ = writeln!(out, "#   {}: {}", printable::line(method), printable::line(at));
         }
+        let _ = writeln!(
+            out,
+            "durable-registrations = {}",
+            toml_list(inferred.durable_registrations.keys())
+        );
+        unconfirmed(
+            &mut out,
+            &defaults.durable_registrations,
+            inferred.durable_registrations.keys(),
+            "not seen",
+        );
     }
-    let _ = writeln!(out, "durable-registrations = {}", toml_list(&registrations));
     out.push('\n');
+
+    render_names(&mut out, inferred, &defaults);
 
     out.push_str("# The defaults of the other settings:\n");
     let _ = writeln!(
@@ -213,10 +272,6 @@ pub fn render(inferred: &Inferred) -> String {
     let _ = writeln!(out, "# max-file-size = {}", crate::config::DEFAULT_MAX_FILE_SIZE);
     out.push_str("# generated = \"skip\"\n");
     for (key, value) in [
-        ("contention-policies", &defaults.contention_policies),
-        ("transient-policies", &defaults.transient_policies),
-        ("contention-predicates", &defaults.contention_predicates),
-        ("transient-predicates", &defaults.transient_predicates),
         ("append-calls", &defaults.append_calls),
         ("create-calls", &defaults.create_calls),
         ("idempotency-keys", &defaults.idempotency_keys),
@@ -232,6 +287,68 @@ pub fn render(inferred: &Inferred) -> String {
         let _ = writeln!(out, "# {} = \"{severity}\"", rule.name);
     }
     out
+}
+
+/// The defaults of a list that were not confirmed, as a comment (the list written replaces
+/// them): `# not seen, of the defaults: "consume", "consumer"`.
+fn unconfirmed<'a>(
+    out: &mut String,
+    defaults: &[String],
+    confirmed: impl Iterator<Item = &'a String> + Clone,
+    why: &str,
+) {
+    let left: Vec<&String> = defaults
+        .iter()
+        .filter(|d| !confirmed.clone().any(|c| c == *d))
+        .collect();
+    if !left.is_empty() {
+        let _ = writeln!(
+            out,
+            "# {why}, of the defaults: {}",
+            toml_list(left).trim_matches(['[', ']'])
+        );
+    }
+}
+
+/// The policy and predicate names: what each retry module exports for each role, or, where
+/// none does, what to add and the default, commented out.
+fn render_names(out: &mut String, inferred: &Inferred, defaults: &Vocabulary) {
+    out.push_str(
+        "# The retry module's exports that help and fixes name (and that tell what a retry retries),\n\
+         # read from their names and bodies.\n",
+    );
+    for (at, role) in Role::ALL.into_iter().enumerate() {
+        let found = &inferred.names[at];
+        let default = role.names(defaults);
+        let _ = writeln!(out, "# The {}:", role.what());
+        if found.is_empty() {
+            match inferred.missing[at].first() {
+                Some((path, code)) => {
+                    let _ = writeln!(
+                        out,
+                        "#   none in {}; add one, e.g.\n#   {}",
+                        printable::line(path),
+                        printable::line(code)
+                    );
+                }
+                None => out.push_str("#   no retry module found: the default applies.\n"),
+            }
+            let _ = writeln!(out, "# {} = {}", role.key(), toml_list(default));
+            continue;
+        }
+        for named in found {
+            let _ = writeln!(
+                out,
+                "#   {}: {} ({})",
+                printable::line(&named.name),
+                printable::line(&named.at),
+                printable::line(&named.why)
+            );
+        }
+        let _ = writeln!(out, "{} = {}", role.key(), toml_list(found.iter().map(|n| &n.name)));
+        unconfirmed(out, default, found.iter().map(|n| &n.name), "not exported");
+    }
+    out.push('\n');
 }
 
 /// Writes `dir/retrylint.toml`; refuses to replace one unless `force`. Returns the path.
@@ -266,6 +383,15 @@ mod tests {
         full.lease_tables.insert("jobs_leases".into(), "m.sql:2".into());
         full.durable_registrations
             .insert("onMessage".into(), "a.ts:3 (bus.onMessage)".into());
+        full.names[2].push(Named {
+            name: "isDeadlock".into(),
+            at: "src/infra/retry.ts:9".into(),
+            why: "its body tests `40P01`".into(),
+        });
+        full.missing[0].push((
+            "src/infra/retry.ts".into(),
+            "export const contention = Schedule.exponential(\"50 millis\")".into(),
+        ));
         for inferred in [&empty, &full] {
             let text = render(inferred);
             let config = Config::parse(&text, Path::new("retrylint.toml"), PathBuf::from("/p"), &rules::names());
@@ -279,7 +405,24 @@ mod tests {
         )
         .unwrap();
         assert!(config.is_retry_module(Path::new("/p/src/infra/retry.ts")));
-        assert!(config.vocabulary.durable_registrations.iter().any(|r| r == "onMessage"));
-        assert!(config.vocabulary.durable_registrations.iter().any(|r| r == "subscribe"));
+        // What was seen is written; the defaults not seen are a comment (the list replaces them).
+        assert_eq!(config.vocabulary.durable_registrations, ["onMessage"]);
+        assert!(render(&full).contains("\n# not seen, of the defaults: \"subscribe\", \"consumer\""));
+        // Names found are set, the others left at their defaults, commented out, with the code to add.
+        assert_eq!(config.vocabulary.contention_predicates, ["isDeadlock"]);
+        assert_eq!(
+            config.vocabulary.contention_policies,
+            Vocabulary::default().contention_policies
+        );
+        let text = render(&full);
+        assert!(text.contains("\n# contention-policies = [\"contention\"]\n"), "{text}");
+        assert!(
+            text.contains("#   none in src/infra/retry.ts; add one, e.g.\n#   export const contention = "),
+            "{text}"
+        );
+        assert!(
+            text.contains("\n# not exported, of the defaults: \"isContention\"\n"),
+            "{text}"
+        );
     }
 }

@@ -2,10 +2,11 @@
 //! rule says one thing ("cap it") and the user reads it in their library's terms. Data per
 //! [`Library`]; the only place rules' words depend on the language.
 
+use super::names::{Names, Role};
 use crate::config::Vocabulary;
 use crate::diagnostic::{Edit, Fix, FixSafety};
 use crate::effect_version::EffectVersion;
-use crate::facts::{Expr, RetrySite};
+use crate::facts::{Expr, FileFacts, RetrySite};
 use crate::index::FileId;
 use crate::schedule::api;
 use crate::schedule::Library;
@@ -72,7 +73,8 @@ pub fn name_policy_help(library: Library, vocabulary: &Vocabulary, module: Optio
     let module = module.map(|m| m.display().to_string().replace('\\', "/"));
     let module = module.as_deref();
     let (default_module, example) = match library {
-        Library::Effect | Library::Rs2 => ("infra/retry.ts", format!("`Retry.{transient}`")),
+        // Spelled in the project's names (`names::spell`).
+        Library::Effect | Library::Rs2 => ("infra/retry.ts", format!("`{}`", super::names::EXAMPLE_POLICY)),
         Library::Backon => ("src/retry.rs", format!("`.retry(retry::{transient}())`")),
         Library::TokioRetry => (
             "src/retry.rs",
@@ -204,22 +206,38 @@ fn policy_prefix(site: &RetrySite) -> Option<String> {
     Some(prefix.path()?.join("."))
 }
 
-/// Rewrites a connection-loss policy to the contention pair, keeping the module prefix the
-/// site uses (`Retry.transient` → `Retry.contention`). Unsafe: it changes what is retried.
-pub fn contention_fix(file: FileId, site: &RetrySite, vocabulary: &Vocabulary) -> Option<Fix> {
-    let prefix = policy_prefix(site)?;
+/// How a fix writes `role` at `site`: the retry module's export as the file names it (an
+/// export the file would have to import first is not written, nor one of a module the file
+/// does not import), or, with no retry module in view, the configured name after the site's
+/// own module prefix.
+fn fix_reference(site: &RetrySite, names: &Names, role: Role, facts: Option<&FileFacts>) -> Option<String> {
+    if !names.sees_a_module() {
+        return Some(format!("{}.{}", policy_prefix(site)?, names.name(role)?));
+    }
+    if !names.imports_its_module() {
+        return None;
+    }
+    let reference = names.reference(role)?;
+    (reference.contains('.') || facts?.import(&reference).is_some()).then_some(reference)
+}
+
+/// Rewrites a connection-loss policy to the contention pair, in the project's names
+/// (`Retry.transient` → `{ schedule: Retry.contention, while: Retry.isContention }`). Unsafe:
+/// it changes what is retried. None when the retry module has no contention pair to name.
+pub fn contention_fix(file: FileId, site: &RetrySite, names: &Names, facts: Option<&FileFacts>) -> Option<Fix> {
+    policy_prefix(site)?;
     let policy = site.policy_span()?;
     let (policy_name, predicate) = (
-        vocabulary.contention_policies.first()?,
-        vocabulary.contention_predicates.first()?,
+        fix_reference(site, names, Role::ContentionPolicy, facts)?,
+        fix_reference(site, names, Role::ContentionPredicate, facts)?,
     );
     Some(Fix {
         safety: FixSafety::Unsafe,
-        title: format!("retry on contention only: `{prefix}.{policy_name}` with `while: {prefix}.{predicate}`"),
+        title: format!("retry on contention only: `{policy_name}` with `while: {predicate}`"),
         edits: vec![Edit {
             file,
             span: policy,
-            replacement: format!("{{ schedule: {prefix}.{policy_name}, while: {prefix}.{predicate} }}"),
+            replacement: format!("{{ schedule: {policy_name}, while: {predicate} }}"),
         }],
     })
 }
@@ -228,11 +246,16 @@ pub fn contention_fix(file: FileId, site: &RetrySite, vocabulary: &Vocabulary) -
 /// were retried before (anything but contention) are not retried after.
 /// In an options object written one property per line, the new option gets its own line,
 /// indented as the schedule's (`text` is the file's).
-pub fn predicate_fix(file: FileId, site: &RetrySite, vocabulary: &Vocabulary, text: Option<&[u8]>) -> Option<Fix> {
-    let prefix = policy_prefix(site)?;
+pub fn predicate_fix(
+    file: FileId,
+    site: &RetrySite,
+    names: &Names,
+    facts: Option<&FileFacts>,
+    text: Option<&[u8]>,
+) -> Option<Fix> {
     let schedule = site.schedule()?;
-    let predicate = vocabulary.contention_predicates.first()?;
-    let option = format!("while: {prefix}.{predicate}");
+    let predicate = fix_reference(site, names, Role::ContentionPredicate, facts)?;
+    let option = format!("while: {predicate}");
     let edit = match site.options() {
         Some(_) => match text.and_then(|text| own_line(text, schedule.span().end as usize)) {
             Some((at, indent, comma)) => Edit {
@@ -253,12 +276,12 @@ pub fn predicate_fix(file: FileId, site: &RetrySite, vocabulary: &Vocabulary, te
         None => Edit {
             file,
             span: site.policy_span()?,
-            replacement: format!("{{ schedule: {}, while: {prefix}.{predicate} }}", schedule.render()),
+            replacement: format!("{{ schedule: {}, {option} }}", schedule.render()),
         },
     };
     Some(Fix {
         safety: FixSafety::Unsafe,
-        title: format!("retry contention only: add `while: {prefix}.{predicate}`"),
+        title: format!("retry contention only: add `{option}`"),
         edits: vec![edit],
     })
 }
@@ -302,41 +325,4 @@ fn own_line(text: &[u8], end: usize) -> Option<(usize, String, bool)> {
         Some(b'\n') => Some((end, indent, false)),
         _ => None,
     }
-}
-
-/// A help line in the project's names: the default policy and predicate names the remedies
-/// are written with (`Retry.contention`, `Retry.isContention`, `Retry.transient`,
-/// `Retry.isConnectionLost`) become the first ones the config names.
-pub fn spell(help: &str, vocabulary: &Vocabulary) -> String {
-    let first = |names: &[String], default: &'static str| names.first().cloned().unwrap_or_else(|| default.to_string());
-    let renames = [
-        ("Retry.contention", first(&vocabulary.contention_policies, "contention")),
-        (
-            "Retry.isContention",
-            first(&vocabulary.contention_predicates, "isContention"),
-        ),
-        ("Retry.transient", first(&vocabulary.transient_policies, "transient")),
-        (
-            "Retry.isConnectionLost",
-            first(&vocabulary.transient_predicates, "isConnectionLost"),
-        ),
-    ];
-    let mut out = String::with_capacity(help.len());
-    let mut rest = help;
-    'scan: while !rest.is_empty() {
-        for (default, name) in &renames {
-            if let Some(after) = rest.strip_prefix(default) {
-                if !after.starts_with(|c: char| c.is_alphanumeric() || c == '_') {
-                    out.push_str("Retry.");
-                    out.push_str(name);
-                    rest = after;
-                    continue 'scan;
-                }
-            }
-        }
-        let c = rest.chars().next().unwrap_or_default();
-        out.push(c);
-        rest = &rest[c.len_utf8()..];
-    }
-    out
 }

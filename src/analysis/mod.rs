@@ -17,6 +17,7 @@ pub mod effect;
 mod imports;
 mod inline;
 pub mod lease;
+pub mod names;
 mod policy;
 pub mod replay;
 pub mod rs2;
@@ -115,6 +116,9 @@ pub struct Analysis {
     built: Vec<OnceLock<Vec<(NamedPolicy, String)>>>,
     rs2: Vec<OnceLock<rs2::Rs2File>>,
     supervisors: Vec<OnceLock<Supervisors>>,
+    /// Per retry module, what its exports are (see `names`); per file, the names it sees.
+    module_names: Vec<OnceLock<Option<names::ModuleNames>>>,
+    names: Vec<OnceLock<names::Names>>,
 }
 
 /// The spans of a file's supervisor retries, in order of their starts, each with the
@@ -155,7 +159,21 @@ impl Analysis {
             built: (0..index.len()).map(|_| OnceLock::new()).collect(),
             rs2: (0..index.len()).map(|_| OnceLock::new()).collect(),
             supervisors: (0..index.len()).map(|_| OnceLock::new()).collect(),
+            module_names: (0..index.len()).map(|_| OnceLock::new()).collect(),
+            names: (0..index.len()).map(|_| OnceLock::new()).collect(),
         }
+    }
+
+    /// What a retry module's exports are, by the role each plays in remedies.
+    pub fn module_names(&self, index: &Index, module: FileId) -> Option<&names::ModuleNames> {
+        self.module_names[module]
+            .get_or_init(|| names::read_module(index, module, &index.config_of(module).vocabulary))
+            .as_ref()
+    }
+
+    /// The names `file`'s help lines and fixes use: its retry module's exports.
+    pub fn names(&self, index: &Index, file: FileId) -> &names::Names {
+        self.names[file].get_or_init(|| names::Names::of_file(index, file, &|m| self.module_names(index, m).cloned()))
     }
 
     /// Whether `span` lies within a retry of `file` that restarts long-running work (see

@@ -569,7 +569,7 @@ fn check_file(
                     // Remedies in the file's project's own policy and predicate names.
                     d.help = d
                         .help
-                        .map(|help| crate::analysis::dialect::spell(&help, &config.vocabulary));
+                        .map(|help| crate::analysis::names::spell(&help, analysis.names(index, file)));
                     d
                 })),
                 Err(_) => notes.push(Note {

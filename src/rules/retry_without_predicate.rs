@@ -35,7 +35,16 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
         // not type-check (TS2353), so no fix is offered.
         let takes_options = !site.callee.ends_with("retryOrElse");
         let fix = (analysis.role == Role::Contention && !bound && takes_options)
-            .then(|| dialect::predicate_fix(ctx.file, site, &ctx.config().vocabulary, ctx.index.text(ctx.file)))
+            .then(|| {
+                let names = ctx.analysis.names(ctx.index, ctx.file);
+                dialect::predicate_fix(
+                    ctx.file,
+                    site,
+                    names,
+                    ctx.index.loaded(ctx.file),
+                    ctx.index.text(ctx.file),
+                )
+            })
             .flatten();
         out.push(
             RULE.report(ctx, site.callee_span, message)

@@ -61,7 +61,10 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
             dialect::unkeyed_append_help(site.library)
         };
         let fix = (named && !found.remote)
-            .then(|| dialect::contention_fix(ctx.file, site, &ctx.config().vocabulary))
+            .then(|| {
+                let names = ctx.analysis.names(ctx.index, ctx.file);
+                dialect::contention_fix(ctx.file, site, names, ctx.index.loaded(ctx.file))
+            })
             .flatten();
         out.push(
             RULE.report(ctx, site.policy_span().unwrap_or(site.callee_span), message)
