@@ -74,6 +74,12 @@ enum A {
     /// Two arguments: a duration and a count.
     MsInt(u64, u64),
     Ms2(u64, u64),
+    /// A count and a factor (tokio-retry2's `ExponentialFactorBackoff::from_millis(ms, f)`).
+    IntFloat(u64, f64),
+    /// tokio-retry2's `jitter_range(lo..hi)`.
+    JitterRange(u32, u32),
+    /// tokio-retry2's `jitter_with_bounds(min, max)`.
+    JitterBounds(f64, f64),
 }
 
 fn duration_src(ms: u64, secs: bool) -> String {
@@ -97,6 +103,9 @@ impl A {
             A::Fn(f) => f.to_string(),
             A::MsInt(ms, n) => format!("{}, {n}", duration_src(ms, false)),
             A::Ms2(a, b) => format!("{}, {}", duration_src(a, false), duration_src(b, false)),
+            A::IntFloat(n, f) => format!("{n}, {f:?}"),
+            A::JitterRange(lo, hi) => format!("jitter_range({lo}..{hi})"),
+            A::JitterBounds(lo, hi) => format!("jitter_with_bounds({lo:?}, {hi:?})"),
         }
     }
     fn ms(&self) -> Duration {
@@ -143,7 +152,7 @@ impl Chain {
                 "use tokio_retry::strategy::{jitter, ExponentialBackoff, FibonacciBackoff, FixedInterval};"
             }
             Lib::TokioRetry2 => {
-                "use tokio_retry2::strategy::{jitter, ExponentialBackoff, FibonacciBackoff, FixedInterval};"
+                "use tokio_retry2::strategy::{jitter, jitter_range, jitter_with_bounds, ExponentialBackoff, ExponentialFactorBackoff, FibonacciBackoff, FixedInterval, LinearBackoff};"
             }
             Lib::Backoff => "use backoff::backoff::{Constant, Stop, Zero};\nuse backoff::{ExponentialBackoff, ExponentialBackoffBuilder};",
             Lib::RetryPolicies => "use retry_policies::policies::ExponentialBackoff;\nuse retry_policies::Jitter;",
@@ -187,6 +196,10 @@ impl Chain {
         };
         for (method, arg) in &self.ops {
             match (*method, arg) {
+                // `jitter_range` draws one integer for the whole strategy: from one value it
+                // is a constant factor; `jitter_with_bounds(a, a)` likewise.
+                ("map", A::JitterRange(lo, hi)) => jitter = *hi > lo + 1,
+                ("map", A::JitterBounds(lo, hi)) => jitter = hi > lo,
                 ("with_jitter" | "map", _) => jitter = true,
                 ("jitter", A::Jitter(j)) => jitter = *j != "None",
                 ("with_randomization_factor" | "=randomization_factor", A::Float(f)) => jitter = *f > 0.0,
@@ -275,28 +288,58 @@ fn generate(lib: Lib, rng: &mut Rng) -> Chain {
             }
         }
         Lib::TokioRetry | Lib::TokioRetry2 => {
-            chain.ctor = rng.pick(&[
-                "ExponentialBackoff::from_millis",
-                "FibonacciBackoff::from_millis",
-                "FixedInterval::from_millis",
-                "FixedInterval::new",
-            ]);
+            let ctors: &[&'static str] = match lib {
+                // tokio-retry2's two strategies of its own.
+                Lib::TokioRetry2 => &[
+                    "ExponentialBackoff::from_millis",
+                    "FibonacciBackoff::from_millis",
+                    "FixedInterval::from_millis",
+                    "FixedInterval::new",
+                    "ExponentialFactorBackoff::from_millis",
+                    "ExponentialFactorBackoff::from_factor",
+                    "LinearBackoff::from_millis",
+                    "LinearBackoff::new",
+                    "LinearBackoff::from_secs",
+                ],
+                _ => &[
+                    "ExponentialBackoff::from_millis",
+                    "FibonacciBackoff::from_millis",
+                    "FixedInterval::from_millis",
+                    "FixedInterval::new",
+                ],
+            };
+            chain.ctor = rng.pick(ctors);
+            let factor = |rng: &mut Rng| rng.pick(&[1.0, 1.5, 2.0, 2.5, 3.0, 10.0]);
             chain.ctor_arg = match chain.ctor {
                 "ExponentialBackoff::from_millis" => A::Int(rng.range(1, 10)),
-                "FixedInterval::new" => A::Ms(ms_value(rng), rng.chance(50)),
+                "FixedInterval::new" | "LinearBackoff::new" => A::Ms(ms_value(rng), rng.chance(50)),
+                "ExponentialFactorBackoff::from_millis" => A::IntFloat(ms_value(rng), factor(rng)),
+                "ExponentialFactorBackoff::from_factor" => A::Float(factor(rng)),
+                "LinearBackoff::from_secs" => A::Int(rng.range(0, 5)),
                 _ => A::Int(rng.range(1, 500)),
             };
             if !chain.ctor.starts_with("Fixed") {
                 // tokio-retry2's strategies also take `max_delay_millis(ms)`.
-                let methods: &[&'static str] = match lib {
-                    Lib::TokioRetry2 => &["factor", "max_delay", "max_delay_millis"],
+                let methods: &[&'static str] = match (lib, chain.ctor) {
+                    (Lib::TokioRetry2, ctor) if ctor.starts_with("ExponentialFactor") => {
+                        &["initial_delay", "max_delay", "max_delay_millis"]
+                    }
+                    (Lib::TokioRetry2, ctor) if ctor.starts_with("Linear") => &[
+                        "increment",
+                        "increment_millis",
+                        "increment_secs",
+                        "max_delay",
+                        "max_delay_millis",
+                    ],
+                    (Lib::TokioRetry2, _) => &["factor", "max_delay", "max_delay_millis"],
                     _ => &["factor", "max_delay"],
                 };
-                for _ in 0..rng.range(0, 2) {
+                for _ in 0..rng.range(0, 3) {
                     let method = rng.pick(methods);
                     let arg = match method {
                         "factor" => A::Int(rng.pick(&[1, 2, 10, 25, 100, 1000])),
-                        "max_delay_millis" => A::Int(ms_value(rng)),
+                        "max_delay_millis" | "initial_delay" | "increment_millis" => A::Int(ms_value(rng)),
+                        "increment_secs" => A::Int(rng.range(0, 4)),
                         _ => A::Ms(ms_value(rng), rng.chance(50)),
                     };
                     chain.ops.push((method, arg));
@@ -305,7 +348,21 @@ fn generate(lib: Lib, rng: &mut Rng) -> Chain {
             // The iterator adapters, in either order.
             let mut adapters = Vec::new();
             if rng.chance(40) {
-                adapters.push(("map", A::Fn("jitter")));
+                let jitter = match lib {
+                    Lib::TokioRetry2 => match rng.below(4) {
+                        0 => {
+                            let lo = rng.range(0, 3) as u32;
+                            A::JitterRange(lo, lo + rng.range(1, 4) as u32)
+                        }
+                        1 => {
+                            let lo = rng.pick(&[0.0, 0.5, 1.0]);
+                            A::JitterBounds(lo, lo + rng.pick(&[0.0, 0.5, 1.0]))
+                        }
+                        _ => A::Fn("jitter"),
+                    },
+                    _ => A::Fn("jitter"),
+                };
+                adapters.push(("map", jitter));
             }
             for _ in 0..rng.range(0, 2) {
                 adapters.push(("take", A::Int(rng.range(0, 10))));
@@ -552,11 +609,22 @@ fn real(chain: &Chain) -> Vec<f64> {
             delays.extend(iter.take(LIMIT + 1));
         }
         Lib::TokioRetry2 => {
-            use tokio_retry2::strategy::{jitter, ExponentialBackoff, FibonacciBackoff, FixedInterval};
-            let own = chain
-                .ops
-                .iter()
-                .filter(|(m, _)| matches!(*m, "factor" | "max_delay" | "max_delay_millis"));
+            use tokio_retry2::strategy::{
+                jitter, jitter_range, jitter_with_bounds, ExponentialBackoff, ExponentialFactorBackoff,
+                FibonacciBackoff, FixedInterval, LinearBackoff,
+            };
+            let own = chain.ops.iter().filter(|(m, _)| {
+                matches!(
+                    *m,
+                    "factor"
+                        | "max_delay"
+                        | "max_delay_millis"
+                        | "initial_delay"
+                        | "increment"
+                        | "increment_millis"
+                        | "increment_secs"
+                )
+            });
             let mut iter: Box<dyn Iterator<Item = Duration>> = match chain.ctor {
                 "ExponentialBackoff::from_millis" => {
                     let mut s = ExponentialBackoff::from_millis(chain.ctor_arg.int());
@@ -580,13 +648,47 @@ fn real(chain: &Chain) -> Vec<f64> {
                     }
                     Box::new(s)
                 }
+                "ExponentialFactorBackoff::from_millis" | "ExponentialFactorBackoff::from_factor" => {
+                    let mut s = match chain.ctor_arg {
+                        A::IntFloat(ms, f) => ExponentialFactorBackoff::from_millis(ms, f),
+                        A::Float(f) => ExponentialFactorBackoff::from_factor(f),
+                        other => unreachable!("{other:?}"),
+                    };
+                    for (m, a) in own {
+                        s = match *m {
+                            "initial_delay" => s.initial_delay(a.int()),
+                            "max_delay_millis" => s.max_delay_millis(a.int()),
+                            _ => s.max_delay(a.ms()),
+                        };
+                    }
+                    Box::new(s)
+                }
+                "LinearBackoff::from_millis" | "LinearBackoff::new" | "LinearBackoff::from_secs" => {
+                    let mut s = match chain.ctor {
+                        "LinearBackoff::new" => LinearBackoff::new(chain.ctor_arg.ms()),
+                        "LinearBackoff::from_secs" => LinearBackoff::from_secs(chain.ctor_arg.int()),
+                        _ => LinearBackoff::from_millis(chain.ctor_arg.int()),
+                    };
+                    for (m, a) in own {
+                        s = match *m {
+                            "increment" => s.increment(a.ms()),
+                            "increment_millis" => s.increment_millis(a.int()),
+                            "increment_secs" => s.increment_secs(a.int()),
+                            "max_delay_millis" => s.max_delay_millis(a.int()),
+                            _ => s.max_delay(a.ms()),
+                        };
+                    }
+                    Box::new(s)
+                }
                 "FixedInterval::new" => Box::new(FixedInterval::new(chain.ctor_arg.ms())),
                 _ => Box::new(FixedInterval::from_millis(chain.ctor_arg.int())),
             };
             for (m, a) in &chain.ops {
-                iter = match *m {
-                    "map" => Box::new(iter.map(jitter)),
-                    "take" => Box::new(iter.take(a.int() as usize)),
+                iter = match (*m, *a) {
+                    ("map", A::JitterRange(lo, hi)) => Box::new(iter.map(jitter_range(lo..hi))),
+                    ("map", A::JitterBounds(lo, hi)) => Box::new(iter.map(jitter_with_bounds(lo, hi))),
+                    ("map", _) => Box::new(iter.map(jitter)),
+                    ("take", _) => Box::new(iter.take(a.int() as usize)),
                     _ => iter,
                 };
             }
@@ -741,11 +843,28 @@ fn close(a: f64, b: f64, tolerance_ms: f64) -> bool {
 /// `Ok(false)` when the model claims nothing (unknown).
 fn compare(chain: &Chain, state: &Backoff, real: &[f64]) -> Result<bool, String> {
     // retry-policies reads the wall clock: its delays are good to a fraction of a millisecond.
-    let tolerance = if chain.lib == Lib::RetryPolicies { 0.5 } else { 1e-3 };
+    // tokio-retry2's ExponentialFactorBackoff truncates each delay to whole milliseconds.
+    let tolerance = if chain.lib == Lib::RetryPolicies {
+        0.5
+    } else if chain.ctor.starts_with("ExponentialFactorBackoff") {
+        // A millisecond, times the largest factor a `jitter_range`/`jitter_with_bounds` applies.
+        chain
+            .ops
+            .iter()
+            .map(|(_, a)| match *a {
+                A::JitterRange(_, hi) => f64::from(hi.saturating_sub(1)),
+                A::JitterBounds(_, hi) => hi,
+                _ => 1.0,
+            })
+            .fold(1.0, f64::max)
+    } else {
+        1e-3
+    };
     let summary = model::summary(state);
     let jittered = chain.jittered();
-    // Jitter is claimed for every chain that draws its delays, unless it waits not once.
-    if !real.is_empty() && summary.jitter != if jittered { Jitter::Yes } else { Jitter::No } {
+    // Jitter is claimed for every chain that draws its delays, unless it never waits (not
+    // once, or only zero delays: tokio-retry2's `LinearBackoff::from_secs(0)…take(1)`).
+    if real.iter().any(|&d| d > 0.0) && summary.jitter != if jittered { Jitter::Yes } else { Jitter::No } {
         return Err(format!("jitter: model {:?}, chain jittered {jittered}", summary.jitter));
     }
     let Some(nominal) = summary.delays.clone() else {
@@ -1008,6 +1127,29 @@ fn known_chains_give_the_crates_delays() {
         ),
         (
             chain(
+                Lib::TokioRetry2,
+                "ExponentialFactorBackoff::from_millis",
+                A::IntFloat(10, 2.5),
+                vec![("max_delay_millis", A::Int(30)), ("take", A::Int(4))],
+            ),
+            vec![10.0, 25.0, 30.0, 30.0],
+        ),
+        (
+            chain(
+                Lib::TokioRetry2,
+                "LinearBackoff::from_millis",
+                A::Int(100),
+                vec![
+                    ("increment_millis", A::Int(50)),
+                    ("max_delay_millis", A::Int(220)),
+                    ("map", A::JitterRange(2, 3)),
+                    ("take", A::Int(4)),
+                ],
+            ),
+            vec![200.0, 300.0, 400.0, 440.0],
+        ),
+        (
+            chain(
                 Lib::Backoff,
                 "ExponentialBackoffBuilder::new",
                 A::None,
@@ -1046,4 +1188,37 @@ fn known_chains_give_the_crates_delays() {
         assert_eq!(summary.delays.as_deref(), Some(&expected[..]), "{}", chain.source());
         assert_eq!(compare(&chain, &state, &real), Ok(true));
     }
+}
+
+/// tokio-retry2's `max_interval(ms)` reads the wall clock (`std::time::Instant`, which no test
+/// can move): the strategy is run with real sleeps, 100 ms apart against a 250 ms limit, so
+/// a delay either side of the limit is 50 ms away from it. The model claims at most three
+/// delays (the operation's own time can only make it fewer), and the crate waits three.
+#[test]
+fn max_interval_stops_on_elapsed_time() {
+    use tokio_retry2::strategy::{FixedInterval, MaxInterval};
+    let source = "use tokio_retry2::strategy::{FixedInterval, MaxInterval};\n\
+                  pub fn policy() -> Policy { FixedInterval::from_millis(100).max_interval(250) }\n";
+    let facts = retrylint::extract::extract_file(Language::Rust, source.as_bytes());
+    let policy = facts.rust_policies.first().expect("a policy");
+    let RustBase::New { state, .. } = &policy.value.base else {
+        panic!("{:?}", policy.value)
+    };
+    let mut state = state.clone();
+    for op in &policy.value.ops {
+        assert_eq!(
+            model::apply(&mut state, &op.method, &op.args),
+            model::Applied::Ok,
+            "{op:?}"
+        );
+    }
+    let summary = model::summary(&state);
+    assert_eq!(summary.attempts, Attempts::AtMost(3));
+    assert_eq!(summary.delays.as_deref(), Some(&[100.0, 100.0, 100.0][..]));
+    let mut waited = Vec::new();
+    for delay in FixedInterval::from_millis(100).max_interval(250).take(10) {
+        std::thread::sleep(delay);
+        waited.push(delay.as_millis() as f64);
+    }
+    assert_eq!(waited, [100.0, 100.0, 100.0]);
 }

@@ -4,6 +4,16 @@
 
 use super::*;
 
+/// The retry libraries whose functions of values are arguments the model reads.
+const RETRY_CRATES: &[&str] = &[
+    "tokio_retry",
+    "tokio_retry2",
+    "backon",
+    "backoff",
+    "reqwest_retry",
+    "retry_policies",
+];
+
 impl<'t> Rx<'t> {
     pub(super) fn path(&self, segments: Vec<String>, module: &[String], node: Node) -> Val {
         Val::Path(
@@ -63,6 +73,21 @@ impl<'t> Rx<'t> {
             }
             "boolean_literal" => Val::Arg(Arg::Bool(self.text_of(node) == "true")),
             "binary_expression" => self.binary(node, module, env, next),
+            // `1..3`, `1..=2` (tokio-retry2's `jitter_range(…)`); a half-open one is unknown.
+            "range_expression" => {
+                let ends: Vec<Node> = named_children(node);
+                let inclusive = (0..node.child_count())
+                    .filter_map(|i| node.child(i))
+                    .any(|c| c.kind_str() == "..=");
+                match ends.as_slice() {
+                    [lo, hi] => Val::Arg(Arg::Range {
+                        lo: Box::new(self.arg(self.eval(*lo, module, env, next))),
+                        hi: Box::new(self.arg(self.eval(*hi, module, env, next))),
+                        inclusive,
+                    }),
+                    _ => Val::Unknown,
+                }
+            }
             "block" => match tail(node) {
                 Some(value) => self.eval(value, module, env, next),
                 None => Val::Unknown,
@@ -239,6 +264,11 @@ impl<'t> Rx<'t> {
                         span: span(node),
                         text: collapse(self.text_of(node)),
                     });
+                }
+                // A retry library's function of values (tokio-retry2's `jitter_range(1..3)`,
+                // given to `.map(…)`): the model reads it as an argument.
+                if path.len() >= 2 && RETRY_CRATES.contains(&path[0].as_str()) && !args.is_empty() {
+                    return Val::Arg(Arg::Call(path, values));
                 }
                 // A same-file helper with parameters is called with its arguments.
                 if let Some(item) = self.item_of_path(&path, module) {

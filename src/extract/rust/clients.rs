@@ -1,42 +1,81 @@
-//! reqwest-retry clients (issue 16.2): a `ClientWithMiddleware` built with
+//! reqwest-retry clients (issue 16.2, 25.6): a `ClientWithMiddleware` built with
 //! `RetryTransientMiddleware` retries every request it sends on transient failures, so a POST
 //! or PATCH through it needs an `Idempotency-Key`. The client is found where the middleware is
-//! built — a `let` binding, a struct field initialised in a constructor (`Self { http: … }`),
-//! or a function returning it — and its requests where that name sends one
-//! (`client.post(url)`, `self.http.patch(url)`, `payments().post(url)`), in the same file.
+//! built, and followed as a value through the file: a `let` binding (`let mw = …;` then
+//! `.with(mw)`), a reassignment (`builder = builder.with(mw)`), a struct field set in a
+//! constructor (`Self { http: … }`, `Self { client }`, `self.client = Some(…)`), a function
+//! returning it (`fn http_client(cfg: &Config) -> ClientWithMiddleware`, with or without
+//! parameters, or a method `self.build_client()`); its requests are where one of those names
+//! sends one (`client.post(url)`, `self.http.patch(url)`, `payments().post(url)`), in the same
+//! file. A field is the struct's own: `self.http` in an impl of another type is not it.
+
+use std::collections::HashSet;
 
 use super::units::HTTP_METHODS;
 use super::*;
 use crate::facts::ClientRequest;
 
+/// How many names one file's clients may go by (each costs a scan of its scope).
+const MAX_NAMES: usize = 64;
+
+/// The methods of `reqwest_middleware::ClientBuilder` (and `Clone`) that keep a client a
+/// client: `.with(mw)` adds a middleware, `.build()` ends the builder.
+const BUILDER_METHODS: &[&str] = &["with", "with_arc", "with_init", "with_arc_init", "build", "clone"];
+
+/// Wrappers whose value is the client they are given.
+const WRAPPERS: &[&str] = &["Ok", "Some", "Arc::new", "std::sync::Arc::new", "Box::new"];
+
 /// How a retrying client is named, and where that name means it.
 enum Name<'t> {
-    /// `let client = …;`: in the block after the binding.
+    /// `let client = …;` (or `client = …;`): in the block after the binding.
     Let {
         name: String,
         block: Node<'t>,
         after: usize,
     },
-    /// `Self { http: … }`: `self.http` anywhere in the file.
-    Field(String),
-    /// `fn payments() -> ClientWithMiddleware { … }`: a call `payments()`.
+    /// `Self { http: … }`: `self.http` in the impls of the struct (`owner`, when known).
+    Field { field: String, owner: Option<String> },
+    /// `fn payments() -> ClientWithMiddleware { … }`: a call `payments()`, `self.payments(…)`.
     Function(String),
 }
 
 impl<'t> Rx<'t> {
     pub(super) fn retrying_clients(&self, facts: &mut FileFacts, root: Node<'t>) {
-        let mut names = Vec::new();
+        let mut names: Vec<Name<'t>> = Vec::new();
+        let mut seen = HashSet::new();
+        // Nodes whose value is a retrying client (or its middleware), and whether the walk up
+        // from them may pass any expression (the middleware call itself) or only those that
+        // keep the client a client (a use of a name already known).
+        let mut work: Vec<(Node<'t>, bool)> = Vec::new();
         for site in &facts.retry_sites {
             if site.library != Library::ReqwestRetry {
                 continue;
             }
-            let Some(node) = root.descendant_for_byte_range(site.span.start as usize, site.span.end as usize) else {
+            if let Some(node) = root.descendant_for_byte_range(site.span.start as usize, site.span.end as usize) {
+                work.push((node, true));
+            }
+        }
+        while let Some((node, loose)) = work.pop() {
+            if names.len() >= MAX_NAMES {
+                break;
+            }
+            let Some((name, at)) = self.client_name(node, loose) else {
                 continue;
             };
-            if let Some((name, at)) = self.client_name(node) {
-                facts.retrying_clients.push((self.shown(&name), at));
-                names.push(name);
+            if !seen.insert((self.key(&name), at.start)) {
+                continue;
             }
+            match &name {
+                Name::Let { name, block, after } => {
+                    work.extend(self.uses(*block, *after, name).into_iter().map(|n| (n, false)));
+                }
+                Name::Function(function) => {
+                    work.extend(self.calls_of(root, function).into_iter().map(|n| (n, false)));
+                }
+                Name::Field { .. } => {}
+            }
+            facts.retrying_clients.push((self.shown(&name), at));
+            names.push(name);
         }
         if names.is_empty() {
             return;
@@ -60,13 +99,19 @@ impl<'t> Rx<'t> {
         }
     }
 
-    /// The name the client a middleware call builds goes by: the nearest `let`, struct field
-    /// or function whose value it is.
-    fn client_name(&self, node: Node<'t>) -> Option<(Name<'t>, Span)> {
+    /// The name the client a node's value is goes by: the nearest `let`, assignment, struct
+    /// field or function whose value it is. From the middleware call (`loose`) any expression
+    /// in between counts (`ClientBuilder::new(c).with(mw).build()`); from a use of a known name
+    /// only the builder's methods, `.with(…)`'s argument, `?`, `.await` and wrappers like
+    /// `Ok(…)` do (`send(client)` or `client.post(url)` are not the client).
+    fn client_name(&self, node: Node<'t>, loose: bool) -> Option<(Name<'t>, Span)> {
         let mut current = node;
         while let Some(parent) = self.parents.of(current) {
             match parent.kind_str() {
                 "let_declaration" => {
+                    if parent.field("value").is_none_or(|v| v.id() != current.id()) {
+                        return None;
+                    }
                     let pattern = parent.field("pattern").filter(|p| p.kind_str() == "identifier")?;
                     let block = self.parents.of(parent)?;
                     return Some((
@@ -78,9 +123,57 @@ impl<'t> Rx<'t> {
                         span(pattern),
                     ));
                 }
+                "assignment_expression" => {
+                    let left = parent.field("left")?;
+                    if parent.field("right").is_none_or(|r| r.id() != current.id()) {
+                        return None;
+                    }
+                    if let Some(field) = self.self_field(left) {
+                        let owner = self.impl_type(parent);
+                        return Some((Name::Field { field, owner }, span(left)));
+                    }
+                    if left.kind_str() != "identifier" {
+                        return None;
+                    }
+                    // `builder = builder.with(mw);`: the name holds the client after it, in the
+                    // function (the binding may be a block out, as around an `if`).
+                    let body = self
+                        .parents
+                        .ancestors(parent)
+                        .find(|a| matches!(a.kind_str(), "function_item" | "closure_expression"))
+                        .and_then(|f| f.field("body"))?;
+                    return Some((
+                        Name::Let {
+                            name: self.text_of(left).to_string(),
+                            block: body,
+                            after: parent.end_byte(),
+                        },
+                        span(left),
+                    ));
+                }
                 "field_initializer" => {
+                    if parent.field("value").is_none_or(|v| v.id() != current.id()) {
+                        return None;
+                    }
                     let field = parent.field("field")?;
-                    return Some((Name::Field(self.text_of(field).to_string()), span(field)));
+                    let owner = self.struct_owner(parent);
+                    return Some((
+                        Name::Field {
+                            field: self.text_of(field).to_string(),
+                            owner,
+                        },
+                        span(field),
+                    ));
+                }
+                "shorthand_field_initializer" => {
+                    let owner = self.struct_owner(parent);
+                    return Some((
+                        Name::Field {
+                            field: self.text_of(current).to_string(),
+                            owner,
+                        },
+                        span(current),
+                    ));
                 }
                 "function_item" => {
                     // Only when the client is what the function returns.
@@ -93,17 +186,147 @@ impl<'t> Rx<'t> {
                     return Some((Name::Function(self.text_of(name).to_string()), span(name)));
                 }
                 "closure_expression" | "impl_item" | "mod_item" => return None,
-                _ => {}
+                _ if loose => {}
+                "try_expression" | "await_expression" | "parenthesized_expression" | "block" => {}
+                "return_expression" => {
+                    // `return Ok(client);`: what the function returns.
+                    let function = self
+                        .parents
+                        .ancestors(parent)
+                        .find(|a| matches!(a.kind_str(), "function_item" | "closure_expression"))
+                        .filter(|f| f.kind_str() == "function_item")?;
+                    let name = function.field("name")?;
+                    return Some((Name::Function(self.text_of(name).to_string()), span(name)));
+                }
+                "field_expression" => {
+                    // `client.with(…)` / `client.build()`: the method's call is the value.
+                    let call = self.parents.of(parent).filter(|c| c.kind_str() == "call_expression")?;
+                    let method = parent.field("field").map(|f| self.text_of(f))?;
+                    if call.field("function").is_none_or(|f| f.id() != parent.id())
+                        || !BUILDER_METHODS.contains(&method)
+                    {
+                        return None;
+                    }
+                    current = call;
+                    continue;
+                }
+                "arguments" => {
+                    // `builder.with(mw)`, `Ok(client)`, `Arc::new(client)`.
+                    let call = self.parents.of(parent).filter(|c| c.kind_str() == "call_expression")?;
+                    let function = call.field("function")?;
+                    let carries = match function.kind_str() {
+                        "field_expression" => function
+                            .field("field")
+                            .is_some_and(|f| matches!(self.text_of(f), "with" | "with_arc")),
+                        _ => WRAPPERS.contains(&self.text_of(function)),
+                    };
+                    if !carries {
+                        return None;
+                    }
+                    current = call;
+                    continue;
+                }
+                _ => return None,
             }
             current = parent;
         }
         None
     }
 
+    /// `self.field` as the field's name.
+    fn self_field(&self, node: Node<'t>) -> Option<String> {
+        if node.kind_str() != "field_expression" || node.field("value").is_none_or(|v| self.text_of(v) != "self") {
+            return None;
+        }
+        node.field("field").map(|f| self.text_of(f).to_string())
+    }
+
+    /// The type a struct expression builds: its name, or the impl's type for `Self`.
+    fn struct_owner(&self, initializer: Node<'t>) -> Option<String> {
+        let expression = self
+            .parents
+            .ancestors(initializer)
+            .find(|a| a.kind_str() == "struct_expression")?;
+        let name = expression.field("name")?;
+        let last = self.segments(name).pop()?;
+        if last == "Self" {
+            self.impl_type(expression)
+        } else {
+            Some(last)
+        }
+    }
+
+    /// The identifiers `name` in `block` after byte `after`.
+    fn uses(&self, block: Node<'t>, after: usize, name: &str) -> Vec<Node<'t>> {
+        let mut out = Vec::new();
+        self.each_descendant(block, |node| {
+            if node.start_byte() >= after && node.kind_str() == "identifier" && self.text_of(node) == name {
+                out.push(node);
+            }
+        });
+        out
+    }
+
+    /// The calls of the file's function (or method) `function`.
+    fn calls_of(&self, root: Node<'t>, function: &str) -> Vec<Node<'t>> {
+        let mut out = Vec::new();
+        self.each_descendant(root, |node| {
+            if node.kind_str() == "call_expression" && self.calls(node, function) {
+                out.push(node);
+            }
+        });
+        out
+    }
+
+    /// Whether a call is `function(…)`, `path::function(…)` or `self.function(…)`.
+    fn calls(&self, call: Node<'t>, function: &str) -> bool {
+        let Some(callee) = call.field("function") else {
+            return false;
+        };
+        match callee.kind_str() {
+            "field_expression" => {
+                callee.field("value").is_some_and(|v| self.text_of(v) == "self")
+                    && callee.field("field").is_some_and(|f| self.text_of(f) == function)
+            }
+            "identifier" | "scoped_identifier" => self.segments(callee).last().is_some_and(|last| last == function),
+            _ => false,
+        }
+    }
+
+    fn each_descendant(&self, node: Node<'t>, mut visit: impl FnMut(Node<'t>)) {
+        let mut cursor = node.walk();
+        'walk: loop {
+            visit(cursor.node());
+            if cursor.goto_first_child() {
+                continue;
+            }
+            loop {
+                if cursor.node().id() == node.id() {
+                    break 'walk;
+                }
+                if cursor.goto_next_sibling() {
+                    break;
+                }
+                if !cursor.goto_parent() {
+                    break 'walk;
+                }
+            }
+        }
+    }
+
+    /// A name's identity, for not following it twice.
+    fn key(&self, name: &Name) -> String {
+        match name {
+            Name::Let { name, block, .. } => format!("let {name} {}", block.id()),
+            Name::Field { field, owner } => format!("field {field} {owner:?}"),
+            Name::Function(function) => format!("fn {function}"),
+        }
+    }
+
     fn shown(&self, name: &Name) -> String {
         match name {
             Name::Let { name, .. } => name.clone(),
-            Name::Field(field) => format!("self.{field}"),
+            Name::Field { field, .. } => format!("self.{field}"),
             Name::Function(function) => format!("{function}()"),
         }
     }
@@ -127,18 +350,11 @@ impl<'t> Rx<'t> {
                     && block.start_byte() <= call.start_byte()
                     && call.end_byte() <= block.end_byte()
             }
-            Name::Field(field) => {
-                receiver.kind_str() == "field_expression"
-                    && receiver.field("value").is_some_and(|v| self.text_of(v) == "self")
-                    && receiver.field("field").is_some_and(|f| self.text_of(f) == field)
+            Name::Field { field, owner } => {
+                self.self_field(receiver).is_some_and(|f| f == *field)
+                    && (owner.is_none() || self.impl_type(call).is_none_or(|t| Some(t) == *owner))
             }
-            Name::Function(function) => {
-                receiver.kind_str() == "call_expression"
-                    && self.args(receiver).is_empty()
-                    && receiver
-                        .field("function")
-                        .is_some_and(|f| self.segments(f).last().is_some_and(|last| last == function))
-            }
+            Name::Function(function) => receiver.kind_str() == "call_expression" && self.calls(receiver, function),
         })?;
         Some(ClientRequest {
             client: self.shown(client),
@@ -146,5 +362,90 @@ impl<'t> Rx<'t> {
             idempotency_key: self.chain_sets_idempotency_key(call),
             span: span(call),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::facts::FileFacts;
+    use crate::source::Language;
+
+    fn facts(text: &str) -> FileFacts {
+        crate::extract::extract_file(Language::Rust, text.as_bytes())
+    }
+
+    /// The requests through a retrying client: (client, method, keyed).
+    fn requests(f: &FileFacts) -> Vec<(&str, &str, bool)> {
+        f.client_requests
+            .iter()
+            .map(|r| (r.client.as_str(), r.method.as_deref().unwrap_or(""), r.idempotency_key))
+            .collect()
+    }
+
+    const USES: &str = "use reqwest_middleware::{ClientBuilder, ClientWithMiddleware};\n\
+                        use reqwest_retry::{RetryTransientMiddleware, policies::ExponentialBackoff};\n";
+
+    #[test]
+    fn a_middleware_bound_then_added_to_a_reassigned_builder_reaches_the_field() {
+        let f = facts(&format!(
+            "{USES}pub struct Provider {{ client: ClientWithMiddleware }}\n\
+             impl Provider {{\n\
+               pub fn new(retry: &RetryConfig) -> Result<Self, E> {{\n\
+                 let mut with_middleware = ClientBuilder::new(reqwest::Client::new());\n\
+                 if retry.enabled {{\n\
+                   let policy = ExponentialBackoff::builder().build_with_max_retries(retry.max_attempts);\n\
+                   let mw = RetryTransientMiddleware::new_with_policy(policy);\n\
+                   with_middleware = with_middleware.with(mw);\n\
+                 }}\n\
+                 let final_client = with_middleware.build();\n\
+                 Ok(Self {{ client: final_client }})\n\
+               }}\n\
+               async fn create(&self, url: &str) {{ self.client.post(url).json(&1).send().await; }}\n\
+               async fn read(&self, url: &str) {{ self.client.get(url).send().await; }}\n\
+             }}\n"
+        ));
+        assert_eq!(
+            requests(&f),
+            [("self.client", "post", false), ("self.client", "get", false)]
+        );
+    }
+
+    #[test]
+    fn a_method_building_the_client_assigned_to_an_option_field() {
+        let f = facts(&format!(
+            "{USES}impl Sink {{\n\
+               fn build_client(&self) -> Result<ClientWithMiddleware, E> {{\n\
+                 let retry_middleware = RetryTransientMiddleware::new_with_policy(self.policy());\n\
+                 Ok(ClientBuilder::new(reqwest::Client::new()).with(retry_middleware).build())\n\
+               }}\n\
+               fn open(&mut self) -> Result<(), E> {{ self.client = Some(self.build_client()?); Ok(()) }}\n\
+               async fn now(&self) {{ self.build_client().unwrap().put(\"u\").send().await; }}\n\
+             }}\n"
+        ));
+        let shown: Vec<&str> = f.retrying_clients.iter().map(|(name, _)| name.as_str()).collect();
+        assert!(
+            shown.contains(&"self.client") && shown.contains(&"build_client()"),
+            "{shown:?}"
+        );
+    }
+
+    #[test]
+    fn a_use_of_the_client_is_not_a_client() {
+        // Passed to a function, sent, or a field of another type: none is the retrying client.
+        let f = facts(&format!(
+            "{USES}struct A {{ http: ClientWithMiddleware }}\nstruct B {{ http: reqwest::Client }}\n\
+             impl A {{\n\
+               fn new() -> Self {{\n\
+                 let client = ClientBuilder::new(reqwest::Client::new()).with(RetryTransientMiddleware::new_with_policy(p())).build();\n\
+                 let wrapped = wrap(client.clone());\n\
+                 let response = client.get(\"u\");\n\
+                 wrapped.post(\"u\");\n\
+                 response.post(\"u\");\n\
+                 Self {{ http: client }}\n\
+               }}\n\
+             }}\n\
+             impl B {{ async fn f(&self) {{ self.http.post(\"u\").send().await; }} }}\n"
+        ));
+        assert_eq!(requests(&f), [("client", "get", false)]);
     }
 }

@@ -9,7 +9,10 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 fn main() {
-    let rules = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../rules");
+    // The manifest directory of this run, not of the build that compiled the script (a target
+    // directory copied from another checkout would read that checkout's docs).
+    let manifest = std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+    let rules = Path::new(&manifest).join("../../../rules");
     println!("cargo:rerun-if-changed={}", rules.display());
     let out = std::path::PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     let dir = out.join("blocks");
