@@ -10,10 +10,11 @@
 #                                                      with sanity checks (for CI)
 #
 # Each tool first runs once under GNU time (its output is checked and counted; its "Maximum
-# resident set size" is the peak RSS), then N more times (default 5) after a warm-up, for the
-# median wall time: with hyperfine, installed from Debian if missing (BENCH_NO_HYPERFINE=1: a
-# bash loop instead). Also installs GNU time, Node.js and @ast-grep/cli (into bench/.tools, not
-# tracked). The load average before each corpus is printed: other work on the machine skews it.
+# resident set size" is the peak RSS; the warm row's run is one after the cache is filled), then
+# N more times (default 5) after a warm-up, for the median wall time: with hyperfine, installed
+# from Debian if missing (BENCH_NO_HYPERFINE=1: a bash loop instead). Also installs GNU time,
+# Node.js and @ast-grep/cli (into bench/.tools, not tracked). The load average before each
+# corpus is printed: other work on the machine skews it.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -28,7 +29,7 @@ while [[ $# -gt 0 ]]; do
     --smoke) SMOKE=1 RUNS=1 ;;
     --runs) RUNS="$2"; shift ;;
     --seed) SEED="$2"; shift ;;
-    -h | --help) sed -n '2,14p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,17p' "$0"; exit 0 ;;
     -*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
     *) CORPORA+=("$1") ;;
   esac
@@ -100,13 +101,22 @@ resolve_corpus() { # NAME -> directory
 }
 
 # ----------------------------------------------------------------- measure
-# measure TAG OUTFILE CMD... : appends "tag<TAB>median_s<TAB>rss_kib<TAB>exit" to $WORK/results
+# measure [--prime] TAG OUTFILE CMD... : appends "tag<TAB>median_s<TAB>rss_kib<TAB>exit<TAB>cpu_s"
+# to $WORK/results. --prime: one unmeasured run first (it fills the facts cache), so that every
+# measured run, the one under GNU time included, is a warm one.
 median_of() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 measure() {
+  local prime=0
+  if [[ "$1" == --prime ]]; then
+    prime=1
+    shift
+  fi
   local tag="$1" out="$2"
   shift 2
   local status=0
-  # One run under GNU time: its output is kept (for the checks and counts) and its peak RSS.
+  [[ $prime -eq 0 ]] || "$@" >/dev/null 2>&1 || true
+  # One run under GNU time: its output is kept (for the checks and counts), its peak RSS and
+  # (without hyperfine) its CPU time.
   /usr/bin/time -v -o "$WORK/$tag.time" "$@" >"$out" 2>"$WORK/$tag.stderr" || status=$?
   local rss cpu
   rss="$(awk -F': ' '/Maximum resident set size/ { print $2 }' "$WORK/$tag.time")"
@@ -124,7 +134,7 @@ measure() {
       --export-json "$WORK/$tag.json" -- "$cmd" >/dev/null
     read -r median cpu < <(python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))["results"][0]; print(r["median"], r["user"] + r["system"])' "$WORK/$tag.json")
   else
-    [[ $SMOKE -eq 1 ]] || "$@" >/dev/null 2>&1 || true # warm-up (the run above warmed the cache)
+    [[ $SMOKE -eq 1 ]] || "$@" >/dev/null 2>&1 || true # warm-up
     local i start end
     for ((i = 0; i < RUNS; i++)); do
       start=$(date +%s%N)
@@ -157,11 +167,12 @@ for name in "${CORPORA[@]}"; do
   done < <(find "$dir" -type f \( -name '*.ts' -o -name '*.tsx' -o -name '*.mts' -o -name '*.cts' \) -size +1024k -print0)
   measure "$n.read-only" "$WORK/$n.read-only.out" "$PARSE_ONLY" "$dir" --read-only
   measure "$n.parse-only" "$WORK/$n.parse-only.out" "$PARSE_ONLY" "$dir"
-  # Cold: no facts cache. Warm: the cache of the run before (GNU time's run primes it). All
-  # files: the worst case, every file parsed as if each passed the prefilter.
+  # Cold: no facts cache. Warm: the cache of the run before (an unmeasured run fills it, so
+  # the peak RSS and CPU are a warm run's too). All files: the worst case, every file parsed
+  # as if each passed the prefilter.
   measure "$n.retrylint" "$WORK/$n.retrylint.out" "$RETRYLINT" check "$dir" --format json --no-cache
   rm -rf "$WORK/cache" && mkdir -p "$WORK/cache"
-  measure "$n.retrylint-warm" "$WORK/$n.retrylint-warm.out" env RETRYLINT_CACHE_DIR="$WORK/cache" \
+  measure --prime "$n.retrylint-warm" "$WORK/$n.retrylint-warm.out" env RETRYLINT_CACHE_DIR="$WORK/cache" \
     "$RETRYLINT" check "$dir" --format json
   measure "$n.retrylint-all" "$WORK/$n.retrylint-all.out" "$RETRYLINT" check "$dir" --format json \
     --no-cache --no-prefilter
@@ -206,6 +217,10 @@ for line in (work / "corpora").read_text().splitlines():
     for other, what in [(warm, "warm"), (everything, "all files")]:
         if other["diagnostics"] != lint["diagnostics"]:
             failures.append(f"{label}: retrylint ({what}) reported other findings than the cold run")
+    # The warm row measures runs answered by the cache, not the run that filled it.
+    if warm["summary"].get("cached", 0) < warm["summary"]["files"] // 2:
+        failures.append(f"{label}: the warm run answered {warm['summary'].get('cached', 0)} of "
+                        f"{warm['summary']['files']} files from the cache: its row is not a warm run")
     files["retrylint-warm"] = files["retrylint-all"] = files["retrylint"]
     base = results[f"{n}.parse-only"][0]
     base_cpu = results[f"{n}.parse-only"][3]

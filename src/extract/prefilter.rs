@@ -36,25 +36,22 @@ pub enum Trigger {
 enum Needs {
     /// The file is relevant.
     Alone,
-    /// Relevant if the file also imports Effect.
+    /// A member of Effect's modules (`retry`): relevant if the file also imports Effect, or
+    /// reads it as a member (`X.retry`) and imports a module that can re-export Effect.
     Effect,
+    /// A name (`cron`, also an option's key): relevant if the file also imports Effect, or a
+    /// module that can re-export it.
+    EffectName,
     /// A `Ref`, `let` or `Map`: relevant with an Effect import and a clock read.
     Ref,
     /// A clock read: relevant with an Effect import and a `Ref`.
     Clock,
-    /// An import from Effect (not inside a comment line).
-    EffectImport,
     /// `retry`: relevant with an RS2 policy key.
     Rs2Retry,
     /// An RS2 policy key: relevant with `retry`.
     Rs2Key,
 }
 
-const EFFECT_IMPORT: &[&str] = &["from \"effect", "from 'effect", "from \"@effect/", "from '@effect/"];
-/// Effect's modules in use: a file that imports them from a project module re-exporting
-/// Effect (`@app/prelude`) has no Effect import of its own, and the index decides later
-/// whether the names are Effect's.
-const EFFECT_USE: &[&str] = &["Effect.", "Schedule."];
 const LEASE_TOKENS: &[&str] = &["lease_until", "jobs_leases", "last_slot"];
 const RUST_RETRY_TOKENS: &[&str] = &[
     "retry",
@@ -69,10 +66,13 @@ const RUST_RETRY_TOKENS: &[&str] = &[
 
 /// One automaton per language, with what each pattern means.
 struct Matcher {
+    /// Read in a script's code only (not in its comments, strings or regular expressions),
+    /// each at the start of an identifier; in other languages, anywhere.
     automaton: Option<AhoCorasick>,
     needs: Vec<Needs>,
-    /// SQL names (lease tables and columns), matched whatever their case: `UPDATE
-    /// Scheduler_Locks` names the configured `scheduler_locks`.
+    /// Read anywhere, whatever their case: SQL names (lease tables and columns: `UPDATE
+    /// Scheduler_Locks` names the configured `scheduler_locks`, in a string), and
+    /// `retrylint-ignore` (in a comment).
     names: Option<AhoCorasick>,
 }
 
@@ -93,28 +93,41 @@ impl Matcher {
         }
     }
 
-    fn is_match(&self, text: &[u8]) -> bool {
+    /// Whether `text` (a script's when `script`) holds a trigger.
+    fn is_match(&self, text: &[u8], script: Option<&Script>) -> bool {
         if self.names.as_ref().is_some_and(|names| names.is_match(text)) {
             return true;
         }
         let Some(automaton) = &self.automaton else {
             return false;
         };
-        let (mut effect, mut names, mut reference, mut clock) = (false, false, false, false);
+        // A script's words count in code only, and its imports say whether Effect's names
+        // can be in scope: an import from Effect, or one a project module re-exporting Effect
+        // can stand behind (the index reads those as Effect's, `Index::effect_aliases`).
+        let (text, effect, alias) = match script {
+            Some(script) => (&script.code[..], script.effect_import, script.alias_import),
+            None => (text, false, false),
+        };
+        let (mut names, mut reference, mut clock) = (false, false, false);
         let (mut retry, mut policy_key) = (false, false);
         // Overlapping: `Jobs` must not hide `Jobs.make`, which needs no Effect import.
         for found in automaton.find_overlapping_iter(text) {
+            // In code, a word counts where an identifier starts: `maxRetries` is no `retry`.
+            if script.is_some() && found.start() > 0 && is_ident(text[found.start() - 1]) {
+                continue;
+            }
             match self.needs[found.pattern().as_usize()] {
                 Needs::Alone => return true,
-                // Documentation examples (`* import { Effect } from "effect"`) import nothing.
-                Needs::EffectImport => effect |= !in_comment_line(text, found.start()),
-                Needs::Effect => names = true,
+                // A project module re-exports modules, not their members: through it a member
+                // is read as one (`Effect.retry`, `P.Effect.retry`), never bare.
+                Needs::Effect => names |= effect || (alias && is_member(text, found.start())),
+                Needs::EffectName => names |= effect || alias,
                 Needs::Ref => reference = true,
                 Needs::Clock => clock = true,
                 Needs::Rs2Retry => retry = true,
                 Needs::Rs2Key => policy_key = true,
             }
-            if (effect && (names || (reference && clock))) || (retry && policy_key) {
+            if names || ((effect || alias) && reference && clock) || (retry && policy_key) {
                 return true;
             }
         }
@@ -143,19 +156,18 @@ impl Prefilter {
             list.iter().map(|w| (w.to_string(), needs)).collect()
         };
         let has = |t: Trigger| triggers.contains(&t);
-        if has(Trigger::Retries) || has(Trigger::Jobs) || has(Trigger::Polls) {
-            typescript.extend(words(EFFECT_IMPORT, Needs::EffectImport));
-            typescript.extend(words(EFFECT_USE, Needs::EffectImport));
-        }
         if has(Trigger::Retries) {
             typescript.extend(words(&["retry"], Needs::Effect));
             rust.extend(words(RUST_RETRY_TOKENS, Needs::Alone));
         }
         if has(Trigger::Jobs) {
-            typescript.extend(words(&["cron", "Jobs"], Needs::Effect));
+            typescript.extend(words(&["cron", "Jobs"], Needs::EffectName));
             typescript.extend(words(&["Jobs.make"], Needs::Alone));
             // Where a cursor can live: a `Ref`, a module `let`, a `Map`.
-            typescript.extend(words(&["Ref.", "let ", "new Map"], Needs::Ref));
+            typescript.extend(words(
+                &["Ref.", "SynchronizedRef.", "SubscriptionRef.", "let ", "new Map"],
+                Needs::Ref,
+            ));
             typescript.extend(words(
                 &[
                     "currentTimeMillis",
@@ -195,13 +207,18 @@ impl Prefilter {
             config_files.extend(words(&["retry"], Needs::Rs2Retry));
             config_files.extend(words(POLICY_KEYS, Needs::Rs2Key));
         }
+        // A script's suppressions are in its comments, which its code automaton does not read.
+        let mut script_names = names.clone();
         if has(Trigger::Suppressions) {
-            for list in [&mut typescript, &mut rust, &mut sql, &mut config_files] {
+            for list in [&mut rust, &mut sql, &mut config_files] {
                 list.push(("retrylint-ignore".into(), Needs::Alone));
             }
+            script_names.push("retrylint-ignore".into());
         }
         // What the prefilter looks for, as one hash: a cached verdict of another is not reused.
-        let mut described = String::new();
+        // Its version: what a pattern means changes with how the text is read (scripts: code
+        // only, with their imports).
+        let mut described = String::from("prefilter 2");
         for (name, list) in [
             ("ts", &typescript),
             ("rs", &rust),
@@ -213,12 +230,14 @@ impl Prefilter {
                 described.push_str(&format!("\0{pattern}\0{needs:?}"));
             }
         }
-        described.push_str("names");
-        for name in &names {
-            described.push_str(&format!("\0{name}"));
+        for (list, names) in [("names", &names), ("script names", &script_names)] {
+            described.push_str(list);
+            for name in names {
+                described.push_str(&format!("\0{name}"));
+            }
         }
         Prefilter {
-            typescript: Matcher::new(typescript, names.clone()),
+            typescript: Matcher::new(typescript, script_names),
             rust: Matcher::new(rust, names.clone()),
             sql: Matcher::new(sql, names),
             config: Matcher::new(config_files, Vec::new()),
@@ -234,21 +253,302 @@ impl Prefilter {
     /// Whether `text` can hold a fact an enabled rule reads.
     pub fn is_relevant(&self, language: Language, text: &[u8]) -> bool {
         match language {
-            Language::TypeScript | Language::Tsx | Language::JavaScript | Language::Svelte | Language::Vue => {
-                self.typescript.is_match(text)
+            Language::TypeScript | Language::Tsx | Language::JavaScript => {
+                self.typescript.is_match(text, Some(&Script::scan(text)))
             }
-            Language::Rust => self.rust.is_match(text),
-            Language::Sql => self.sql.is_match(text),
-            Language::Json | Language::Yaml => self.config.is_match(text),
+            // Their scripts, as extraction reads them (the template masked out).
+            Language::Svelte | Language::Vue => {
+                let (_, masked) = super::component::scripts(text);
+                self.typescript.is_match(text, Some(&Script::scan(&masked)))
+            }
+            Language::Rust => self.rust.is_match(text, None),
+            Language::Sql => self.sql.is_match(text, None),
+            Language::Json | Language::Yaml => self.config.is_match(text, None),
         }
     }
 }
 
-/// Whether the line holding `offset` starts as a comment line (`//`, `*`, `/*`).
-fn in_comment_line(text: &[u8], offset: usize) -> bool {
-    let line_start = memchr::memrchr(b'\n', &text[..offset]).map_or(0, |i| i + 1);
-    let line = text[line_start..offset].trim_ascii_start();
-    line.starts_with(b"//") || line.starts_with(b"*") || line.starts_with(b"/*")
+/// A script as the prefilter reads it: its code with comments, the text of string and
+/// template literals and regular expressions blanked to spaces (same offsets; a template's
+/// `${…}` stays code), and what its imports can bring in.
+struct Script {
+    code: Vec<u8>,
+    /// An import (or re-export) from an Effect package, in code.
+    effect_import: bool,
+    /// An import that a project module re-exporting Effect (`@app/prelude`) can make Effect's
+    /// (as the index reads aliases): not type-only, and a namespace or a named import of one
+    /// of Effect's modules.
+    alias_import: bool,
+}
+
+/// Effect's modules a named import can alias (the index's `EFFECT_MODULE_NAMES`, and the
+/// modules whose members the extractor reads).
+const ALIASABLE: &[&str] = &[
+    "Effect",
+    "Schedule",
+    "Stream",
+    "Layer",
+    "Cron",
+    "Duration",
+    "Clock",
+    "Ref",
+    "SynchronizedRef",
+    "SubscriptionRef",
+    "HttpClient",
+    "HttpClientRequest",
+    "SqlClient",
+    "Activity",
+    "Workflow",
+    "ClusterCron",
+    "DateTime",
+];
+
+/// Words after which a `/` starts a regular expression, not a division.
+const REGEX_AFTER: &[&[u8]] = &[
+    b"return",
+    b"typeof",
+    b"case",
+    b"do",
+    b"else",
+    b"in",
+    b"of",
+    b"new",
+    b"delete",
+    b"void",
+    b"throw",
+    b"yield",
+    b"await",
+    b"instanceof",
+];
+
+fn is_ident(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b == b'$' || b >= 0x80
+}
+
+impl Script {
+    fn scan(text: &[u8]) -> Script {
+        let mut code = text.to_vec();
+        let mut script = Script {
+            code: Vec::new(),
+            effect_import: false,
+            alias_import: false,
+        };
+        // Open template literals: the brace depth of each one's current `${…}`.
+        let mut templates: Vec<usize> = Vec::new();
+        // Inside a template's text (not its `${…}`).
+        let mut in_template = false;
+        // The last byte of code that is not white space, for telling a regex from a division.
+        let mut last: Option<usize> = None;
+        let mut i = 0;
+        let n = text.len();
+        let blank = |code: &mut Vec<u8>, from: usize, to: usize| {
+            for b in &mut code[from..to] {
+                if *b != b'\n' {
+                    *b = b' ';
+                }
+            }
+        };
+        while i < n {
+            if in_template {
+                // Template text up to its end or to a `${`.
+                let start = i;
+                while i < n && text[i] != b'`' && !(text[i] == b'$' && text.get(i + 1) == Some(&b'{')) {
+                    i += if text[i] == b'\\' { 2 } else { 1 };
+                }
+                let end = i.min(n);
+                blank(&mut code, start, end);
+                if i >= n {
+                    break;
+                }
+                if text[i] == b'`' {
+                    templates.pop();
+                    in_template = false;
+                    last = Some(i);
+                    i += 1;
+                } else {
+                    i += 2;
+                    in_template = false;
+                    last = Some(i - 1);
+                }
+                continue;
+            }
+            let b = text[i];
+            match b {
+                b'/' if text.get(i + 1) == Some(&b'/') => {
+                    let end = memchr::memchr(b'\n', &text[i..]).map_or(n, |e| i + e);
+                    blank(&mut code, i, end);
+                    i = end;
+                }
+                b'/' if text.get(i + 1) == Some(&b'*') => {
+                    let end = memchr::memmem::find(&text[i + 2..], b"*/").map_or(n, |e| i + 2 + e + 2);
+                    blank(&mut code, i, end);
+                    i = end;
+                }
+                b'/' if regex_can_start(text, last) => match regex_end(text, i) {
+                    Some(end) => {
+                        blank(&mut code, i + 1, end - 1);
+                        last = Some(end - 1);
+                        i = end;
+                    }
+                    None => {
+                        last = Some(i);
+                        i += 1;
+                    }
+                },
+                b'\'' | b'"' => {
+                    let mut j = i + 1;
+                    while j < n && text[j] != b && text[j] != b'\n' {
+                        j += if text[j] == b'\\' { 2 } else { 1 };
+                    }
+                    let end = j.min(n);
+                    script.specifier(text, &code, i, &text[i + 1..end]);
+                    blank(&mut code, i + 1, end);
+                    last = Some(end.min(n - 1));
+                    i = end + 1;
+                }
+                b'`' => {
+                    templates.push(0);
+                    in_template = true;
+                    i += 1;
+                }
+                b'{' => {
+                    if let Some(depth) = templates.last_mut() {
+                        *depth += 1;
+                    }
+                    last = Some(i);
+                    i += 1;
+                }
+                b'}' => {
+                    match templates.last_mut() {
+                        Some(0) => in_template = true,
+                        Some(depth) => *depth -= 1,
+                        None => {}
+                    }
+                    last = Some(i);
+                    i += 1;
+                }
+                _ => {
+                    if !b.is_ascii_whitespace() {
+                        last = Some(i);
+                    }
+                    i += 1;
+                }
+            }
+        }
+        script.code = code;
+        script
+    }
+
+    /// Reads a string literal at `quote` (its text `value`) as the module an import names,
+    /// if `from`, `import` or `import(`/`require(` comes before it in `code`.
+    fn specifier(&mut self, text: &[u8], code: &[u8], quote: usize, value: &[u8]) {
+        let before = code[..quote].trim_ascii_end();
+        let before = before.strip_suffix(b"(").map_or(before, |b| b.trim_ascii_end());
+        let word_start = before.iter().rposition(|&b| !is_ident(b)).map_or(0, |p| p + 1);
+        let word = &before[word_start..];
+        if !matches!(word, b"from" | b"import" | b"require") {
+            return;
+        }
+        let source = std::str::from_utf8(value).unwrap_or("");
+        if crate::facts::is_effect_source(source) {
+            self.effect_import = true;
+            return;
+        }
+        if word != b"from" || self.alias_import {
+            return;
+        }
+        // The clause: from the `import` (or `export`) before this `from`.
+        let head = &code[..word_start];
+        let Some(start) = last_word(head, b"import").max(last_word(head, b"export")) else {
+            return;
+        };
+        let keyword = &text[start..start + 6];
+        if keyword == b"export" {
+            // A re-export (`export { Effect } from "./prelude"`) is the index's to follow.
+            return;
+        }
+        let clause = head[start + 6..].trim_ascii();
+        if clause.starts_with(b"type") && clause.get(4).is_some_and(|&b| !is_ident(b) && b != b',') {
+            return;
+        }
+        if clause.starts_with(b"*") {
+            self.alias_import = true;
+            return;
+        }
+        let Some(open) = memchr::memchr(b'{', clause) else {
+            return;
+        };
+        let close = memchr::memchr(b'}', clause).unwrap_or(clause.len());
+        for element in clause[open + 1..close.max(open + 1)].split(|&b| b == b',') {
+            let element = element.trim_ascii();
+            let element = element.strip_prefix(b"type ").map_or(element, |e| e.trim_ascii_start());
+            let end = element.iter().position(|&b| !is_ident(b)).unwrap_or(element.len());
+            if ALIASABLE.iter().any(|m| m.as_bytes() == &element[..end]) {
+                self.alias_import = true;
+                return;
+            }
+        }
+    }
+}
+
+/// Whether the word at `start` of `code` follows a `.` (`Effect.retry`, `Effect\n  .retry`).
+fn is_member(code: &[u8], start: usize) -> bool {
+    code[..start].trim_ascii_end().ends_with(b".")
+}
+
+/// The start of the last whole word `word` in `code`.
+fn last_word(code: &[u8], word: &[u8]) -> Option<usize> {
+    let mut end = code.len();
+    while let Some(at) = memchr::memmem::rfind(&code[..end], word) {
+        let before = at.checked_sub(1).map(|p| code[p]);
+        let after = code.get(at + word.len()).copied();
+        if !before.is_some_and(is_ident) && !after.is_some_and(is_ident) {
+            return Some(at);
+        }
+        end = at;
+    }
+    None
+}
+
+/// Whether a `/` after the code byte at `last` starts a regular expression.
+fn regex_can_start(text: &[u8], last: Option<usize>) -> bool {
+    let Some(last) = last else {
+        return true;
+    };
+    let b = text[last];
+    if b"(,=:[!&|?{};+-*%<>~^".contains(&b) {
+        return true;
+    }
+    if !is_ident(b) {
+        return false;
+    }
+    let start = text[..=last].iter().rposition(|&c| !is_ident(c)).map_or(0, |p| p + 1);
+    REGEX_AFTER.contains(&&text[start..=last])
+}
+
+/// The end (past the closing `/` and flags) of a regular expression starting at `start`;
+/// `None` when the line ends first (it was a division).
+fn regex_end(text: &[u8], start: usize) -> Option<usize> {
+    let mut i = start + 1;
+    let mut class = false;
+    while i < text.len() {
+        match text[i] {
+            b'\\' => i += 1,
+            b'\n' | b'\r' => return None,
+            b'[' => class = true,
+            b']' => class = false,
+            b'/' if !class => {
+                i += 1;
+                while i < text.len() && is_ident(text[i]) {
+                    i += 1;
+                }
+                return Some(i);
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 #[cfg(test)]
@@ -298,6 +598,67 @@ mod tests {
         assert!(!leases.is_relevant(
             Language::TypeScript,
             b"import { Effect } from \"effect\"\nEffect.retry(x)"
+        ));
+    }
+
+    #[test]
+    fn script_words_count_in_code_only() {
+        let config = Config::defaults(PathBuf::from("/"));
+        let all = Prefilter::new(ALL, &config);
+        let ts = |text: &str| all.is_relevant(Language::TypeScript, text.as_bytes());
+        let import = "import { Effect, Schedule } from \"effect\"\n";
+        let with = |body: &str| format!("{import}{body}");
+        assert!(ts(&with("Effect.retry(x)")));
+        // Documentation, messages and unrelated names mention retries without one.
+        assert!(!ts(&with("/** Use `Effect.retry` to retry. */\nexport const a = 1")));
+        assert!(!ts(&with("// Effect.retry(x)\nconst a = 1")));
+        assert!(!ts(&with("const message = \"will retry\"; const b = 'repeat'")));
+        assert!(!ts(&with("const t = `retry ${a} forever`")));
+        assert!(!ts(&with("const maxRetries = 3; scheduler.run(); sticky()")));
+        assert!(!ts(&with("const r = /retry|repeat/g")));
+        // Code inside a template, after a regular expression or a division, is code.
+        assert!(ts(&with("const t = `${Effect.retry(x)}`")));
+        assert!(ts(&with("const t = `a ${`b ${c}`} d`; Effect.retry(x)")));
+        assert!(ts(&with("const r = /[\"'`/]/; Effect.retry(x)")));
+        assert!(ts(&with("const half = a / 2; const s = \"/\"; Effect.retry(x)")));
+        assert!(ts(&with("const s = \"it's\"; // don't\nEffect.retry(x)")));
+        // Strings hold SQL and comments hold suppressions: those are read anywhere.
+        assert!(ts("const q = sql`UPDATE jobs_leases SET holder = ${h}`"));
+        assert!(ts("/* retrylint-ignore-file uncapped-schedule -- why */"));
+        // An import in a string or a comment imports nothing.
+        assert!(!ts("const s = 'import { Effect } from \"effect\"'\nEffect.retry(x)"));
+        assert!(!ts("/*\nimport { Effect } from \"effect\"\n*/\nEffect.retry(x)"));
+    }
+
+    #[test]
+    fn imports_that_can_bring_effect() {
+        let config = Config::defaults(PathBuf::from("/"));
+        let all = Prefilter::new(ALL, &config);
+        let ts = |text: &str| all.is_relevant(Language::TypeScript, text.as_bytes());
+        assert!(ts("import * as Effect from \"effect/Effect\"\nEffect.retry(x)"));
+        assert!(ts("const { Effect } = await import(\"effect\")\nEffect.retry(x)"));
+        // A project module can re-export Effect's modules (`@app/prelude`): the index decides.
+        assert!(ts("import { Effect } from \"@app/prelude\"\nEffect.retry(x)"));
+        assert!(ts(
+            "import { type Layer, Schedule as S } from \"../prelude\"\nx.pipe(S.retry)"
+        ));
+        assert!(ts("import * as P from \"./prelude\"\nP.Effect.retry(x)"));
+        assert!(ts(
+            "import { a } from \"./a\"\nimport * as P from \"./p\"\nP.Effect.retry(x)"
+        ));
+        // Type-only imports bring no values; other names are not Effect's modules.
+        assert!(!ts("import type { Effect } from \"@app/prelude\"\nEffect.retry(x)"));
+        assert!(!ts("import type * as P from \"./prelude\"\nP.Effect.retry(x)"));
+        assert!(!ts("import { client } from \"./client\"\nclient.retry(x)"));
+        assert!(!ts("import retry from \"p-retry\"\nretry(x)"));
+        assert!(!ts("export { Effect } from \"./prelude\"\nretry(x)"));
+        // A component's script is read, its template is not.
+        let vue = |text: &str| all.is_relevant(Language::Vue, text.as_bytes());
+        assert!(vue(
+            "<script setup lang=\"ts\">\nimport { Effect } from \"effect\"\nEffect.retry(x)\n</script>"
+        ));
+        assert!(!vue(
+            "<template>Effect.retry(x) it's</template>\n<script>\nimport { Effect } from \"effect\"\n</script>"
         ));
     }
 

@@ -1,0 +1,154 @@
+//! The prefilter's keep rate and recall on one project (shared by the `prefilter_recall`
+//! example and `tests/prefilter_recall.rs`): discovers it as `retrylint check` does (its
+//! `retrylint.toml`, else the defaults), loads it as `--no-prefilter` does (every file parsed,
+//! read again with the Effect aliases the index finds), and asks the prefilter of the enabled
+//! rules whether it keeps each file. A file holds facts when a rule reads something of its own
+//! there: a retry site or retrying client, a job, a cron repeat, a cursor storing the current
+//! time, a poll loop, a Rust policy, an RS2 policy, call or `$_retry`, a suppression, or SQL
+//! naming a lease table or column. Generated files (skipped before the prefilter is asked) and retry modules (parsed
+//! whatever the prefilter says) are not counted.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+use retrylint::check::{enabled_rules, prefilter_for, CheckOptions};
+use retrylint::config::{Config, Configs};
+use retrylint::extract::Trigger;
+use retrylint::facts::{CursorKind, FileFacts};
+
+/// One file: its path as discovered, whether the prefilter keeps it, whether a check with the
+/// prefilter reads it (kept, or asked for by the demand stage: an RS2 tenant's policy reads
+/// every document below it), what it holds.
+pub struct Verdict {
+    pub path: PathBuf,
+    pub kept: bool,
+    pub read: bool,
+    pub holds: Vec<&'static str>,
+}
+
+pub struct Recall {
+    pub files: Vec<Verdict>,
+}
+
+impl Recall {
+    pub fn kept(&self) -> usize {
+        self.files.iter().filter(|f| f.kept).count()
+    }
+
+    pub fn with_facts(&self) -> usize {
+        self.files.iter().filter(|f| !f.holds.is_empty()).count()
+    }
+
+    /// Files with facts that the prefilter drops and no resolution asks for: each one a miss.
+    pub fn dropped(&self) -> Vec<&Verdict> {
+        self.files
+            .iter()
+            .filter(|f| !f.kept && !f.read && !f.holds.is_empty())
+            .collect()
+    }
+
+    /// Files with facts that the prefilter drops and the demand stage reads.
+    pub fn on_demand(&self) -> usize {
+        self.files
+            .iter()
+            .filter(|f| !f.kept && f.read && !f.holds.is_empty())
+            .count()
+    }
+
+    /// `files=N kept=N keep_rate=R with_facts=N read_on_demand=N dropped_with_facts=N`
+    pub fn line(&self) -> String {
+        let files = self.files.len();
+        format!(
+            "files={files} kept={} keep_rate={:.3} with_facts={} read_on_demand={} dropped_with_facts={}",
+            self.kept(),
+            self.kept() as f64 / files.max(1) as f64,
+            self.with_facts(),
+            self.on_demand(),
+            self.dropped().len()
+        )
+    }
+}
+
+pub fn measure(dir: &Path) -> Result<Recall, String> {
+    let (root, found) = retrylint::config::project_root(dir).map_err(|e| format!("{e:?}"))?;
+    let names = retrylint::rules::names();
+    let mut config = match found {
+        Some(found) => Config::load(&found, &names).map_err(|e| format!("{e:?}"))?,
+        None => Config::defaults(root.clone()),
+    };
+    config.discovered = true;
+    let paths = vec![dir.to_path_buf()];
+    // The facts of `--no-prefilter`: every file parsed, with the Effect aliases the index found.
+    let (index, _) = retrylint::check::load_every_file(config.clone(), &paths).map_err(|e| format!("{e:?}"))?;
+    let mut configs = Configs::from(config.clone());
+    retrylint::discover::discover(&paths, &mut configs).map_err(|e| format!("{e:?}"))?;
+    let enabled = enabled_rules(&configs, &CheckOptions::new(paths.clone()));
+    let prefilter = prefilter_for(&configs.root, &enabled, true).ok_or("no prefilter")?;
+    // What a check with the prefilter reads: the files it keeps, and those resolution asks for.
+    let mut triggers: Vec<Trigger> = enabled
+        .iter()
+        .flat_map(|(rule, _)| rule.triggers.iter().copied())
+        .collect();
+    triggers.sort_by_key(|t| *t as u8);
+    triggers.dedup();
+    let (filtered, _) = retrylint::check::load_paths(config, &paths, &triggers).map_err(|e| format!("{e:?}"))?;
+    let read: HashSet<&Path> = (0..filtered.len())
+        .filter(|&f| filtered.loaded(f).is_some_and(|facts| facts.parsed))
+        .map(|f| filtered.files[f].path.as_path())
+        .collect();
+    let lease_names: Vec<String> = configs
+        .all()
+        .flat_map(|c| c.lease_tables.iter().chain(&c.lease_columns))
+        .map(|n| n.to_ascii_lowercase())
+        .chain(["last_slot".to_string()])
+        .collect();
+    let mut files: Vec<Verdict> = (0..index.len())
+        .into_par_iter()
+        .filter_map(|id| {
+            // Generated code (skipped before the prefilter is asked) and unreadable files.
+            let facts = index.loaded(id).filter(|_| !index.is_retry_module(id))?;
+            let file = &index.files[id];
+            let config = configs.for_path(&file.absolute);
+            let text = retrylint::files::read_file(&file.absolute, config.max_file_size, false).ok()?;
+            Some(Verdict {
+                path: file.path.clone(),
+                kept: prefilter.is_relevant(file.language, &text),
+                read: read.contains(file.path.as_path()),
+                holds: holds(facts, &lease_names),
+            })
+        })
+        .collect();
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(Recall { files })
+}
+
+/// What of its own a rule reads in the file.
+fn holds(facts: &FileFacts, lease_names: &[String]) -> Vec<&'static str> {
+    let lease_sql = facts.sql.iter().any(|sql| {
+        let text = sql.text.to_ascii_lowercase();
+        lease_names
+            .iter()
+            .any(|n| text.contains(n.as_str()) || text.contains(&n.replace('_', "")))
+    });
+    // A cursor is read (`since-last-run-cursor`) with the current time stored in it.
+    let stored_now = facts
+        .cursors
+        .iter()
+        .any(|c| matches!(c.kind, CursorKind::SetNow | CursorKind::GetAndSetNow));
+    [
+        (!facts.retry_sites.is_empty(), "retry sites"),
+        (!facts.retrying_clients.is_empty(), "retrying clients"),
+        (!facts.jobs.is_empty(), "jobs"),
+        (!facts.cron_repeats.is_empty(), "cron repeats"),
+        (stored_now, "cursors of a stored time"),
+        (!facts.polls.is_empty(), "polls"),
+        (!facts.rust_policies.is_empty(), "Rust policies"),
+        (!facts.rs2.is_empty(), "RS2"),
+        (!facts.suppressions.is_empty(), "suppressions"),
+        (lease_sql, "lease SQL"),
+    ]
+    .into_iter()
+    .filter_map(|(has, what)| has.then_some(what))
+    .collect()
+}
