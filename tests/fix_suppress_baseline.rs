@@ -149,7 +149,7 @@ fn a_jitter_fix_clears_its_finding_on_conditional_and_block_bodied_schedules() {
         "each branch that waits is jittered: {fixed}"
     );
     assert!(
-        fixed.contains("      Schedule.intersect(Schedule.recurs(5)), Schedule.jittered,\n    ),"),
+        fixed.contains("      Schedule.intersect(Schedule.recurs(5)),\n      Schedule.jittered,\n    ),"),
         "{fixed}"
     );
     assert_eq!(fixed.matches("jittered").count(), 4, "{fixed}");
@@ -581,4 +581,30 @@ export const a = Effect.succeed(1).pipe(
         assert!(fixed.contains(want), "{resolution}: {fixed}");
         assert!(fixed.contains("Retry.contention"), "{resolution}: {fixed}");
     }
+}
+
+/// The jitter fix follows the chain's layout: one argument per line gets `Schedule.jittered` on
+/// a line of its own (with the trailing comma the chain uses or not), a one-line chain one more
+/// argument on that line.
+#[test]
+fn the_jitter_fix_follows_the_chains_layout() {
+    const CHAINS: &str = include_str!("data/jitter-layout.ts");
+    let dir = project(&[("retrylint.toml", ""), ("src/features/a.ts", CHAINS)]);
+    check(dir.path(), &[".", "--fix", "--unsafe-fixes"]);
+    let fixed = read(&dir, "src/features/a.ts");
+    assert!(
+        fixed.contains(
+            "      Schedule.intersect(Schedule.recurs(3)),\n      Schedule.jittered,\n    ),\n    while: (e: unknown) => e instanceof Error,\n  }),\n)\n\nexport const b"
+        ),
+        "{fixed}"
+    );
+    assert!(
+        fixed.contains("      Schedule.intersect(Schedule.recurs(3)),\n      Schedule.jittered\n    ),"),
+        "{fixed}"
+    );
+    assert!(
+        fixed.contains("Schedule.intersect(Schedule.recurs(3)), Schedule.jittered), while:"),
+        "{fixed}"
+    );
+    assert!(!fixed.contains(")), Schedule.jittered,\n"), "{fixed}");
 }

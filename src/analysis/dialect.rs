@@ -304,7 +304,7 @@ pub fn retrying_client(language: crate::source::Language) -> (&'static str, &'st
 /// Where a property after the one ending at `end` goes when the object has one property per
 /// line: the offset, the line's indentation, and whether the property ends with a comma (then
 /// the new one goes after that line; else it is appended with a comma of its own).
-fn own_line(text: &[u8], end: usize) -> Option<(usize, String, bool)> {
+pub(crate) fn own_line(text: &[u8], end: usize) -> Option<(usize, String, bool)> {
     let line_start = text[..end.min(text.len())]
         .iter()
         .rposition(|b| *b == b'\n')

@@ -98,7 +98,7 @@ pub(super) fn collect(analysis: &super::Analysis, index: &Index, file: FileId) -
         }
         points
             .into_iter()
-            .map(|point| jitter_insertion(point, module))
+            .map(|point| jitter_insertion(point, module, index.text(file)))
             .collect()
     };
     let mut out = Vec::new();
@@ -373,9 +373,9 @@ fn jitter_points<'e>(index: &Index, file: FileId, version: u8, value: &'e Expr, 
 }
 
 /// `, Schedule.jittered` as one more argument of a schedule that ends in `.pipe(…)` (never a
-/// second `.pipe(`), else `.pipe(Schedule.jittered)` after it; `module` is the file's name for
-/// `Schedule`.
-fn jitter_insertion(value: &Expr, module: &str) -> Insertion {
+/// second `.pipe(`), on a line of its own when the arguments are written one per line, else
+/// `.pipe(Schedule.jittered)` after it; `module` is the file's name for `Schedule`.
+fn jitter_insertion(value: &Expr, module: &str, text: Option<&[u8]>) -> Insertion {
     let piped = match value {
         Expr::Call { callee, args, .. } => match (callee.as_ref(), args.last()) {
             (Expr::Member(_, method, _), Some(last)) if method == "pipe" => Some(last.span().end),
@@ -386,10 +386,21 @@ fn jitter_insertion(value: &Expr, module: &str) -> Insertion {
     };
     let title = "pipe the schedule through `Schedule.jittered`".to_string();
     match piped {
-        Some(at) => Insertion {
-            at,
-            text: format!(", {module}.jittered"),
-            title,
+        Some(end) => match text.and_then(|text| super::dialect::own_line(text, end as usize)) {
+            Some((at, indent, comma)) => Insertion {
+                at: at as u32,
+                text: if comma {
+                    format!("{indent}{module}.jittered,\n")
+                } else {
+                    format!(",\n{indent}{module}.jittered")
+                },
+                title,
+            },
+            None => Insertion {
+                at: end,
+                text: format!(", {module}.jittered"),
+                title,
+            },
         },
         None => Insertion {
             at: value.span().end,
