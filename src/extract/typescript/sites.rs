@@ -100,6 +100,10 @@ impl<'t> Extractor<'t, '_> {
                 self.facts.client_requests.push(request);
             }
         }
+        if written.as_deref() == Some(&["pipe"][..]) {
+            let requests = units::piped_client_requests(self.text, arguments);
+            self.facts.client_requests.extend(requests);
+        }
         let retry = match effect {
             Some(("Effect", "retry")) => Some(RetryKind::EffectRetry),
             Some(("Effect", "retryOrElse")) => Some(RetryKind::EffectRetryOrElse),

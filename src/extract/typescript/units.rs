@@ -993,6 +993,49 @@ pub fn client_request<'t>(source: &[u8], call: Node<'t>, lineage: &Lineage<'_, '
     })
 }
 
+/// Requests sent point-free through a named client in a data-first `pipe`:
+/// `pipe(HttpClientRequest.post(url), HttpClientRequest.bodyJson(b), client.execute, …)`. The
+/// request's method and key are those of the steps before `client.execute`.
+pub fn piped_client_requests(source: &[u8], arguments: Node) -> Vec<ClientRequest> {
+    let mut out = Vec::new();
+    let mut method: Option<String> = None;
+    let mut keyed = false;
+    let mut cursor = arguments.walk();
+    for argument in arguments.named_children(&mut cursor) {
+        let execute = (argument.kind_str() == "member_expression")
+            .then(|| (argument.field("object"), argument.field("property")))
+            .and_then(|(object, property)| Some((object?, property?)))
+            .filter(|(object, property)| object.kind_str() == "identifier" && text(source, *property) == "execute")
+            .map(|(object, _)| text(source, object))
+            .filter(|client| *client != "HttpClient" && *client != "HttpClientRequest");
+        match execute {
+            Some(client) if method.is_some() => {
+                let unsafe_method = matches!(method.as_deref(), Some("post" | "patch"));
+                out.push(ClientRequest {
+                    client: client.to_string(),
+                    method: method.take(),
+                    idempotency_key: unsafe_method && keyed,
+                    span: span(argument),
+                });
+                keyed = false;
+            }
+            _ => {
+                let step = &source[argument.byte_range()];
+                if let Some(rest) = step.strip_prefix(b"HttpClientRequest.".as_slice()) {
+                    if let Some(m) = HTTP_METHODS
+                        .iter()
+                        .find(|m| rest.starts_with(m.as_bytes()) && rest.get(m.len()) == Some(&b'('))
+                    {
+                        method = Some(m.to_string());
+                    }
+                }
+                keyed |= contains_ignoring_case(step, b"idempotency-key");
+            }
+        }
+    }
+    out
+}
+
 /// Whether `haystack` holds `needle` (lowercase ASCII) in any letter case.
 fn contains_ignoring_case(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.len() >= needle.len()
