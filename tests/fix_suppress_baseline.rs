@@ -581,6 +581,12 @@ export const a = Effect.succeed(1).pipe(
         assert!(fixed.contains(want), "{resolution}: {fixed}");
         assert!(fixed.contains("Retry.contention"), "{resolution}: {fixed}");
     }
+    // The file's quotes, too.
+    let single = ALONE.replace("from \"effect\"", "from 'effect'");
+    let dir = project(&[("src/infra/retry.ts", RETRY_MODULE), ("src/features/a.ts", &single)]);
+    check(dir.path(), &[".", "--fix"]);
+    let fixed = read(&dir, "src/features/a.ts");
+    assert!(fixed.contains("import * as Retry from '../infra/retry'"), "{fixed}");
 }
 
 /// The jitter fix follows the chain's layout: one argument per line gets `Schedule.jittered` on

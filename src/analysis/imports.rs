@@ -40,6 +40,14 @@ pub fn module_reference(index: &Index, file: FileId, module: FileId) -> Option<(
         Some((stem, _)) => stem.to_string(),
         None => specifier,
     };
+    // The file's quotes: those of its first import's source, the first quote after a name it
+    // imports.
+    let quote = index
+        .text(file)
+        .zip(facts.imports.first())
+        .and_then(|(text, import)| text.get(import.span.start as usize..))
+        .and_then(|rest| rest.iter().take(400).find(|b| **b == b'"' || **b == b'\''))
+        .map_or('"', |b| *b as char);
     // After the last import, or at the top.
     let insertion = facts
         .imports
@@ -52,7 +60,7 @@ pub fn module_reference(index: &Index, file: FileId, module: FileId) -> Option<(
         Some(Edit {
             file,
             span: Span::at(insertion),
-            replacement: format!("import * as {name} from \"{specifier}\"\n"),
+            replacement: format!("import * as {name} from {quote}{specifier}{quote}\n"),
         }),
     ))
 }
