@@ -114,10 +114,15 @@ fn project(fixture: &str) -> (tempfile::TempDir, Vec<String>) {
         true => "\"extends\": \"./tsconfig.base.json\",",
         false => "",
     };
-    std::fs::write(
-        &tsconfig,
-        format!(
-            r#"{{
+    std::fs::write(&tsconfig, bundler_tsconfig(extends)).unwrap();
+    (dir, vec!["tsconfig.json".into()])
+}
+
+/// A tsconfig.json for a bundler project that checks every TypeScript file below it, after
+/// `extends` (an `"extends": …,` line, or nothing).
+fn bundler_tsconfig(extends: &str) -> String {
+    format!(
+        r#"{{
   {extends}
   "compilerOptions": {{
     "strict": true, "module": "preserve", "moduleResolution": "bundler", "target": "ES2022",
@@ -127,10 +132,7 @@ fn project(fixture: &str) -> (tempfile::TempDir, Vec<String>) {
   "exclude": ["node_modules"]
 }}
 "#
-        ),
     )
-    .unwrap();
-    (dir, vec!["tsconfig.json".into()])
 }
 
 /// `tsc --noEmit` on `dir` with each of `configs`: each diagnostic as "file: error TSnnnn:
@@ -309,19 +311,7 @@ fn fixes_add_no_type_error_to_any_rule_doc_example() {
         }
         std::fs::create_dir_all(group.join("node_modules")).unwrap();
         std::os::unix::fs::symlink(oracle_modules().join(package), group.join("node_modules/effect")).unwrap();
-        std::fs::write(
-            group.join("tsconfig.json"),
-            r#"{
-  "compilerOptions": {
-    "strict": true, "module": "preserve", "moduleResolution": "bundler", "target": "ES2022",
-    "jsx": "preserve", "noEmit": true, "skipLibCheck": true, "allowImportingTsExtensions": true
-  },
-  "include": ["**/*.ts", "**/*.tsx"],
-  "exclude": ["node_modules"]
-}
-"#,
-        )
-        .unwrap();
+        std::fs::write(group.join("tsconfig.json"), bundler_tsconfig("")).unwrap();
         // `rule-n/before/src/a.ts: error …` and `rule-n/after/src/a.ts: error …` compared.
         let mut before: BTreeMap<String, usize> = BTreeMap::new();
         let mut after: BTreeMap<String, usize> = BTreeMap::new();

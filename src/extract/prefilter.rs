@@ -281,27 +281,9 @@ struct Script {
     alias_import: bool,
 }
 
-/// Effect's modules a named import can alias (the index's `EFFECT_MODULE_NAMES`, and the
-/// modules whose members the extractor reads).
-const ALIASABLE: &[&str] = &[
-    "Effect",
-    "Schedule",
-    "Stream",
-    "Layer",
-    "Cron",
-    "Duration",
-    "Clock",
-    "Ref",
-    "SynchronizedRef",
-    "SubscriptionRef",
-    "HttpClient",
-    "HttpClientRequest",
-    "SqlClient",
-    "Activity",
-    "Workflow",
-    "ClusterCron",
-    "DateTime",
-];
+/// Effect's modules a named import can alias beyond the index's
+/// [`crate::facts::EFFECT_MODULE_NAMES`]: the modules whose members the extractor reads.
+const ALIASABLE_MORE: &[&str] = &["SynchronizedRef", "SubscriptionRef", "ClusterCron", "DateTime"];
 
 /// Words after which a `/` starts a regular expression, not a division.
 const REGEX_AFTER: &[&[u8]] = &[
@@ -483,7 +465,11 @@ impl Script {
             let element = element.trim_ascii();
             let element = element.strip_prefix(b"type ").map_or(element, |e| e.trim_ascii_start());
             let end = element.iter().position(|&b| !is_ident(b)).unwrap_or(element.len());
-            if ALIASABLE.iter().any(|m| m.as_bytes() == &element[..end]) {
+            if crate::facts::EFFECT_MODULE_NAMES
+                .iter()
+                .chain(ALIASABLE_MORE)
+                .any(|m| m.as_bytes() == &element[..end])
+            {
                 self.alias_import = true;
                 return;
             }

@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 
 pub use expr::{duration_millis, format_number, string_value, Expr, Property};
 pub use jobs::{ClockRead, CronRepeat, CursorAccess, CursorKind, JobDef, JobRun, PollKind, PollLoop, SlotUse};
-pub use module::{is_effect_source, Binding, EffectAlias, Export, Import, ImportKind};
+pub use module::{is_effect_source, Binding, EffectAlias, Export, Import, ImportKind, EFFECT_MODULE_NAMES};
 pub use retry::{PolicyArg, Predicate, Retried, RetrySite};
 pub use rs2::{EffectClass, Rs2Call, Rs2Facts, Rs2Policy};
 pub use rust::{RustBase, RustChain, RustOp, RustPath, RustPolicy, RustPolicyArg};

@@ -111,6 +111,25 @@ pub struct Binding {
     pub value: Expr,
 }
 
+/// Effect's modules the extractor reads names of: an import of one of these names from a
+/// project module is worth resolving to find out whether it is Effect's (the index), and can
+/// bring Effect's names into a file (the prefilter, which must keep every such file).
+pub const EFFECT_MODULE_NAMES: &[&str] = &[
+    "Effect",
+    "Schedule",
+    "Stream",
+    "Layer",
+    "Cron",
+    "Duration",
+    "Clock",
+    "Ref",
+    "HttpClient",
+    "HttpClientRequest",
+    "SqlClient",
+    "Activity",
+    "Workflow",
+];
+
 /// Whether an import source is one of Effect's packages.
 pub fn is_effect_source(source: &str) -> bool {
     source == "effect" || source.starts_with("effect/") || source.starts_with("@effect/")

@@ -15,24 +15,6 @@ use crate::source::{Note, Span};
 /// How deep re-export chains and binding aliases are followed.
 const MAX_RESOLVE_DEPTH: usize = 16;
 
-/// Effect's modules the extractor reads names of: an import of one of these names from a
-/// project module is worth resolving to find out whether it is Effect's.
-const EFFECT_MODULE_NAMES: &[&str] = &[
-    "Effect",
-    "Schedule",
-    "Stream",
-    "Layer",
-    "Cron",
-    "Duration",
-    "Clock",
-    "Ref",
-    "HttpClient",
-    "HttpClientRequest",
-    "SqlClient",
-    "Activity",
-    "Workflow",
-];
-
 /// What a name or member path refers to.
 #[derive(Debug, Clone, Copy)]
 pub enum Resolved<'p> {
@@ -157,7 +139,7 @@ impl Index {
             .filter(|import| !import.type_only && !is_effect_source(import.written_source()))
             // As written: a file read with aliases is asked again whether they still hold.
             .filter(|import| match import.written_kind() {
-                ImportKind::Named(imported) => EFFECT_MODULE_NAMES.contains(&imported.as_str()),
+                ImportKind::Named(imported) => crate::facts::EFFECT_MODULE_NAMES.contains(&imported.as_str()),
                 ImportKind::Namespace => true,
                 ImportKind::Default => false,
             })
