@@ -22,6 +22,7 @@ mod policy;
 pub mod replay;
 pub mod rs2;
 pub mod rust;
+pub mod store;
 
 use std::sync::OnceLock;
 
@@ -119,6 +120,8 @@ pub struct Analysis {
     /// Per retry module, what its exports are (see `names`); per file, the names it sees.
     module_names: Vec<OnceLock<Option<names::ModuleNames>>>,
     names: Vec<OnceLock<names::Names>>,
+    /// Per file that may hold a repository's retry, the store it reaches (see `store`).
+    stores: Vec<OnceLock<Option<store::Store>>>,
 }
 
 /// The spans of a file's supervisor retries, in order of their starts, each with the
@@ -161,6 +164,7 @@ impl Analysis {
             supervisors: (0..index.len()).map(|_| OnceLock::new()).collect(),
             module_names: (0..index.len()).map(|_| OnceLock::new()).collect(),
             names: (0..index.len()).map(|_| OnceLock::new()).collect(),
+            stores: (0..index.len()).map(|_| OnceLock::new()).collect(),
         }
     }
 
@@ -271,6 +275,12 @@ impl Analysis {
                 self.jobs(index, file);
                 self.polls(index, file);
                 self.rs2(index, file);
+                if index
+                    .loaded(file)
+                    .is_some_and(|facts| store::may_hold_repository_retry(index, file, facts))
+                {
+                    self.store(index, file);
+                }
             }));
         });
     }
@@ -279,6 +289,14 @@ impl Analysis {
     /// policy a site builds or changes itself.
     pub fn policies(&self, index: &Index, file: FileId) -> &[Policy] {
         self.policies[file].get_or_init(|| policy::collect(self, index, file))
+    }
+
+    /// The store `file` reaches, directly or through a project module that wraps its client:
+    /// what makes a repository-named unit a repository.
+    pub fn store(&self, index: &Index, file: FileId) -> Option<&store::Store> {
+        self.stores[file]
+            .get_or_init(|| store::reached_store(index, file))
+            .as_ref()
     }
 
     /// What analysis found about an RS2 document: its policies' levels, its calls' policies.
