@@ -478,8 +478,14 @@ impl<'t> Extractor<'t, '_> {
             ("getAndSet", 2) if self.is_clock_read(args[1], 0) => CursorKind::GetAndSetNow,
             ("getAndUpdate", 2) if self.returns_clock_read(args[1]) => CursorKind::GetAndSetNow,
             ("get", 1) => CursorKind::Get,
-            ("set", 2) if self.is_clock_read(args[1], 0) => CursorKind::SetNow,
-            ("update", 2) if self.returns_clock_read(args[1]) => CursorKind::SetNow,
+            ("set", 2) if self.is_clock_store(args[1]) => CursorKind::SetNow,
+            // `Ref.update(cursors, HashMap.set(feed, now))`: a data-last setter.
+            ("update", 2)
+                if self.returns_clock_store(args[1])
+                    || (args[1].kind_str() == "call_expression" && self.is_clock_store(args[1])) =>
+            {
+                CursorKind::SetNow
+            }
             _ => return,
         };
         let (binding, passed_on) = match kind {
@@ -497,6 +503,10 @@ impl<'t> Extractor<'t, '_> {
 
     /// Where a read value goes: the local it is bound to, and whether it is passed on.
     fn read_use(&self, read: Node<'t>) -> (Option<String>, bool) {
+        self.read_use_at(read, 0)
+    }
+
+    fn read_use_at(&self, read: Node<'t>, depth: usize) -> (Option<String>, bool) {
         let mut top = read;
         while let Some(parent) = self.parent(top) {
             if matches!(
@@ -517,7 +527,7 @@ impl<'t> Extractor<'t, '_> {
             return (None, false);
         };
         if parent.kind_str() != "variable_declarator" {
-            return (None, self.is_passed_on(top, 0));
+            return (None, self.is_passed_on(top, depth));
         }
         let Some(name) = parent.field("name").filter(|n| n.kind_str() == "identifier") else {
             return (None, false);
@@ -536,7 +546,7 @@ impl<'t> Extractor<'t, '_> {
             .uses_of(scope, name_text)
             .iter()
             .filter(|n| n.start_byte() >= declared_end)
-            .any(|n| self.is_passed_on(*n, 0));
+            .any(|n| self.is_passed_on(*n, depth));
         (Some(name_text.to_string()), passed_on)
     }
 
@@ -570,6 +580,15 @@ impl<'t> Extractor<'t, '_> {
             "object" => self.is_passed_on(parent, depth + 1),
             "parenthesized_expression" | "as_expression" | "non_null_expression" | "satisfies_expression" => {
                 self.is_passed_on(parent, depth + 1)
+            }
+            // `cursors.get(feed)` on a map of times read from a `Ref`: the entry read goes on.
+            "member_expression"
+                if parent.field("object") == Some(node)
+                    && parent.field("property").is_some_and(|p| self.text_of(p) == "get") =>
+            {
+                self.parent(parent)
+                    .filter(|call| call.kind_str() == "call_expression" && call.field("function") == Some(parent))
+                    .is_some_and(|call| self.read_use_at(call, depth + 1).1)
             }
             _ => false,
         }
@@ -614,6 +633,57 @@ impl<'t> Extractor<'t, '_> {
             }
             _ => false,
         }
+    }
+
+    /// The current time, or a map of times that stores it under a key: `new Map(m).set(feed,
+    /// now)`, `HashMap.set(m, feed, now)`, `{ ...m, [feed]: now }`.
+    fn is_clock_store(&self, node: Node<'t>) -> bool {
+        if self.is_clock_read(node, 0) {
+            return true;
+        }
+        let mut cursor = node.walk();
+        match node.kind_str() {
+            "call_expression" => {
+                let sets = node
+                    .field("function")
+                    .and_then(|f| f.field("property"))
+                    .is_some_and(|p| self.text_of(p) == "set");
+                let last = node.field("arguments").and_then(|a| {
+                    let mut inner = a.walk();
+                    let args: Vec<Node<'t>> = a
+                        .named_children(&mut inner)
+                        .filter(|c| c.kind_str() != "comment")
+                        .collect();
+                    (args.len() >= 2).then(|| args[args.len() - 1])
+                });
+                sets && last.is_some_and(|value| self.is_clock_read(value, 0))
+            }
+            "object" => node
+                .named_children(&mut cursor)
+                .any(|pair| pair.kind_str() == "pair" && pair.field("value").is_some_and(|v| self.is_clock_read(v, 0))),
+            "parenthesized_expression" => node.named_children(&mut cursor).any(|inner| self.is_clock_store(inner)),
+            _ => false,
+        }
+    }
+
+    /// An update function that stores the current time: `() => Date.now()`, `(m) => new
+    /// Map(m).set(feed, now)`, `(m) => { m.set(feed, now); return m }`.
+    fn returns_clock_store(&self, function: Node<'t>) -> bool {
+        if !matches!(function.kind_str(), "arrow_function" | "function_expression") {
+            return false;
+        }
+        let Some(body) = function.field("body") else {
+            return false;
+        };
+        if body.kind_str() != "statement_block" {
+            return self.is_clock_store(body);
+        }
+        let mut cursor = body.walk();
+        let stores = body.named_children(&mut cursor).any(|statement| {
+            matches!(statement.kind_str(), "expression_statement" | "return_statement")
+                && statement.named_child(0).is_some_and(|e| self.is_clock_store(e))
+        });
+        stores
     }
 
     /// `() => Date.now()` and friends: an update that stores the current time.
