@@ -55,8 +55,10 @@ pub const DEFAULT_TESTS: &[&str] = &[
 ];
 
 /// Code that is not production, checked at low severity (its findings are warnings):
-/// integration harnesses, vendored copies, examples, one-off scripts, benchmarks and a crate's
-/// extra binaries. `not-production = []` holds it to the production policy.
+/// integration harnesses, vendored copies, examples, one-off scripts, benchmarks, a crate's
+/// extra binaries and TypeScript/JavaScript command-line entry points (`bin/`, `cli/`,
+/// `cli.ts`: a main a person runs once, who sees its failure). `not-production = []` holds
+/// it to the production policy.
 pub const DEFAULT_NOT_PRODUCTION: &[&str] = &[
     "**/*.integration.*",
     "**/integration/**",
@@ -67,6 +69,9 @@ pub const DEFAULT_NOT_PRODUCTION: &[&str] = &[
     "**/scripts/**",
     "**/benches/**",
     "**/src/bin/**",
+    "**/bin/**/*.{ts,mts,cts,js,mjs,cjs}",
+    "**/cli/**/*.{ts,mts,cts,tsx,js,mjs,cjs}",
+    "**/cli.{ts,mts,cts,js,mjs,cjs}",
 ];
 
 /// The words the unit rules know, from the policy's vocabulary; every list is configurable.

@@ -874,6 +874,10 @@ fn code_that_is_not_production_is_checked_at_low_severity_by_default() {
         "examples/demo.ts",
         "scripts/backfill.ts",
         "packages/copied/src/a.ts",
+        // Command-line entry points a person runs once.
+        "packages/tool/bin/seed.ts",
+        "packages/cli/src/commands/import.ts",
+        "src/cli.ts",
     ];
     let rust = [
         "crate/examples/demo.rs",
@@ -884,6 +888,9 @@ fn code_that_is_not_production_is_checked_at_low_severity_by_default() {
         ("retrylint.toml", "# the defaults\n"),
         ("src/features/a.ts", INLINE),
         ("crate/src/lib.rs", RUST_INLINE),
+        // Look-alikes of command-line entry points that are production code.
+        ("src/client.ts", INLINE),
+        ("src/binary/encode.ts", INLINE),
     ];
     files.extend(not_production.iter().map(|path| (*path, INLINE)));
     files.extend(rust.iter().map(|path| (*path, RUST_INLINE)));
@@ -922,6 +929,9 @@ fn code_that_is_not_production_is_checked_at_low_severity_by_default() {
     };
     assert_eq!(severity_of(&found, "src/features/a.ts"), "error", "{found:?}");
     assert_eq!(severity_of(&found, "crate/src/lib.rs"), "error", "{found:?}");
+    for path in ["src/client.ts", "src/binary/encode.ts"] {
+        assert_eq!(severity_of(&found, path), "error", "{path}: {found:?}");
+    }
     for path in not_production.iter().chain(&rust) {
         assert_eq!(severity_of(&found, path), "warning", "{path}: {found:?}");
     }
@@ -939,6 +949,8 @@ fn code_that_is_not_production_is_checked_at_low_severity_by_default() {
         "**/.repos/**",
         "**/benches/**",
         "**/src/bin/**",
+        "**/bin/**/*.{ts,mts,cts,js,mjs,cjs}",
+        "**/cli.{ts,mts,cts,js,mjs,cjs}",
     ] {
         assert!(shown.contains(&format!("\"{glob}\"")), "{glob} in {shown}");
     }
