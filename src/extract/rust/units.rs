@@ -54,7 +54,22 @@ impl<'t> Rx<'t> {
             "parenthesized_expression" => self.unit_of(*named_children(operation).first()?, module),
             "closure_expression" | "async_block" => Some(self.unit(operation, None)),
             "reference_expression" => self.unit_of(operation.field("value")?, module),
-            "identifier" | "scoped_identifier" => {
+            // `let publish = || async { … }; publish.retry(…)`: the closure the local is bound to.
+            "identifier" => match self.local(operation, self.text_of(operation)) {
+                Local::Let { value, .. } if matches!(value.kind_str(), "closure_expression" | "async_block") => {
+                    Some(self.unit(value, Some(self.text_of(operation).to_string())))
+                }
+                Local::Let { .. } | Local::Param => None,
+                Local::None => {
+                    let path = self.expand(self.segments(operation));
+                    let item = match path.as_slice() {
+                        [name] => self.item(module, name),
+                        _ => self.item_of_path(&path, module),
+                    }?;
+                    Some(self.unit(item.body?, Some(item.name.clone())))
+                }
+            },
+            "scoped_identifier" => {
                 let path = self.expand(self.segments(operation));
                 let item = match path.as_slice() {
                     [name] => self.item(module, name),
