@@ -141,6 +141,12 @@ pub fn durable_handler(facts: &FileFacts, handler: &Handler, vocabulary: &crate:
             }
             "apalis" => "an apalis job handler, whose backend runs a failed job again up to its attempts",
             "lapin" => "a lapin (RabbitMQ) consumer, whose queue redelivers a message nacked or never acked",
+            "rdkafka" => {
+                "an rdkafka consumer loop that commits a message's offset only after handling it, so a failed message is read again"
+            }
+            "jetstream" => {
+                "a NATS JetStream consumer that acks a message only after handling it, so JetStream redelivers a failed one"
+            }
             _ => return None,
         };
         return Some(why.to_string());

@@ -89,9 +89,30 @@ const NETWORK_WORDS: &[&str] = &[
     "EPIPE",
     "Unavailable",
     "RequestError",
+    // Rust: reqwest's `is_timeout()`/`is_connect()`, `io::ErrorKind`'s connection kinds.
+    "is_timeout",
+    "is_connect",
+    "TimedOut",
+    "ConnectionReset",
+    "ConnectionRefused",
+    "ConnectionAborted",
+    "BrokenPipe",
 ];
 /// Statuses a retry of an HTTP call tests for: rate limits, timeouts and server errors.
-const RETRIED_STATUSES: &[&str] = &["429", "408", "500", "502", "503", "504"];
+const RETRIED_STATUSES: &[&str] = &[
+    "429",
+    "408",
+    "500",
+    "502",
+    "503",
+    "504",
+    // Rust: `http::StatusCode`'s `is_server_error()` and constants.
+    "is_server_error",
+    "TOO_MANY_REQUESTS",
+    "INTERNAL_SERVER_ERROR",
+    "BAD_GATEWAY",
+    "SERVICE_UNAVAILABLE",
+];
 
 /// What a site's failures filter lets through: its role by name first, then its predicate.
 pub fn replays(role: Role, predicate: &Predicate, vocabulary: &Vocabulary) -> Replays {

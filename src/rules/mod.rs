@@ -87,9 +87,20 @@ impl<'p> Context<'p> {
 
     /// Whether a policy of this file is a supervisor's own: the policy of a retry that
     /// restarts long-running work, judged by decision 6 rather than as a request retry.
+    /// A named policy (`fn retry_policy()` outside the retry module) is a supervisor's when
+    /// every site that names it is one.
     pub fn is_supervisor_policy(&self, policy: &Policy) -> bool {
-        matches!(policy.origin, Origin::Site { .. })
-            && self.analysis.within_supervisor(self.index, self.file, policy.span)
+        match policy.origin {
+            Origin::Site { .. } => self.analysis.within_supervisor(self.index, self.file, policy.span),
+            Origin::Named { .. } => {
+                !policy.uses.is_empty()
+                    && policy
+                        .uses
+                        .iter()
+                        .all(|(file, span)| self.analysis.within_supervisor(self.index, *file, *span))
+            }
+            _ => false,
+        }
     }
 }
 

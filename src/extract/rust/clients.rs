@@ -11,7 +11,6 @@
 
 use std::collections::HashSet;
 
-use super::units::HTTP_METHODS;
 use super::*;
 use crate::facts::ClientRequest;
 
@@ -334,13 +333,7 @@ impl<'t> Rx<'t> {
     /// `client.post(url)…`: a request through one of the retrying clients.
     fn request(&self, call: Node<'t>, names: &[Name<'t>]) -> Option<ClientRequest> {
         let function = call.field("function")?;
-        if function.kind_str() != "field_expression" || self.args(call).len() != 1 {
-            return None;
-        }
-        let method = self.text_of(function.field("field")?);
-        if !HTTP_METHODS.contains(&method) {
-            return None;
-        }
+        let method = self.http_method(call)?;
         let receiver = function.field("value")?;
         let client = names.iter().find(|name| match name {
             Name::Let { name, block, after } => {
@@ -358,7 +351,7 @@ impl<'t> Rx<'t> {
         })?;
         Some(ClientRequest {
             client: self.shown(client),
-            method: Some(method.to_string()),
+            method: Some(method),
             idempotency_key: self.chain_sets_idempotency_key(call),
             span: span(call),
         })

@@ -9,7 +9,12 @@
 //!   `TaskId`, `Worker<…>`);
 //! - a lapin (RabbitMQ) consumer: a function or closure taking a `Delivery`/`DeliveryResult`,
 //!   the closure given to `set_delegate(…)`, and a `while let … = consumer.next()` loop that
-//!   acks what it receives.
+//!   acks what it receives;
+//! - an rdkafka consumer loop (`loop { match consumer.recv().await { … } }`, `while let … =
+//!   stream.next()`) that commits a message's offset (`commit_message`, `store_offset…`) after
+//!   handling it, and a NATS JetStream pull consumer (`async_nats`) whose loop acks after
+//!   handling: a message whose handling fails is not committed or acked, so it comes back.
+//!   Only what runs before the last commit or ack is under that retrier.
 
 use super::*;
 use crate::facts::Handler;
@@ -18,6 +23,18 @@ use crate::facts::Handler;
 const SQS: &str = "SqsEvent";
 const APALIS: &str = "apalis";
 const LAPIN: &str = "lapin";
+const RDKAFKA: &str = "rdkafka";
+const JETSTREAM: &str = "jetstream";
+
+/// How each consumer library's loop says a message is done with.
+const LAPIN_ACKS: &[&str] = &[".ack(", ".nack(", ".reject("];
+const RDKAFKA_COMMITS: &[&str] = &[
+    ".commit_message(",
+    ".commit_consumer_state(",
+    ".store_offset(",
+    ".store_offset_from_message(",
+];
+const JETSTREAM_ACKS: &[&str] = &[".ack(", ".double_ack(", ".ack_with("];
 
 /// apalis's handler arguments (apalis 0.6/0.7 `apalis_core`).
 const APALIS_ARGUMENTS: &[&str] = &["Data", "Attempt", "TaskId", "Worker", "WorkerId"];
@@ -35,6 +52,11 @@ impl<'t> Rx<'t> {
         };
         let apalis = uses_crate("apalis");
         let lapin = uses_crate("lapin");
+        let consumers = Consumers {
+            lapin,
+            rdkafka: uses_crate("rdkafka"),
+            jetstream: uses_crate("async_nats"),
+        };
         let mut out = Vec::new();
         let mut cursor = root.walk();
         'walk: loop {
@@ -59,8 +81,8 @@ impl<'t> Rx<'t> {
                             out.push(handler);
                         }
                     }
-                    "while_expression" if lapin => {
-                        if let Some(handler) = self.consumer_loop(node) {
+                    "while_expression" | "loop_expression" if consumers.any() => {
+                        if let Some(handler) = self.consumer_loop(node, consumers) {
                             out.push(handler);
                         }
                     }
@@ -141,24 +163,56 @@ impl<'t> Rx<'t> {
         })
     }
 
-    /// `while let Some(delivery) = consumer.next().await { … delivery.ack(…) … }`.
-    fn consumer_loop(&self, node: Node<'t>) -> Option<Handler> {
-        let condition = node.field("condition")?;
-        if condition.kind_str() != "let_condition" {
-            return None;
-        }
-        let value = self.text_of(condition.field("value")?);
-        if !value.contains(".next()") {
-            return None;
-        }
+    /// `while let Some(delivery) = consumer.next().await { … delivery.ack(…) … }` (lapin, and
+    /// JetStream's `messages.next()`), `loop { match consumer.recv().await { … } }` or `while
+    /// let … = consumer.recv()` committing offsets (rdkafka). The handler is the loop's body up
+    /// to its last ack or commit: a retry after it runs once the message is done with.
+    fn consumer_loop(&self, node: Node<'t>, consumers: Consumers) -> Option<Handler> {
         let body = node.field("body")?;
         let text = self.text_of(body);
-        if !(text.contains(".ack(") || text.contains(".nack(") || text.contains(".reject(")) {
+        let receives = match node.kind_str() {
+            "while_expression" => {
+                let condition = node.field("condition")?;
+                if condition.kind_str() != "let_condition" {
+                    return None;
+                }
+                let value = self.text_of(condition.field("value")?);
+                value.contains(".next()") || value.contains(".recv()")
+            }
+            // A bare `loop` receives in its body.
+            _ => text.contains(".recv().await"),
+        };
+        if !receives {
             return None;
         }
+        let last = |calls: &[&str]| calls.iter().filter_map(|c| text.rfind(c)).max();
+        let (registration, done) = [
+            (consumers.lapin, LAPIN, LAPIN_ACKS),
+            (consumers.rdkafka, RDKAFKA, RDKAFKA_COMMITS),
+            (consumers.jetstream, JETSTREAM, JETSTREAM_ACKS),
+        ]
+        .into_iter()
+        .filter(|(used, _, _)| *used)
+        .find_map(|(_, registration, calls)| last(calls).map(|at| (registration, at)))?;
+        let mut unit = self.unit(body, None);
+        unit.span.end = body.start_byte() as u32 + done as u32;
         Some(Handler {
-            registration: LAPIN.to_string(),
-            unit: self.unit(body, None),
+            registration: registration.to_string(),
+            unit,
         })
+    }
+}
+
+/// Which consumer libraries the file uses.
+#[derive(Debug, Clone, Copy)]
+struct Consumers {
+    lapin: bool,
+    rdkafka: bool,
+    jetstream: bool,
+}
+
+impl Consumers {
+    fn any(self) -> bool {
+        self.lapin || self.rdkafka || self.jetstream
     }
 }

@@ -2,6 +2,7 @@
 //! backoff's `retry`, reqwest-retry's middleware — with the scopes around them.
 
 use super::*;
+use crate::facts::{OpKind, Unit};
 
 /// The walk over the tree that finds retry sites, with the scopes around them.
 pub(super) struct Walk<'a, 't, 'f> {
@@ -219,7 +220,7 @@ impl<'t> Walk<'_, 't, '_> {
             // A filter, by the names it is written with.
             (_, Some(true)) => Predicate::Filter {
                 span: filter.map_or_else(|| span(node), span),
-                mentions: filter.map(|f| predicate_mentions(rx, f)).unwrap_or_default(),
+                mentions: filter.map(|f| self.filter_mentions(f)).unwrap_or_default(),
                 always: false,
             },
             (_, Some(false)) => Predicate::None,
@@ -238,8 +239,11 @@ impl<'t> Walk<'_, 't, '_> {
         let unit = operation.and_then(|op| rx.unit_of(op, &self.module));
         // A retry that is the backoff of a long-running loop (`loop { let next = (|| poll())
         // .retry(backoff).await?; sleep(next).await }`) restarts work rather than serving a
-        // caller: judged as a loop (decision 6), as an Effect supervisor is.
-        if self.in_polling_loop(node) {
+        // caller: judged as a loop (decision 6), as an Effect supervisor is. So is a retry
+        // that only (re)establishes a connection (`(|| Client::new(&url)).retry(…)`): a
+        // reconnect supervisor, not a request retry.
+        let reconnects = unit.as_ref().is_some_and(|unit| reconnects(rx, unit));
+        if reconnects || self.in_polling_loop(node) {
             self.facts.polls.push(crate::facts::PollLoop {
                 span: callee_span,
                 call: callee.clone(),
@@ -265,6 +269,35 @@ impl<'t> Walk<'_, 't, '_> {
             containers: self.containers.clone(),
             unit,
         });
+    }
+
+    /// The names a filter is written with, and those of what it names one level away: the
+    /// closure a local is bound to (`let should_retry = |e| …; .when(should_retry)`) or a
+    /// function or associated function of this file (`.when(Error::is_ephemeral)`), whose
+    /// body says what it lets through.
+    fn filter_mentions(&self, filter: Node<'t>) -> Vec<String> {
+        let rx = self.rx;
+        let mut mentions = predicate_mentions(rx, filter);
+        let body = match filter.kind_str() {
+            "identifier" => match rx.local(filter, rx.text_of(filter)) {
+                Local::Let { value, .. } if value.kind_str() == "closure_expression" => Some(value),
+                Local::Let { .. } | Local::Param => None,
+                Local::None => rx.item(&self.module, rx.text_of(filter)).and_then(|item| item.body),
+            },
+            "scoped_identifier" => match rx.segments(filter).as_slice() {
+                [ty, name] if ty == "Self" => rx
+                    .impl_type(filter)
+                    .and_then(|ty| rx.associated(&self.module, &ty, name))
+                    .and_then(|item| item.body),
+                [ty, name] => rx.associated(&self.module, ty, name).and_then(|item| item.body),
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some(body) = body {
+            mentions.extend(predicate_mentions(rx, body));
+        }
+        mentions
     }
 
     /// Whether `node` runs in a `loop { … }` of its function that also sleeps: a polling loop.
@@ -578,6 +611,62 @@ pub(super) fn predicate_mentions(rx: &Rx, predicate: Node) -> Vec<String> {
         }
     }
     out
+}
+
+/// Calls that shape a result without doing anything of their own.
+const NEUTRAL_CALLS: &[&str] = &[
+    "map_err",
+    "map",
+    "context",
+    "with_context",
+    "wrap_err",
+    "clone",
+    "to_owned",
+    "to_string",
+    "into",
+    "as_ref",
+    "as_str",
+    "inspect_err",
+    "boxed",
+];
+
+/// Whether a retried unit only (re)establishes a connection or a subscription: each of its
+/// steps connects (`connect_async(url)`, `TcpStream::connect(addr)`, `client.subscribe(topic)`)
+/// or builds a value of a type (`Client::new(&url)`, fallible and awaited), and none sends a
+/// request, runs SQL or calls anything else. Such a retry restarts a connection for the
+/// work that uses it (a reconnect supervisor), not a request whose replay could apply twice.
+fn reconnects(rx: &Rx, unit: &Unit) -> bool {
+    let connect_verb = |method: &str| {
+        let method = method.to_ascii_lowercase();
+        ["connect", "reconnect", "subscribe", "resubscribe"]
+            .iter()
+            .any(|verb| method.starts_with(verb))
+    };
+    let mut connects = false;
+    for op in &unit.ops {
+        let OpKind::Call { method, .. } = &op.kind else {
+            return false;
+        };
+        if NEUTRAL_CALLS.contains(&method.as_str()) {
+            continue;
+        }
+        let text = rx
+            .text
+            .get(op.span.start as usize..op.span.end as usize)
+            .unwrap_or_default();
+        let callee = String::from_utf8_lossy(text);
+        let callee = callee.split('(').next().unwrap_or_default();
+        let path: Vec<&str> = callee.split("::").map(str::trim).collect();
+        // `Client::new(…)`, `WsClient::try_new(…)`: a type's constructor.
+        let constructor = path.len() >= 2
+            && path[path.len() - 2].starts_with(|c: char| c.is_ascii_uppercase())
+            && matches!(method.as_str(), "new" | "try_new" | "open" | "dial");
+        if !(connect_verb(method) || constructor) {
+            return false;
+        }
+        connects = true;
+    }
+    connects
 }
 
 /// Whether `node` holds a `?` (a `try_expression`).

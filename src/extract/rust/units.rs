@@ -54,7 +54,22 @@ impl<'t> Rx<'t> {
             "parenthesized_expression" => self.unit_of(*named_children(operation).first()?, module),
             "closure_expression" | "async_block" => Some(self.unit(operation, None)),
             "reference_expression" => self.unit_of(operation.field("value")?, module),
-            "identifier" | "scoped_identifier" => {
+            // `let publish = || async { … }; publish.retry(…)`: the closure the local is bound to.
+            "identifier" => match self.local(operation, self.text_of(operation)) {
+                Local::Let { value, .. } if matches!(value.kind_str(), "closure_expression" | "async_block") => {
+                    Some(self.unit(value, Some(self.text_of(operation).to_string())))
+                }
+                Local::Let { .. } | Local::Param => None,
+                Local::None => {
+                    let path = self.expand(self.segments(operation));
+                    let item = match path.as_slice() {
+                        [name] => self.item(module, name),
+                        _ => self.item_of_path(&path, module),
+                    }?;
+                    Some(self.unit(item.body?, Some(item.name.clone())))
+                }
+            },
+            "scoped_identifier" => {
                 let path = self.expand(self.segments(operation));
                 let item = match path.as_slice() {
                     [name] => self.item(module, name),
@@ -211,8 +226,8 @@ impl<'t> Rx<'t> {
                             kind: OpKind::Transaction,
                         });
                     }
-                    m if HTTP_METHODS.contains(&m) && self.args(call).len() == 1 => OpKind::Http {
-                        method,
+                    _ if self.http_method(call).is_some() => OpKind::Http {
+                        method: self.http_method(call).unwrap_or(method),
                         idempotency_key: self.chain_sets_idempotency_key(call),
                     },
                     // reqwest's `send` sends the request the chain built: the request is the op.
@@ -423,6 +438,24 @@ impl<'t> Rx<'t> {
     }
 
     /// Whether the method chain `node` ends holds a reqwest request builder (`.post(url)`).
+    /// The HTTP method of a reqwest request builder call, lowercase: `client.post(url)`, or
+    /// `client.request(Method::POST, url)` with the method written as a constant.
+    pub(super) fn http_method(&self, call: Node<'t>) -> Option<String> {
+        let function = call.field("function").filter(|f| f.kind_str() == "field_expression")?;
+        let method = self.text_of(function.field("field")?);
+        let args = self.args(call);
+        match (method, args.as_slice()) {
+            (m, [_]) if HTTP_METHODS.contains(&m) => Some(m.to_string()),
+            ("request", [verb, _]) if matches!(verb.kind_str(), "scoped_identifier") => {
+                let path = self.segments(*verb);
+                let [.., ty, name] = path.as_slice() else { return None };
+                let lower = name.to_ascii_lowercase();
+                (ty == "Method" && HTTP_METHODS.contains(&lower.as_str())).then_some(lower)
+            }
+            _ => None,
+        }
+    }
+
     fn chain_has_http_method(&self, node: Node<'t>) -> bool {
         let mut current = node;
         for _ in 0..32 {
@@ -431,11 +464,8 @@ impl<'t> Rx<'t> {
                     let Some(function) = current.field("function") else {
                         return false;
                     };
-                    if function.kind_str() == "field_expression" {
-                        let method = function.field("field").map(|f| self.text_of(f));
-                        if method.is_some_and(|m| HTTP_METHODS.contains(&m)) && self.args(current).len() == 1 {
-                            return true;
-                        }
+                    if self.http_method(current).is_some() {
+                        return true;
                     }
                     function
                 }
