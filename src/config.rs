@@ -809,17 +809,24 @@ impl Configs {
     /// command line, which a directory walk may not pass); for a path outside the root, the
     /// nearest one above it (its own project's).
     pub fn configs_above(&self, absolute: &Path) -> Vec<PathBuf> {
-        if !absolute.starts_with(&self.root.root) {
-            return absolute.parent().and_then(Config::discover).into_iter().collect();
-        }
-        absolute
-            .ancestors()
-            .skip(1)
-            .take_while(|dir| dir.starts_with(&self.root.root) && *dir != self.root.root)
-            .map(|dir| dir.join(CONFIG_FILE))
-            .filter(|p| is_config_entry(p))
-            .collect()
+        configs_above(&self.root.root, absolute)
     }
+}
+
+/// The `retrylint.toml` files between a canonical path and the project `root` (for a file named
+/// on the command line, which a directory walk may not pass); for a path outside the root, the
+/// nearest one above it (its own project's).
+pub fn configs_above(root: &Path, absolute: &Path) -> Vec<PathBuf> {
+    if !absolute.starts_with(root) {
+        return absolute.parent().and_then(Config::discover).into_iter().collect();
+    }
+    absolute
+        .ancestors()
+        .skip(1)
+        .take_while(|dir| dir.starts_with(root) && *dir != root)
+        .map(|dir| dir.join(CONFIG_FILE))
+        .filter(|p| is_config_entry(p))
+        .collect()
 }
 
 /// Whether configured globs are the defaults, written out (as `--show-settings` writes them).

@@ -14,7 +14,18 @@ use miette::{miette, Report};
 use crate::config::{Config, Configs, CONFIG_FILE};
 use crate::source::{display_path, Language, Note, SourceFile};
 
+/// What a walk found, before any config is applied: the candidate source files, the package
+/// configs (`retrylint.toml` files) met on the way, and what was skipped and said.
 #[derive(Debug, Default)]
+pub struct Found {
+    candidates: Vec<Candidate>,
+    /// The `retrylint.toml` files found (canonical, sorted): the caller loads the package
+    /// configs among them before [`select`] applies each file's.
+    pub config_files: Vec<PathBuf>,
+    notes: Vec<Note>,
+}
+
+#[derive(Debug, Default, Clone)]
 pub struct Discovery {
     pub files: Vec<SourceFile>,
     pub notes: Vec<Note>,
@@ -38,6 +49,7 @@ pub fn tests_note(tests: &[PathBuf], at: PathBuf) -> Option<Note> {
 }
 
 /// A file the walk found, before the settings of its config are applied.
+#[derive(Debug)]
 struct Candidate {
     absolute: PathBuf,
     language: Language,
@@ -46,10 +58,10 @@ struct Candidate {
     explicit: bool,
 }
 
-/// Finds the files to check under `paths`. Package configs (`retrylint.toml` files below the
-/// root, when the root config was found by the project-root rule) are loaded into `configs`
-/// as the walk meets them; each file is filtered by the settings of the config nearest to it.
-pub fn discover(paths: &[PathBuf], configs: &mut Configs) -> Result<Discovery, Report> {
+/// Walks `paths` (in the project rooted at `root`): the source files under them and the
+/// `retrylint.toml` files met on the way (and, for a file named, those between it and the
+/// root). Nothing is loaded: the caller loads the package configs, then [`select`]s.
+pub fn walk(paths: &[PathBuf], root: &Path) -> Result<Found, Report> {
     let cwd = std::env::current_dir().map_err(|e| miette!("cannot read the current directory: {e}"))?;
     let candidates = Mutex::new(Vec::new());
     let config_files = Mutex::new(Vec::new());
@@ -83,7 +95,7 @@ pub fn discover(paths: &[PathBuf], configs: &mut Configs) -> Result<Discovery, R
             config_files
                 .lock()
                 .expect("no panics while locked")
-                .extend(configs.configs_above(&absolute));
+                .extend(crate::config::configs_above(root, &absolute));
             if let Some(language) = Language::from_path(&absolute) {
                 candidates.lock().expect("no panics while locked").push(Candidate {
                     absolute,
@@ -98,11 +110,8 @@ pub fn discover(paths: &[PathBuf], configs: &mut Configs) -> Result<Discovery, R
         config_files
             .lock()
             .expect("no panics while locked")
-            .extend(configs.configs_above(&absolute.join(CONFIG_FILE)));
-        let ignores = Arc::new(IgnoreFiles::new(
-            walk_boundary(&absolute, &configs.root.root),
-            cwd.clone(),
-        ));
+            .extend(crate::config::configs_above(root, &absolute.join(CONFIG_FILE)));
+        let ignores = Arc::new(IgnoreFiles::new(walk_boundary(&absolute, root), cwd.clone()));
         let filter = ignores.clone();
         // Ignore files are read here, through the bounded reader (a `.gitignore` that is a link
         // to `/dev/zero` or a FIFO is a note, not a hang), never by the walker itself.
@@ -184,20 +193,29 @@ pub fn discover(paths: &[PathBuf], configs: &mut Configs) -> Result<Discovery, R
             .expect("no panics while locked")
             .extend(ignores.take_notes());
     }
-    // Package configs first (in a stable order, so the first malformed one is always the one
-    // reported), then each file with the settings of its own.
+    // In a stable order, so the first malformed package config is always the one reported.
     let mut config_files = config_files.into_inner().expect("no panics while locked");
     config_files.sort();
     config_files.dedup();
-    configs.add_nested(config_files, &crate::rules::names())?;
     let mut candidates = candidates.into_inner().expect("no panics while locked");
     candidates.sort_by(|a, b| a.absolute.cmp(&b.absolute).then(b.explicit.cmp(&a.explicit)));
     candidates.dedup_by(|a, b| a.absolute == b.absolute);
-    let mut discovery = Discovery {
+    Ok(Found {
+        candidates,
+        config_files,
         notes: notes.into_inner().expect("no panics while locked"),
+    })
+}
+
+/// The files to check among those `found`, each filtered by the settings of the config
+/// nearest to it (`configs` holds the package configs among `found.config_files`).
+pub fn select(found: Found, configs: &Configs) -> Result<Discovery, Report> {
+    let cwd = std::env::current_dir().map_err(|e| miette!("cannot read the current directory: {e}"))?;
+    let mut discovery = Discovery {
+        notes: found.notes,
         ..Discovery::default()
     };
-    for candidate in candidates {
+    for candidate in found.candidates {
         let Candidate {
             absolute,
             language,
@@ -250,11 +268,10 @@ pub fn discover(paths: &[PathBuf], configs: &mut Configs) -> Result<Discovery, R
 
 /// Adds a file that is not on disk but whose text is given (`check - --stdin-filename new.ts`,
 /// canonical up to its missing part): checked as a file named on the command line is, with the
-/// config of its directory; a test file is left out as one on disk is.
-pub fn add_unsaved(discovery: &mut Discovery, configs: &mut Configs, absolute: &Path) -> Result<(), Report> {
+/// config of its directory (the caller loads the package configs above it first, see
+/// [`crate::config::configs_above`]); a test file is left out as one on disk is.
+pub fn add_unsaved(discovery: &mut Discovery, configs: &Configs, absolute: &Path) -> Result<(), Report> {
     let cwd = std::env::current_dir().map_err(|e| miette!("cannot read the current directory: {e}"))?;
-    let above = configs.configs_above(absolute);
-    configs.add_nested(above, &crate::rules::names())?;
     let Some(language) = Language::from_path(absolute) else {
         return Ok(());
     };

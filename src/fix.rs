@@ -93,8 +93,9 @@ pub struct FixedFile {
 /// Rounds of analysis and fixing, in memory, until no fix applies (at most ten rounds): an
 /// edit that overlapped another waits for the next round, on the re-analysed text. A file whose
 /// fixed text would not parse as well as the original is left untouched, with a note.
+/// `run` is one check of the project (the front door's, [`crate::workspace::fix`]).
 pub fn fix_project(
-    config: &dyn Fn() -> Result<crate::config::Config, miette::Report>,
+    run: &dyn Fn(&crate::check::CheckOptions) -> Result<crate::check::Outcome, miette::Report>,
     options: &crate::check::CheckOptions,
     applicability: Applicability,
 ) -> Result<FixReport, miette::Report> {
@@ -109,7 +110,6 @@ pub fn fix_project(
         round_options.select = options.select.clone();
         round_options.ignore = options.ignore.clone();
         round_options.overlay = overlay.clone();
-        round_options.cache = options.cache.clone();
         round_options.only = options.only.clone();
         // Only the fixes of reported findings: `--changed-since` and `--baseline` hold.
         round_options.changed = options.changed.clone();
@@ -117,7 +117,7 @@ pub fn fix_project(
             version: b.version,
             findings: b.findings.clone(),
         });
-        let outcome = crate::check::run(config()?, &round_options)?;
+        let outcome = run(&round_options)?;
         let mut by_file: HashMap<crate::index::FileId, Vec<&Fix>> = HashMap::new();
         for d in &outcome.diagnostics {
             let Some(fix) = &d.fix else { continue };

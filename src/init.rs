@@ -70,7 +70,8 @@ pub fn infer(root: &Path) -> Result<Inferred, Report> {
     let root = std::fs::canonicalize(root).map_err(|e| miette!("cannot read {}: {e}", root.display()))?;
     let config = Config::defaults(root.clone());
     let triggers = [Trigger::Retries, Trigger::Jobs, Trigger::Leases];
-    let (project, _) = crate::check::load_paths(config, std::slice::from_ref(&root), &triggers)?;
+    let (project, _) =
+        crate::workspace::Workspace::discover(config, std::slice::from_ref(&root))?.load(Some(&triggers));
     let defaults = Vocabulary::default();
     let mut inferred = Inferred {
         files: project.len(),
@@ -88,15 +89,13 @@ pub fn infer(root: &Path) -> Result<Inferred, Report> {
         let default_module = project.config.is_retry_module(&source.absolute);
         if default_module || by_name {
             // A retry module the prefilter ruled out is read here: `init` runs once.
-            let read;
-            let facts = match project.loaded(id) {
-                Some(facts) => facts,
-                None => {
-                    let limit = project.config_of(id).max_file_size;
-                    let text = crate::files::read_file(&source.absolute, limit, false).unwrap_or_default();
-                    read = crate::extract::extract_file(source.language, &text);
-                    &read
-                }
+            let read = match project.loaded(id) {
+                Some(_) => None,
+                None => Some(crate::workspace::read_in_full(&project, id)),
+            };
+            let facts = match (&read, project.loaded(id)) {
+                (Some((facts, _)), _) | (None, Some(facts)) => facts,
+                (None, None) => continue,
             };
             // A file merely named `retry.ts` counts when it is Effect code that exports something.
             let is_module = default_module
@@ -106,12 +105,9 @@ pub fn infer(root: &Path) -> Result<Inferred, Report> {
                 };
             if is_module {
                 inferred.retry_modules.push(relative.clone());
-                let text = match project.loaded(id) {
-                    Some(_) => project.text(id).map(<[u8]>::to_vec).unwrap_or_default(),
-                    None => {
-                        let limit = project.config_of(id).max_file_size;
-                        crate::files::read_file(&source.absolute, limit, false).unwrap_or_default()
-                    }
+                let text = match &read {
+                    Some((_, text)) => text.clone(),
+                    None => project.text(id).map(<[u8]>::to_vec).unwrap_or_default(),
                 };
                 if let Some(module) = names::read_exports(&project, id, facts, &text, &defaults) {
                     for (at, role) in Role::ALL.into_iter().enumerate() {

@@ -3,7 +3,8 @@
 //! The pipeline flows one way, and so do the modules (a test reads the `use crate::` graph
 //! and fails on a cycle):
 //!
-//! [`discover`] → [`extract`] (parallel, per file; the tree is dropped there) → [`index`]
+//! [`workspace`] (the front door: finds the project and its configs, owns what is kept between
+//! runs, and assembles the rest) → [`discover`] → [`extract`] (parallel, per file; the tree is dropped there) → [`index`]
 //! (cross-file resolution; files a resolution needs are extracted on demand) → [`analysis`]
 //! (policies evaluated in the [`schedule`] model, units, durable retriers) → [`rules`]
 //! (parallel, read-only) → [`check`] (suppressions, baselines, changed lines) → [`render`] |
@@ -35,3 +36,4 @@ pub mod rules;
 pub mod schedule;
 pub mod settings;
 pub mod source;
+pub mod workspace;

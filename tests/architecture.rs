@@ -98,15 +98,42 @@ fn stages_only_reach_earlier_stages() {
                 "analysis",
                 "rules",
                 "check",
+                "workspace",
             ][..],
         ),
-        ("schedule", &["facts", "extract", "index", "analysis", "rules", "check"]),
-        ("facts", &["extract", "index", "analysis", "rules", "check", "config"]),
-        ("extract", &["index", "analysis", "rules", "check", "discover"]),
-        ("index", &["extract", "analysis", "rules", "check"]),
-        ("analysis", &["rules", "check", "render", "fix", "lsp"]),
-        ("rules", &["check", "render", "fix", "lsp", "baseline"]),
-        ("check", &["render", "fix", "lsp"]),
+        (
+            "schedule",
+            &["facts", "extract", "index", "analysis", "rules", "check", "workspace"],
+        ),
+        (
+            "facts",
+            &["extract", "index", "analysis", "rules", "check", "config", "workspace"],
+        ),
+        // Discovery walks and reports what it found: it loads no config's package configs
+        // itself, knows no rule, and never reads a source file's contents.
+        (
+            "discover",
+            &[
+                "extract",
+                "index",
+                "analysis",
+                "rules",
+                "check",
+                "workspace",
+                "fix",
+                "lsp",
+                "render",
+            ],
+        ),
+        (
+            "extract",
+            &["index", "analysis", "rules", "check", "discover", "workspace"],
+        ),
+        ("index", &["extract", "analysis", "rules", "check", "workspace"]),
+        ("analysis", &["rules", "check", "render", "fix", "lsp", "workspace"]),
+        ("rules", &["check", "render", "fix", "lsp", "baseline", "workspace"]),
+        ("check", &["render", "fix", "lsp", "workspace", "discover"]),
+        ("fix", &["workspace", "lsp"]),
     ];
     for (stage, later) in order {
         for module in later {
@@ -118,25 +145,132 @@ fn stages_only_reach_earlier_stages() {
     }
 }
 
+/// The `.rs` files under `dir`, recursively, with their text up to any `#[cfg(test)]` (unit
+/// tests may build what they test however they like).
+fn sources_under(dir: &Path) -> Vec<(std::path::PathBuf, String)> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                let code = text.split("#[cfg(test)]").next().unwrap_or("").to_string();
+                found.push((path, code));
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+/// A file's code without its `//` comments (doc comments name the stages freely).
+fn without_comments(text: &str) -> String {
+    text.lines()
+        .map(|l| l.split("//").next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 #[test]
 fn rules_only_read() {
-    // Resolution, parsing and the file system belong to the stages before rules.
+    // Resolution, parsing and the file system belong to the stages before rules: a rule reads
+    // the text extraction kept (`Context::text`), never the disk, whatever the path to it.
     let dir = common::repo_root().join("src/rules");
-    for entry in std::fs::read_dir(&dir).unwrap() {
-        let path = entry.unwrap().path();
-        let text = std::fs::read_to_string(&path).unwrap();
+    let files = sources_under(&dir);
+    assert!(files.len() >= 20, "{files:?}");
+    let index_text = regex_lite::Regex::new(r"index\s*\.\s*text\s*\(").unwrap();
+    for (path, text) in files {
+        let code = without_comments(&text);
         for forbidden in [
             "std::fs",
+            "std::io",
+            "File::",
+            "OpenOptions",
+            "read_to_string",
+            "read_dir",
+            "canonicalize",
+            "metadata(",
+            "crate::files",
+            "files::",
+            "read_file",
+            "reread",
             ".resolve_",
             "extract_file",
             "parse_recovering",
             "Command::new",
+            "std::env",
         ] {
             assert!(
-                !text.contains(forbidden),
+                !code.contains(forbidden),
                 "{} uses `{forbidden}`: rules read the index and the analysis only",
                 Path::new(&path).display()
             );
         }
+        // `Index::text` reads a dropped text from the disk again: a rule reads `ctx.text()`.
+        assert!(
+            !index_text.is_match(&code),
+            "{} reads a text through `Index::text`, which may read the disk: use `ctx.text()`",
+            path.display()
+        );
     }
+}
+
+#[test]
+fn only_the_front_door_runs_the_stages() {
+    // `workspace` assembles the pipeline: it finds the project, discovers, loads, and runs the
+    // rules (through `check`). The command line, the language server, `--fix`, `init` and
+    // `policies` come in through it; none of them runs a stage itself.
+    let graph = graph();
+    assert!(graph.contains_key("workspace"), "{graph:#?}");
+    let discoverers: Vec<&String> = graph
+        .iter()
+        .filter(|(module, deps)| *module != "workspace" && deps.contains("discover"))
+        .map(|(module, _)| module)
+        .collect();
+    assert!(
+        discoverers.is_empty(),
+        "only the front door (`workspace`) runs discovery: {discoverers:?}"
+    );
+    let src = common::repo_root().join("src");
+    let stage = regex_lite::Regex::new(
+        r"\b(?:discover::|run_files\s*\(|load_for\s*\(|load_index\s*\(|Loader\s*\{|extract_file(?:_with)?\s*\(|Index::new\s*\(|project_root\s*\(|Config::discover\s*\()",
+    )
+    .unwrap();
+    let mut checked = 0;
+    for (path, text) in sources_under(&src) {
+        let relative = path.strip_prefix(&src).unwrap().to_string_lossy().replace('\\', "/");
+        // The front door, and the stages themselves (each may run its own parts).
+        let inside = [
+            "workspace.rs",
+            "check/",
+            "discover.rs",
+            "extract/",
+            "index/",
+            "config.rs",
+        ];
+        if inside.iter().any(|p| relative.starts_with(p)) {
+            continue;
+        }
+        checked += 1;
+        let mut code = without_comments(&text);
+        // The one evaluator outside a project: a standalone schedule expression, for the
+        // differential test (`schedule-eval`), extracted and indexed alone.
+        if relative == "analysis/effect.rs" {
+            if let Some(start) = code.find("pub fn evaluate_text(") {
+                let end = code[start..].find("\n}\n").map_or(code.len(), |e| start + e);
+                code.replace_range(start..end, "");
+            }
+        }
+        if let Some(found) = stage.find(&code) {
+            panic!(
+                "src/{relative} runs a stage itself (`{}`): go through the front door, `retrylint::workspace`",
+                found.as_str()
+            );
+        }
+    }
+    // main.rs, cli/, lsp/, fix.rs, init.rs, render/, …
+    assert!(checked >= 20, "{checked}");
 }

@@ -1245,3 +1245,75 @@ fn a_watched_package_json_change_resolves_workspace_packages_again() {
     server.diagnostics_until(&orders_uri, "findings through @acme/prelude again", on_place_again);
     assert_eq!(server.shutdown(), Some(0));
 }
+
+/// A monorepo whose package `a` has a config that `extend`s the root's, and uses a policy
+/// defined in another package: only an analysis rooted at the monorepo sees the policy.
+const MONOREPO: &[(&str, &str)] = &[
+    ("retrylint.toml", ""),
+    ("packages/a/retrylint.toml", "extend = \"../../retrylint.toml\"\n"),
+    (
+        "packages/shared/src/retry.ts",
+        "import { Schedule } from \"effect\"\nexport const policy = Schedule.exponential(\"100 millis\")\n",
+    ),
+    ("packages/a/src/x.ts", MONOREPO_X),
+];
+
+const MONOREPO_X: &str = "import { Effect } from \"effect\"\n\
+    import { policy } from \"../../shared/src/retry\"\n\
+    export const run = (id: string) => Effect.succeed(id).pipe(Effect.retry(policy))\n";
+
+#[test]
+fn the_editor_and_the_command_line_agree_on_the_root_of_a_package_that_extends_its_monorepo_config() {
+    // Issue 23.1: the language server found a workspace's config as the nearest
+    // `retrylint.toml` (the package's), the command line as the top of the `extend` chain (the
+    // monorepo's). Opened on the package folder, or on the file alone, the editor analysed the
+    // package without the monorepo, did not see the policy the file imports from a sibling
+    // package, and reported nothing where `retrylint check` reports the retry.
+    let dir = common::project(MONOREPO);
+    let root = dir.path().canonicalize().unwrap();
+    let (_, report) = common::check_json(&root, &["--no-cache", "packages/a/src/x.ts"]);
+    let mut cli: Vec<(u64, String)> = common::findings(&report)
+        .into_iter()
+        .filter(|(path, _, _)| path == "packages/a/src/x.ts")
+        .map(|(_, line, rule)| (line, rule))
+        .collect();
+    cli.sort();
+    assert!(
+        cli.contains(&(3, "retry-without-predicate".to_string())),
+        "the command line sees the imported policy: {report:#}"
+    );
+    let file = root.join("packages/a/src/x.ts");
+    for folder in [Some(root.join("packages/a")), Some(root.clone()), None] {
+        let mut server = match &folder {
+            Some(folder) => Server::start(folder),
+            None => {
+                let mut server = Server::spawn();
+                let response = server.request(
+                    "initialize",
+                    json!({ "processId": null, "rootUri": null, "capabilities": {} }),
+                );
+                assert!(response["result"].is_object(), "{response}");
+                server.notify("initialized", json!({}));
+                server
+            }
+        };
+        server.open(&file, MONOREPO_X);
+        server.sync();
+        let published = server.diagnostics.get(&uri(&file)).cloned().unwrap_or_default();
+        let mut editor: Vec<(u64, String)> = published
+            .iter()
+            .map(|d| {
+                (
+                    d["range"]["start"]["line"].as_u64().unwrap() + 1,
+                    d["code"].as_str().unwrap_or("").to_string(),
+                )
+            })
+            .collect();
+        editor.sort();
+        assert_eq!(
+            editor, cli,
+            "the editor opened on {folder:?} agrees with `retrylint check`"
+        );
+        assert_eq!(server.shutdown(), Some(0));
+    }
+}

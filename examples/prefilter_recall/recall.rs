@@ -13,7 +13,6 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 use retrylint::check::{enabled_rules, prefilter_for, CheckOptions};
-use retrylint::config::{Config, Configs};
 use retrylint::extract::Trigger;
 use retrylint::facts::{CursorKind, FileFacts};
 
@@ -71,18 +70,13 @@ impl Recall {
 }
 
 pub fn measure(dir: &Path) -> Result<Recall, String> {
-    let (root, found) = retrylint::config::project_root(dir).map_err(|e| format!("{e:?}"))?;
-    let names = retrylint::rules::names();
-    let mut config = match found {
-        Some(found) => Config::load(&found, &names).map_err(|e| format!("{e:?}"))?,
-        None => Config::defaults(root.clone()),
-    };
-    config.discovered = true;
+    use retrylint::workspace::{find_config, ConfigChoice, Workspace};
     let paths = vec![dir.to_path_buf()];
+    let config = find_config(ConfigChoice::default(), &paths).map_err(|e| format!("{e:?}"))?;
     // The facts of `--no-prefilter`: every file parsed, with the Effect aliases the index found.
-    let (index, _) = retrylint::check::load_every_file(config.clone(), &paths).map_err(|e| format!("{e:?}"))?;
-    let mut configs = Configs::from(config.clone());
-    retrylint::discover::discover(&paths, &mut configs).map_err(|e| format!("{e:?}"))?;
+    let workspace = Workspace::discover(config.clone(), &paths).map_err(|e| format!("{e:?}"))?;
+    let configs = workspace.configs.clone();
+    let (index, _) = workspace.load(None);
     let enabled = enabled_rules(&configs, &CheckOptions::new(paths.clone()));
     let prefilter = prefilter_for(&configs.root, &enabled, true).ok_or("no prefilter")?;
     // What a check with the prefilter reads: the files it keeps, and those resolution asks for.
@@ -92,7 +86,9 @@ pub fn measure(dir: &Path) -> Result<Recall, String> {
         .collect();
     triggers.sort_by_key(|t| *t as u8);
     triggers.dedup();
-    let (filtered, _) = retrylint::check::load_paths(config, &paths, &triggers).map_err(|e| format!("{e:?}"))?;
+    let (filtered, _) = Workspace::discover(config, &paths)
+        .map_err(|e| format!("{e:?}"))?
+        .load(Some(&triggers));
     let read: HashSet<&Path> = (0..filtered.len())
         .filter(|&f| filtered.loaded(f).is_some_and(|facts| facts.parsed))
         .map(|f| filtered.files[f].path.as_path())

@@ -1,6 +1,8 @@
-//! The pipeline: discover → load + extract (parallel; the prefilter decides what is parsed)
-//! → index → the demand stage (analyse; load what resolution missed; again, until nothing is
-//! missed) → rules (parallel, read-only) → suppressions, baseline, changed lines → sorted.
+//! The pipeline after discovery: load + extract (parallel; the prefilter decides what is
+//! parsed) → index → the demand stage (analyse; load what resolution missed; again, until
+//! nothing is missed) → rules (parallel, read-only) → suppressions, baseline, changed lines →
+//! sorted. Only the front door ([`crate::workspace`]) runs it: it finds the project, discovers
+//! its files and owns what is kept between runs (the facts cache, the project files).
 
 mod load;
 mod suppress;
@@ -10,7 +12,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use miette::Report;
 use rayon::prelude::*;
 
 pub use load::Loader;
@@ -18,7 +19,6 @@ pub use load::Loader;
 use crate::analysis::Analysis;
 use crate::config::{Config, Configs};
 use crate::diagnostic::{Diagnostic, Severity};
-use crate::discover;
 use crate::extract::{Prefilter, Trigger};
 use crate::index::{FileId, Index};
 use crate::rules::{self, Context, Rule};
@@ -39,11 +39,16 @@ pub struct CheckOptions {
     /// Texts that replace the files on disk (canonical path → text): editor buffers, fixes
     /// in progress.
     pub overlay: HashMap<PathBuf, Arc<[u8]>>,
-    /// Facts kept from earlier runs (`cache`): on disk for the CLI, in memory for the editor.
-    pub cache: Option<Arc<crate::cache::FactsCache>>,
     /// Report only the findings in (or naming) these canonical files and directories; the
     /// rest of `paths` is analysed as their context (`check FILE` in a larger project).
     pub only: Option<Vec<PathBuf>>,
+}
+
+/// What a workspace keeps between runs, handed to the pipeline.
+#[derive(Default)]
+pub struct Kept<'a> {
+    /// Facts kept from earlier runs (`cache`): on disk for the CLI, in memory for the editor.
+    pub cache: Option<&'a crate::cache::FactsCache>,
     /// What was read beside the sources (`package.json`, `tsconfig.json`, `wrangler`), kept
     /// between runs by the language server until one of those files changes.
     pub project: Option<Arc<crate::index::ProjectFiles>>,
@@ -61,10 +66,7 @@ impl CheckOptions {
             changed: None,
             baseline: None,
             overlay: HashMap::new(),
-            cache: None,
             only: None,
-            project: None,
-            trust_cache: false,
         }
     }
 }
@@ -217,17 +219,20 @@ fn load_into(mut index: Index, loader: &Loader) -> (Index, Analysis) {
     }
 }
 
-/// Discovers `paths` and loads the index for what `triggers` look for (`retrylint policies`).
-pub fn load_paths(config: Config, paths: &[PathBuf], triggers: &[Trigger]) -> Result<(Index, Analysis), Report> {
-    let mut configs = Configs::from(config);
-    let discovery = discover::discover(paths, &mut configs)?;
+/// Loads the index of `files` as `check` builds it, for what `triggers` look for (`None`:
+/// every file is parsed): what `retrylint policies`, `init` and `resolve-imports` read.
+pub fn load_for(
+    configs: Configs,
+    files: Vec<crate::source::SourceFile>,
+    triggers: Option<&[Trigger]>,
+) -> (Index, Analysis) {
     let overlay = HashMap::new();
-    let prefilter = Prefilter::new(triggers, &prefilter_config(&configs));
+    let prefilter = triggers.map(|triggers| Prefilter::new(triggers, &prefilter_config(&configs)));
     let root = configs.root.root.clone();
     let skip_generated = |path: &std::path::Path| !configs.for_path(path).check_generated;
     let loader = Loader {
-        prefilter_key: prefilter.key(),
-        prefilter: Some(prefilter),
+        prefilter_key: prefilter.as_ref().map_or(0, Prefilter::key),
+        prefilter,
         overlay: &overlay,
         cache: None,
         root: &root,
@@ -235,8 +240,7 @@ pub fn load_paths(config: Config, paths: &[PathBuf], triggers: &[Trigger]) -> Re
         trust_cache: false,
         max_file_size: max_file_size(&configs),
     };
-    let (index, analysis) = load_index(configs.clone(), discovery.files, &loader);
-    Ok((index, analysis))
+    load_index(configs.clone(), files, &loader)
 }
 
 /// The largest `max-file-size` of the run's configs: what a source file is read to at most.
@@ -246,27 +250,6 @@ fn max_file_size(configs: &Configs) -> u64 {
         .map(|c| c.max_file_size)
         .max()
         .unwrap_or(crate::config::DEFAULT_MAX_FILE_SIZE)
-}
-
-/// The index of `paths` with every file parsed (no prefilter), as `check` builds it: what
-/// `retrylint resolve-imports` prints the import resolutions of.
-pub fn load_every_file(config: Config, paths: &[PathBuf]) -> Result<(Index, Analysis), Report> {
-    let mut configs = Configs::from(config);
-    let discovery = discover::discover(paths, &mut configs)?;
-    let overlay = HashMap::new();
-    let root = configs.root.root.clone();
-    let skip_generated = |path: &std::path::Path| !configs.for_path(path).check_generated;
-    let loader = Loader {
-        prefilter_key: 0,
-        prefilter: None,
-        overlay: &overlay,
-        cache: None,
-        root: &root,
-        skip_generated: &skip_generated,
-        trust_cache: false,
-        max_file_size: max_file_size(&configs),
-    };
-    Ok(load_index(configs.clone(), discovery.files, &loader))
 }
 
 /// The config the prefilter is built from: the root's, with the lease tables and columns of
@@ -284,42 +267,9 @@ fn prefilter_config(configs: &Configs) -> Config {
     config
 }
 
-pub fn run(config: impl Into<Configs>, options: &CheckOptions) -> Result<Outcome, Report> {
-    let started = Instant::now();
-    let mut configs = config.into();
-    let mut discovery = discover::discover(&options.paths, &mut configs)?;
-    // A text given for a file not on disk yet (stdin for a new file) is checked as if it were.
-    for absolute in options.overlay.keys() {
-        if std::fs::symlink_metadata(absolute).is_err() {
-            discover::add_unsaved(&mut discovery, &mut configs, absolute)?;
-        }
-    }
-    // A path named on the command line that holds nothing checked is said, with why.
-    if let Some(only) = &options.only {
-        let unchecked = discover::unchecked_named(only, &discovery, &configs);
-        discovery.notes.extend(unchecked);
-    }
-    let scope = scope_path(&configs.root.root, options.only.as_deref());
-    let tests: Vec<PathBuf> = discovery
-        .tests
-        .iter()
-        .filter(|path| in_scope(path, options.only.as_deref()))
-        .cloned()
-        .collect();
-    let mut outcome = run_files(configs, discovery.files, options);
-    outcome.notes.extend(discovery.notes);
-    outcome.notes.extend(discover::tests_note(&tests, scope));
-    sort_notes(&mut outcome.notes);
-    if let Some(only) = &options.only {
-        keep_within(&mut outcome, only);
-    }
-    outcome.elapsed = started.elapsed();
-    Ok(outcome)
-}
-
 /// Where the notes that sum up skipped files stand: the one path reported on, else the
 /// project root (as the user sees it).
-fn scope_path(root: &std::path::Path, only: Option<&[PathBuf]>) -> PathBuf {
+pub(crate) fn scope_path(root: &std::path::Path, only: Option<&[PathBuf]>) -> PathBuf {
     let at = match only {
         Some([one]) => one.as_path(),
         _ => root,
@@ -328,7 +278,7 @@ fn scope_path(root: &std::path::Path, only: Option<&[PathBuf]>) -> PathBuf {
 }
 
 /// Whether a path (as shown, or absolute) is among those reported on.
-fn in_scope(path: &std::path::Path, only: Option<&[PathBuf]>) -> bool {
+pub(crate) fn in_scope(path: &std::path::Path, only: Option<&[PathBuf]>) -> bool {
     only.is_none_or(|only| std::fs::canonicalize(path).is_ok_and(|p| only.iter().any(|o| p.starts_with(o))))
 }
 
@@ -369,6 +319,7 @@ pub fn run_files(
     configs: impl Into<Configs>,
     files: Vec<crate::source::SourceFile>,
     options: &CheckOptions,
+    kept: &Kept,
 ) -> Outcome {
     let started = Instant::now();
     let configs: Configs = configs.into();
@@ -381,14 +332,14 @@ pub fn run_files(
         prefilter_key: prefilter.as_ref().map_or(0, Prefilter::key),
         prefilter,
         overlay: &options.overlay,
-        cache: options.cache.as_deref(),
+        cache: kept.cache,
         root: &root,
         skip_generated: &skip_generated,
-        trust_cache: options.trust_cache && options.cache.is_some(),
+        trust_cache: kept.trust_cache && kept.cache.is_some(),
         max_file_size: max_file_size(&configs),
     };
     let mut index = Index::new(configs.clone(), files);
-    if let Some(project) = &options.project {
+    if let Some(project) = &kept.project {
         index.share_project_files(project.clone());
     }
     let (index, analysis) = load_into(index, &loader);
@@ -495,30 +446,9 @@ pub fn run_files(
     }
 }
 
-fn sort_notes(notes: &mut Vec<Note>) {
+pub(crate) fn sort_notes(notes: &mut Vec<Note>) {
     notes.sort_by(|a, b| (&a.path, a.line, &a.message).cmp(&(&b.path, b.line, &b.message)));
     notes.dedup_by(|a, b| a.path == b.path && a.line == b.line && a.message == b.message);
-}
-
-/// Checks files held in memory: `(path, text)` pairs under `root`, as if on disk (tests,
-/// the differential oracle).
-pub fn run_texts(config: Config, files: &[(&str, &str)]) -> Outcome {
-    let root = config.root.clone();
-    let mut options = CheckOptions::new(Vec::new());
-    let sources = files
-        .iter()
-        .filter_map(|(path, text)| {
-            let absolute = root.join(path);
-            let language = crate::source::Language::from_path(&absolute)?;
-            options.overlay.insert(absolute.clone(), text.as_bytes().into());
-            Some(crate::source::SourceFile {
-                path: PathBuf::from(path),
-                absolute,
-                language,
-            })
-        })
-        .collect();
-    run_files(config, sources, &options)
 }
 
 /// Output order: path, position, rule.

@@ -1,5 +1,9 @@
-//! Command-line plumbing kept out of `main`: where the report goes (`--output-file`), the
-//! project around `--stdin-filename`, and `retrylint init`.
+//! The commands' implementations, kept out of `main` (which parses and dispatches): `check`
+//! ([`check`]), the others ([`commands`]), and their plumbing: where the report goes
+//! (`--output-file`), the project around `--stdin-filename`, and `retrylint init`.
+
+pub mod check;
+pub mod commands;
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -322,5 +326,15 @@ impl miette::Diagnostic for Printable {
 
     fn labels(&self) -> Option<Box<dyn Iterator<Item = miette::LabeledSpan> + '_>> {
         (!self.labels.is_empty()).then(|| Box::new(self.labels.iter().cloned()) as Box<dyn Iterator<Item = _>>)
+    }
+}
+
+/// Writes to stdout; a reader that stopped reading (`retrylint rules | head`) is not an error.
+pub fn stdout(text: &str) -> Result<(), Report> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(miette!("cannot write output: {e}")),
     }
 }

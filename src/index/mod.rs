@@ -221,6 +221,12 @@ impl Index {
             .as_deref()
     }
 
+    /// The text kept with a file's facts (a file that can hold a finding, a retry module, an
+    /// editor buffer), never read from the disk: what rules read (see `rules::Context::text`).
+    pub fn kept_text(&self, file: FileId) -> Option<&[u8]> {
+        self.loaded[file].text.as_deref()
+    }
+
     pub fn shared_text(&self, file: FileId) -> Option<&Arc<[u8]>> {
         self.loaded[file].text.as_ref()
     }

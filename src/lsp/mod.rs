@@ -41,7 +41,7 @@ use lsp_types::{
 use miette::Report;
 use serde_json::Value;
 
-use crate::check::{self, CheckOptions, Outcome};
+use crate::check::{CheckOptions, Outcome};
 use crate::config::{Config, CONFIG_FILE};
 use crate::diagnostic::Severity;
 use crate::facts::FileFacts;
@@ -135,7 +135,7 @@ impl Document {
         }
         let language = self.language?;
         let (errors, facts) = if language.is_script() || language == Language::Rust {
-            let facts = Arc::new(crate::extract::extract_file(language, self.text.as_bytes()));
+            let facts = Arc::new(crate::workspace::extract_buffer(language, self.text.as_bytes()));
             (facts.syntax_errors, Some(facts))
         } else {
             (text::parse_errors(language, &self.text), None)
@@ -197,10 +197,12 @@ struct ConfigError {
     report: Report,
 }
 
-/// Finds and reads the config for `start` as `retrylint check` does: `retrylint.toml` from
-/// `start` upwards, else the defaults rooted at `start`.
+/// Finds and reads the config for `start` as `retrylint check` does (the front door's
+/// [`crate::workspace::locate`]): the project root's `retrylint.toml` (the top of a chain of
+/// package configs that `extend` one above), else the defaults rooted at the project root.
 fn find_config(start: &Path) -> Result<ConfigSource, Box<ConfigError>> {
-    match Config::discover(start) {
+    let located = crate::workspace::locate(start).ok();
+    match located.as_ref().and_then(|l| l.config.clone()) {
         Some(path) => {
             let boundary = crate::config::config_boundary(&path);
             let text = crate::config::read_config(&path, Some(&boundary)).map_err(|e| {
@@ -220,25 +222,36 @@ fn find_config(start: &Path) -> Result<ConfigSource, Box<ConfigError>> {
             }
         }
         None => {
-            let root = if start.is_dir() {
-                start.to_path_buf()
-            } else {
-                start
+            let root = match located {
+                Some(located) => located.root,
+                None if start.is_dir() => start.to_path_buf(),
+                None => start
                     .parent()
                     .map(Path::to_path_buf)
-                    .unwrap_or_else(|| start.to_path_buf())
+                    .unwrap_or_else(|| start.to_path_buf()),
             };
             Ok(ConfigSource::Defaults(root))
         }
     }
 }
 
+/// The root a workspace folder is analysed from: its project's, as `retrylint check FOLDER`
+/// finds it (a package folder whose config `extend`s its monorepo's is analysed with the
+/// monorepo, and reported on as the command line reports on it).
+fn project_root_of(folder: &Path) -> PathBuf {
+    crate::workspace::locate(folder).map_or_else(|_| folder.to_path_buf(), |located| located.root)
+}
+
 /// One analysed root: a workspace folder, or the project around a file opened outside them.
-struct Workspace {
+struct Folder {
     root: PathBuf,
     paths: Vec<PathBuf>,
     /// The buffer this workspace was made for, when it is not a workspace folder.
     lone: Option<Url>,
+    /// The workspace folders it serves (none for a lone buffer's). Folders below the project
+    /// root are reported on as `retrylint check FOLDER` reports: their files' findings (and
+    /// those of open buffers), with the rest of the project analysed as their context.
+    folders: Vec<PathBuf>,
     config: ConfigSource,
     dirty: bool,
     analysis: Option<features::Analysis>,
@@ -246,10 +259,9 @@ struct Workspace {
     diagnostics: HashMap<Url, Vec<lsp_types::Diagnostic>>,
     /// Facts of every file, kept between checks: an edit re-extracts the edited buffer only.
     cache: Arc<crate::cache::FactsCache>,
-    /// The discovered files, kept until a file is created or removed, or the config changes.
-    files: Option<crate::discover::Discovery>,
-    /// The configs that discovery found (the workspace's, and its packages'), kept with `files`.
-    configs: Option<crate::config::Configs>,
+    /// The front door's workspace: the configs and the discovered files, kept until a file is
+    /// created or removed, or the config changes.
+    front: Option<crate::workspace::Workspace>,
     /// What was read beside the sources (`package.json`, lock files, `tsconfig.json`), kept
     /// until one of them may have changed: reading them took most of a check.
     project: Arc<crate::index::ProjectFiles>,
@@ -258,7 +270,7 @@ struct Workspace {
     disk_seen: Option<Instant>,
 }
 
-impl Workspace {
+impl Folder {
     fn contains(&self, path: &Path) -> bool {
         path.starts_with(&self.root) || self.paths.iter().any(|p| p == path)
     }
@@ -267,7 +279,7 @@ impl Workspace {
 struct Server<W: Write> {
     out: Output<W>,
     phase: Phase,
-    workspaces: Vec<Workspace>,
+    workspaces: Vec<Folder>,
     docs: HashMap<Url, Document>,
     /// What the client was last sent, per document.
     published: HashMap<Url, Vec<lsp_types::Diagnostic>>,
@@ -524,7 +536,7 @@ impl<W: Write> Server<W> {
                         for workspace in self.workspaces.iter_mut().filter(|w| w.contains(&path)) {
                             if came_or_went {
                                 // Discover again.
-                                workspace.files = None;
+                                workspace.front = None;
                             }
                             if came_or_went || project_file {
                                 // A package.json, lock file or tsconfig.json may be another.
@@ -544,8 +556,12 @@ impl<W: Write> Server<W> {
                 let params: lsp_types::DidChangeWorkspaceFoldersParams = params(notification)?;
                 for removed in params.event.removed {
                     if let Ok(path) = removed.uri.to_file_path() {
-                        let root = canonical(&path);
-                        self.workspaces.retain(|w| w.lone.is_some() || w.root != root);
+                        let folder = canonical(&path);
+                        for workspace in self.workspaces.iter_mut() {
+                            workspace.folders.retain(|f| *f != folder);
+                            workspace.dirty = true;
+                        }
+                        self.workspaces.retain(|w| w.lone.is_some() || !w.folders.is_empty());
                     }
                 }
                 for added in params.event.added {
@@ -647,23 +663,39 @@ impl<W: Write> Server<W> {
         self.send(Request::new(id, request::RegisterCapability::METHOD.into(), params));
     }
 
-    /// Adds a workspace folder; a folder inside another one is covered by it already.
-    fn add_folder(&mut self, root: PathBuf) {
-        if self
+    /// Adds a workspace folder, analysed from its project root; a folder whose project another
+    /// workspace analyses already is served by it.
+    fn add_folder(&mut self, folder: PathBuf) {
+        let root = project_root_of(&folder);
+        if let Some(covering) = self
+            .workspaces
+            .iter_mut()
+            .find(|w| w.lone.is_none() && root.starts_with(&w.root))
+        {
+            if !covering.folders.contains(&folder) {
+                covering.folders.push(folder);
+                covering.dirty = true;
+                self.dirty_since.get_or_insert_with(Instant::now);
+            }
+            return;
+        }
+        let mut folders = vec![folder];
+        for inside in self
             .workspaces
             .iter()
-            .any(|w| w.lone.is_none() && root.starts_with(&w.root))
+            .filter(|w| w.lone.is_none() && w.root.starts_with(&root))
         {
-            return;
+            folders.extend(inside.folders.iter().cloned());
         }
         self.workspaces
             .retain(|w| !(w.lone.is_none() && w.root.starts_with(&root)));
-        let workspace = self.new_workspace(root.clone(), vec![root], None);
+        let mut workspace = self.new_workspace(root.clone(), vec![root], None);
+        workspace.folders = folders;
         self.workspaces.push(workspace);
         self.dirty_since.get_or_insert_with(Instant::now);
     }
 
-    fn new_workspace(&mut self, root: PathBuf, paths: Vec<PathBuf>, lone: Option<Url>) -> Workspace {
+    fn new_workspace(&mut self, root: PathBuf, paths: Vec<PathBuf>, lone: Option<Url>) -> Folder {
         let start = paths.first().cloned().unwrap_or_else(|| root.clone());
         let config = match find_config(&start) {
             Ok(config) => config,
@@ -672,17 +704,17 @@ impl<W: Write> Server<W> {
                 ConfigSource::Defaults(root.clone())
             }
         };
-        Workspace {
+        Folder {
             root,
             paths,
             lone,
+            folders: Vec::new(),
             config,
             dirty: true,
             analysis: None,
             diagnostics: HashMap::new(),
             cache: Arc::new(crate::cache::FactsCache::in_memory()),
-            files: None,
-            configs: None,
+            front: None,
             project: Arc::default(),
             disk_seen: None,
         }
@@ -744,7 +776,7 @@ impl<W: Write> Server<W> {
             }
             self.workspaces[index].dirty = true;
             // Include and exclude globs may have changed.
-            self.workspaces[index].files = None;
+            self.workspaces[index].front = None;
             self.workspaces[index].project = Arc::default();
         }
         self.dirty_since.get_or_insert_with(Instant::now);
@@ -765,7 +797,8 @@ impl<W: Write> Server<W> {
         }
         if !self.workspaces.iter().any(|w| w.contains(&path)) {
             // A file outside every folder: the project of its config, or the file alone.
-            let (root, paths) = match Config::discover(&path).and_then(|c| c.parent().map(Path::to_path_buf)) {
+            let located = crate::workspace::locate(&path).ok();
+            let (root, paths) = match located.filter(|l| l.config.is_some()).map(|l| l.root) {
                 Some(root) => (root.clone(), vec![root]),
                 // Rooted at the file itself, so that it holds no other buffer.
                 None => (path.clone(), vec![path.clone()]),
@@ -863,29 +896,23 @@ impl<W: Write> Server<W> {
             Config::defaults(dir.to_path_buf())
         });
         let mut options = CheckOptions::new(workspace.paths.clone());
-        options.cache = Some(workspace.cache.clone());
-        options.project = Some(workspace.project.clone());
         // Without a watcher, the disk is looked at again once it may have changed unseen.
         let recently_seen = workspace.disk_seen.is_some_and(|seen| seen.elapsed() < DISK_TRUST);
-        options.trust_cache = self.watching || recently_seen;
+        let trust_cache = self.watching || recently_seen;
         if !recently_seen {
             workspace.disk_seen = Some(Instant::now());
         }
         // Package configs (a `retrylint.toml` below the workspace's) apply to their files, as
         // they do on the command line.
-        let mut configs: crate::config::Configs = config.clone().into();
-        configs.root.discovered = true;
+        let mut found = config.clone();
+        found.discovered = true;
         let mut package_error = None;
-        let discovery = match (workspace.files.take(), workspace.configs.take()) {
-            (Some(files), Some(kept)) => {
-                configs = kept;
-                files
-            }
-            (Some(files), None) => files,
+        let mut front = match workspace.front.take() {
+            Some(front) => front,
             // A buffer not saved yet has nothing on disk to discover (it is added below).
-            (None, _) if workspace.paths.iter().all(|p| !p.exists()) => crate::discover::Discovery::default(),
-            (None, _) => match crate::discover::discover(&workspace.paths, &mut configs) {
-                Ok(files) => files,
+            None if workspace.paths.iter().all(|p| !p.exists()) => crate::workspace::Workspace::new(found),
+            None => match crate::workspace::Workspace::discover(found, &workspace.paths) {
+                Ok(front) => front,
                 Err(report) => {
                     // A broken package config: said, and its files judged by the workspace's.
                     package_error = Some(format!(
@@ -893,9 +920,8 @@ impl<W: Write> Server<W> {
                         crate::source::printable::path(&workspace.root),
                         plain_report(&report)
                     ));
-                    configs = config.clone().into();
-                    match crate::discover::discover(&workspace.paths, &mut configs) {
-                        Ok(files) => files,
+                    match crate::workspace::Workspace::discover(config.clone(), &workspace.paths) {
+                        Ok(front) => front,
                         Err(report) => {
                             let message = format!("cannot check {}: {report}", workspace.root.display());
                             self.log(&message);
@@ -905,8 +931,10 @@ impl<W: Write> Server<W> {
                 }
             },
         };
-        workspace.configs = Some(configs.clone());
-        let mut files = discovery.files.clone();
+        front.cache = Some(workspace.cache.clone());
+        front.project = Some(workspace.project.clone());
+        front.trust_cache = trust_cache;
+        let mut files = front.discovery.files.clone();
         let mut uris: HashMap<PathBuf, Url> = HashMap::new();
         for (uri, doc) in &self.docs {
             let Some(path) = &doc.path else { continue };
@@ -927,15 +955,17 @@ impl<W: Write> Server<W> {
             }
         }
         files.sort_by(|a, b| a.absolute.cmp(&b.absolute));
-        let mut notes = discovery.notes.clone();
+        // Folders below the project root: their findings and the open buffers'.
+        let only: Option<Vec<PathBuf>> = (!workspace.folders.is_empty()
+            && !workspace.folders.contains(&workspace.root))
+        .then(|| workspace.folders.iter().chain(uris.keys()).cloned().collect());
+        let mut notes = front.discovery.notes.clone();
         let root = std::env::current_dir()
             .map(|cwd| crate::source::display_path(&cwd, &config.root))
             .unwrap_or_else(|_| config.root.clone());
-        notes.extend(crate::discover::tests_note(&discovery.tests, root));
-        workspace.files = Some(discovery);
-        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            check::run_files(configs, files, &options)
-        }));
+        notes.extend(front.tests_note(root));
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| front.check_files(files, &options)));
+        workspace.front = Some(front);
         if let Some(message) = package_error {
             self.show(MessageType::ERROR, message);
         }
@@ -943,6 +973,9 @@ impl<W: Write> Server<W> {
         let outcome: Outcome = match result {
             Ok(mut outcome) => {
                 outcome.notes.extend(notes);
+                if let Some(only) = &only {
+                    crate::check::keep_within(&mut outcome, only);
+                }
                 outcome
             }
             Err(_) => {

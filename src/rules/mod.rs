@@ -57,6 +57,12 @@ pub struct Context<'p> {
 }
 
 impl<'p> Context<'p> {
+    /// This file's text, as extraction kept it (or as the editor holds it): rules never read
+    /// the disk. `None` for a file kept without its text (one that can hold no finding).
+    pub fn text(&self) -> Option<&'p [u8]> {
+        self.index.kept_text(self.file)
+    }
+
     /// What analysis found about each retry site of this file, in order.
     pub fn sites(&self) -> &'p [SiteAnalysis] {
         self.analysis.sites(self.index, self.file)

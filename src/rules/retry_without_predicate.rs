@@ -37,13 +37,7 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
         let fix = (analysis.role == Role::Contention && !bound && takes_options)
             .then(|| {
                 let names = ctx.analysis.names(ctx.index, ctx.file);
-                dialect::predicate_fix(
-                    ctx.file,
-                    site,
-                    names,
-                    ctx.index.loaded(ctx.file),
-                    ctx.index.text(ctx.file),
-                )
+                dialect::predicate_fix(ctx.file, site, names, ctx.index.loaded(ctx.file), ctx.text())
             })
             .flatten();
         out.push(
