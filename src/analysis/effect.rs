@@ -32,6 +32,9 @@ enum Val<'p> {
     Obj(Vec<(String, Val<'p>)>),
     Arr(Vec<Val<'p>>),
     Bool(bool),
+    /// A data-last `Duration` comparison waiting for its operand, `Duration.lessThanOrEqualTo(d)`
+    /// as a `whileOutput` test: `output <op> d`, with `d` when the model knows it.
+    Compare(BinOp, Option<f64>),
     /// `undefined`: a field a preset does not set, an argument not passed.
     Undefined,
     Unknown,
@@ -45,7 +48,9 @@ impl<'p> Val<'p> {
             Val::Undefined => Some(false),
             Val::Num(n) => Some(*n != 0.0 && !n.is_nan()),
             Val::Str(s, ..) => Some(!s.is_empty()),
-            Val::Sched(_) | Val::Dur(_) | Val::Func(_) | Val::Op(_) | Val::Obj(_) | Val::Arr(_) => Some(true),
+            Val::Sched(_) | Val::Dur(_) | Val::Func(_) | Val::Op(_) | Val::Obj(_) | Val::Arr(_) | Val::Compare(..) => {
+                Some(true)
+            }
             Val::Unknown => None,
         }
     }
@@ -57,7 +62,7 @@ impl<'p> Val<'p> {
             Val::Num(_) => "number",
             Val::Bool(_) => "boolean",
             Val::Undefined => "undefined",
-            Val::Func(_) | Val::Op(_) => "function",
+            Val::Func(_) | Val::Op(_) | Val::Compare(..) => "function",
             Val::Sched(_) | Val::Dur(_) | Val::Obj(_) | Val::Arr(_) => "object",
             Val::Unknown => return None,
         })
@@ -140,6 +145,10 @@ enum Op {
     /// v3 `whileOutput(f)` with a test the model cannot read: a predicate on the failure when
     /// the output is the input passed through, else an unknown bound.
     WhileOutputOpaque,
+    /// `whileOutput(Duration.lessThan(limit))` with a limit the model cannot read (a
+    /// parameter): over the elapsed time (`compose(Schedule.elapsed)`), a time window of some
+    /// length; over another output, an unknown bound.
+    WhileOutputBelowSome,
     Unknown,
 }
 
@@ -544,7 +553,10 @@ impl<'p> Evaluator<'p> {
                 let values: Vec<Val<'p>> = args.iter().map(|a| self.eval(file, a, env)).collect();
                 return match module {
                     "Schedule" => self.schedule_call(member, values),
-                    "Duration" => duration_call(member, &values).map(Val::Dur).unwrap_or(Val::Unknown),
+                    "Duration" => match data_last_comparison(member, &values) {
+                        Some(compare) => compare,
+                        None => duration_call(member, &values).map(Val::Dur).unwrap_or(Val::Unknown),
+                    },
                     "Effect" if member == "succeed" => values.into_iter().next().unwrap_or(Val::Unknown),
                     "Function" if member == "pipe" => self.pipe(values),
                     _ => Val::Unknown,
@@ -801,7 +813,21 @@ impl<'p> Evaluator<'p> {
             }
             // Both must continue, with the larger delay; the extra argument of `bothWith`,
             // `zipWith` only combines the outputs.
-            "intersect" | "zipLeft" | "zipRight" | "compose" | "both" | "bothLeft" | "bothRight" => {
+            // `compose(s, Schedule.elapsed)`: s's timing with the elapsed time as its output (the
+            // idiom for a time window, `whileOutput(Duration.lessThanOrEqualTo(limit))` after it).
+            "compose" => self.pair(
+                args,
+                2,
+                |a, b| match clock_output(&b) {
+                    Some(clock) => Sched::Output(Box::new(a), clock),
+                    None => Sched::Max(vec![a, b]),
+                },
+                |b| match clock_output(&b) {
+                    Some(clock) => Op::Output(clock),
+                    None => Op::Max(b),
+                },
+            ),
+            "intersect" | "zipLeft" | "zipRight" | "both" | "bothLeft" | "bothRight" => {
                 self.pair(args, 2, |a, b| Sched::Max(vec![a, b]), Op::Max)
             }
             "zipWith" | "bothWith" => self.pair(args, 3, |a, b| Sched::Max(vec![a, b]), Op::Max),
@@ -897,7 +923,21 @@ impl<'p> Evaluator<'p> {
             "while" if reads_input(&operand(0)) => dual(Op::While(Callback::OnInput), 2),
             "while" => dual(Op::While(self.callback(operand(0), CallbackShape::Metadata)), 2),
             "whileOutput" | "untilOutput" | "whileOutputEffect" | "untilOutputEffect" => {
-                let callback = match self.callback(operand(0), CallbackShape::Output) {
+                let test = match operand(0) {
+                    // `whileOutput(Duration.lessThanOrEqualTo(limit))`: a bound on a duration
+                    // output (`compose(Schedule.elapsed)`: a time window), never a test of the
+                    // failure, even when the limit is a caller's.
+                    Val::Compare(op, Some(limit)) => Callback::Known(Rc::new(Lambda {
+                        params: vec![Param::Positional("output".into())],
+                        body: Term::Bin(op, Box::new(Term::Var("output".into())), Box::new(Term::Num(limit))),
+                    })),
+                    Val::Compare(BinOp::Lt | BinOp::Le, None) if !name.starts_with("until") => {
+                        return dual(Op::WhileOutputBelowSome, 2)
+                    }
+                    Val::Compare(_, None) => return dual(Op::While(Callback::Unknown), 2),
+                    other => self.callback(other, CallbackShape::Output),
+                };
+                let callback = match test {
                     // A test the model cannot read over the output of a schedule that passes
                     // its input through (`identity`, `passthrough`): a predicate on the failure.
                     Callback::Unknown => return dual(Op::WhileOutputOpaque, 2),
@@ -1240,6 +1280,10 @@ fn apply_op(s: Sched, op: Op) -> Sched {
         Op::Chain(ops) => ops.into_iter().fold(*inner, apply_op),
         Op::Either(ops) => Sched::Choice(ops.into_iter().map(|op| apply_op((*inner).clone(), op)).collect()),
         Op::Identity => *inner,
+        Op::WhileOutputBelowSome => match clock_of(&inner) {
+            Some(_) => Sched::Max(vec![*inner, Sched::DuringSome]),
+            None => Sched::While(inner, Callback::Unknown),
+        },
         Op::WhileOutputOpaque => {
             let callback = if passes_input(&inner) {
                 Callback::OnInput
@@ -1286,6 +1330,61 @@ fn reads_input(value: &Val) -> bool {
         }
     });
     reads
+}
+
+/// The output of a schedule that never waits nor stops and outputs only what the clock says
+/// (`Schedule.elapsed`): composed after another, it keeps that one's timing.
+fn clock_output(sched: &Sched) -> Option<Callback> {
+    match sched {
+        Sched::Output(inner, Callback::Known(lambda))
+            if matches!(**inner, Sched::Forever) && term_reads_only_clock(&lambda.body) =>
+        {
+            Some(Callback::Known(lambda.clone()))
+        }
+        _ => None,
+    }
+}
+
+/// The clock output of a schedule whose output is the elapsed time (`compose(s,
+/// Schedule.elapsed)`), through combinators that keep the output.
+fn clock_of(sched: &Sched) -> Option<&Callback> {
+    match sched {
+        Sched::Output(_, callback @ Callback::Known(lambda)) if term_reads_only_clock(&lambda.body) => Some(callback),
+        Sched::Times(inner, _)
+        | Sched::While(inner, _)
+        | Sched::Jittered { inner, .. }
+        | Sched::JitteredAdd { inner, .. }
+        | Sched::ModifyDelay(inner, _)
+        | Sched::AddDelay(inner, _) => clock_of(inner),
+        _ => None,
+    }
+}
+
+fn term_reads_only_clock(term: &Term) -> bool {
+    match term {
+        Term::Var(name) => name == "elapsed" || name == "attempt",
+        Term::Num(_) => true,
+        _ => false,
+    }
+}
+
+/// `Duration.lessThan(that)` and its kin with one argument (data-last): the test
+/// `self <op> that`, for a `whileOutput`.
+fn data_last_comparison<'p>(member: &str, args: &[Val<'p>]) -> Option<Val<'p>> {
+    let op = match member.trim_start_matches("is") {
+        "lessThan" | "LessThan" => BinOp::Lt,
+        "lessThanOrEqualTo" | "LessThanOrEqualTo" => BinOp::Le,
+        "greaterThan" | "GreaterThan" => BinOp::Gt,
+        "greaterThanOrEqualTo" | "GreaterThanOrEqualTo" => BinOp::Ge,
+        _ => return None,
+    };
+    let [that] = args else { return None };
+    let limit = match that {
+        Val::Dur(ms) | Val::Num(ms) => Some(*ms),
+        Val::Str(s, _, _) => parse_duration(s),
+        _ => None,
+    };
+    Some(Val::Compare(op, limit))
 }
 
 fn duration_call(member: &str, args: &[Val]) -> Option<f64> {

@@ -53,6 +53,10 @@ pub(super) fn find(analysis: &Analysis, index: &Index, file: FileId, site: &Retr
     if super::policy::site_binding(index, file, site).is_some() {
         return None;
     }
+    // A call of a factory outside the retry module: reported once, at the factory.
+    if super::policy::local_factory(index, file, site).is_some() {
+        return None;
+    }
     match &site.policy {
         PolicyArg::Effect(_) => effect(analysis, index, file, site),
         PolicyArg::Rust(arg) => {

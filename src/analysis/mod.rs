@@ -105,6 +105,35 @@ impl NamedPolicy {
             end: self.binding.start + self.name.len() as u32,
         }
     }
+
+    /// [`Self::name_span`], past the keywords a declaration starts with (`function f(…)`, whose
+    /// declarator is the whole declaration): the name itself.
+    pub fn name_span_in(&self, index: &Index) -> Span {
+        let plain = self.name_span();
+        let Some(text) = index.text(self.file) else {
+            return plain;
+        };
+        let start = self.binding.start as usize;
+        let head = &text[start.min(text.len())..(start + 96).min(text.len()).min(self.binding.end as usize)];
+        if head.starts_with(self.name.as_bytes()) {
+            return plain;
+        }
+        let name = self.name.as_bytes();
+        let found = head.windows(name.len()).position(|w| w == name).filter(|&at| {
+            // A whole word: `function retry(` never matches inside `retrySchedule`.
+            let before = at.checked_sub(1).map(|i| head[i]);
+            let after = head.get(at + name.len()).copied();
+            let word = |c: Option<u8>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'$');
+            !word(before) && !word(after)
+        });
+        match found {
+            Some(at) => Span {
+                start: self.binding.start + at as u32,
+                end: self.binding.start + (at + name.len()) as u32,
+            },
+            None => plain,
+        }
+    }
 }
 
 /// Analysis results per file, computed on first use and kept.
@@ -232,7 +261,9 @@ impl Analysis {
             for file in index.parsed_files() {
                 let Some(facts) = index.facts(file) else { continue };
                 for (position, site) in facts.retry_sites.iter().enumerate() {
-                    let Some((target, binding, name)) = policy::site_binding(index, file, site) else {
+                    let Some((target, binding, name)) =
+                        policy::site_binding(index, file, site).or_else(|| policy::local_factory(index, file, site))
+                    else {
                         continue;
                     };
                     let at = match &site.policy {

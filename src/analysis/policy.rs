@@ -175,6 +175,29 @@ pub(super) fn collect(analysis: &super::Analysis, index: &Index, file: FileId) -
                 .map(|b| &b.value)
         };
         let Some(value) = value else { continue };
+        // A factory outside the retry module: judged on what holds for every argument.
+        if let Expr::Function { .. } = value {
+            let (sched, problems) = effect::evaluate_factory(index, file, value, version, None);
+            if matches!(sched, Sched::Unknown) {
+                continue;
+            }
+            out.push(Policy {
+                origin: Origin::Named {
+                    name: format!("{}(…)", named.name),
+                    binding: named.binding,
+                },
+                span: named.name_span_in(index),
+                schedule: None,
+                text: format!("{}(…)", named.name),
+                summary: schedule::summarize_for_all(&sched),
+                problems,
+                library: Library::Effect,
+                effect,
+                jitter_fix: Vec::new(),
+                uses: named.uses.iter().map(|(f, _, span)| (*f, *span)).collect(),
+            });
+            continue;
+        }
         // A schedule, or retry options bound to a name (`const opts = { schedule, times }`).
         let (sched, problems) = effect::evaluate_policy_expr(index, file, value, version);
         if matches!(sched, Sched::Unknown) && problems.is_empty() {
@@ -312,7 +335,36 @@ fn called_factory_within<'i>(
     if index.is_retry_module(target) {
         return Some((target, span, value));
     }
-    called_factory_within(index, target, body, depth + 1)
+    // A wrapper of a retry-module factory, or a factory of its own outside the retry module
+    // (`function retrySchedule(label, limit) { return Schedule.exponential(…)… }`).
+    called_factory_within(index, target, body, depth + 1).or_else(|| {
+        (depth == 0 && super::inline::builder(index, target, value).is_some()).then_some((target, span, value))
+    })
+}
+
+/// The factory outside the retry module a site's schedule is a call of, the site passing its
+/// own arguments (`Effect.retry(retrySchedule("publish", Duration.minutes(1)))`): its file,
+/// declarator and name. Like a named policy, it is one policy, reported where it is defined
+/// for what holds whatever the arguments; what depends on them is the call's.
+pub(super) fn local_factory(index: &Index, file: FileId, site: &RetrySite) -> Option<(FileId, Span, String)> {
+    if site.times().is_some() || index.is_retry_module(file) {
+        return None;
+    }
+    let PolicyArg::Effect(_) = &site.policy else {
+        return None;
+    };
+    let call @ Expr::Call { callee, .. } = site.schedule()? else {
+        return None;
+    };
+    let (target, binding, _) = called_factory(index, file, call)?;
+    if index.is_retry_module(target) {
+        return None;
+    }
+    let name = match callee.as_ref() {
+        Expr::Local { name, .. } => name.clone(),
+        other => other.last_name()?.to_string(),
+    };
+    Some((target, binding, name))
 }
 
 /// Leaves out of a factory call's summary the defects its factory has for every argument:

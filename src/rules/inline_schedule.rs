@@ -27,7 +27,7 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
         let diagnostic = RULE
             .report(
                 ctx,
-                named.name_span(),
+                named.name_span_in(ctx.index),
                 format!(
                     "retry policy `{}` is built with `{builder}` here instead of in the retry module: copies of a policy drift from the team's budget",
                     named.name

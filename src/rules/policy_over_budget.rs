@@ -29,16 +29,22 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
         }
         let delays = policy.summary.delays.as_deref().unwrap_or_default();
         let shown: Vec<String> = delays.iter().take(6).map(|d| format_ms(*d)).collect();
-        let more = if delays.len() > 6 { ", …" } else { "" };
+        // No delays shown: how many retries there are depends on which failures pass the
+        // policy's test of the failure; the worst case is every one passing.
+        let listed = if shown.is_empty() {
+            "when every failure passes its test".to_string()
+        } else {
+            let more = if delays.len() > 6 { ", …" } else { "" };
+            format!("({}{more})", shown.join(", "))
+        };
         out.push(with_uses(
             RULE.report(
                 ctx,
                 policy.span,
                 format!(
-                    "retry policy {} can wait {} in total ({}{more}), over the {} budget: the caller waits that long while the dependency is down",
+                    "retry policy {} can wait {} in total {listed}, over the {} budget: the caller waits that long while the dependency is down",
                     policy_name(policy),
                     format_ms(worst),
-                    shown.join(", "),
                     format_ms(budget)
                 ),
             )

@@ -298,21 +298,30 @@ fn summarize_one(sched: &Sched) -> Summary {
         }
         _ => None,
     };
-    let worst_total_ms = total_ms.and_then(|_| {
-        let extremes = [run(sched, SIM_LIMIT, 0.0), run(sched, SIM_LIMIT, 1.0)];
-        let mut worst: f64 = 0.0;
-        for extreme in extremes {
-            if extreme.end != End::Terminated || !extreme.delays.iter().all(Option::is_some) {
-                return None;
-            }
-            worst = worst.max(extreme.delays.iter().map(|d| d.unwrap_or(0.0)).sum());
-        }
-        Some(worst)
-    });
+    let worst_total_ms = match total_ms {
+        Some(_) => worst_total(sched),
+        // A test of the failure (`whileInput(isRetryable)`) decides which failures are
+        // retried, never how long a gap is: at worst every failure passes it, and the rest of
+        // the schedule still bounds the wait. Only the worst case is claimed (the delays and
+        // the count depend on the failures).
+        None if nominal.end == End::Unknown => retrying_every_failure(sched)
+            .filter(|all| run(all, SIM_LIMIT, 0.5).end == End::Terminated)
+            .and_then(|all| worst_total(&all)),
+        None => None,
+    };
     Summary {
         attempts,
         gap: growth(sched),
-        jitter: effective_jitter(sched, &nominal),
+        jitter: match effective_jitter(sched, &nominal) {
+            // Which failures pass a test of the failure changes no delay's spread.
+            Jitter::Unknown if nominal.end == End::Unknown => retrying_every_failure(sched)
+                .map(|all| {
+                    let run_all = run(&all, limit, 0.5);
+                    effective_jitter(&all, &run_all)
+                })
+                .unwrap_or(Jitter::Unknown),
+            known => known,
+        },
         delays,
         total_ms,
         worst_total_ms,
@@ -981,6 +990,58 @@ fn jitter(sched: &Sched) -> Jitter {
         Sched::ModifyDelay(..) | Sched::AddDelay(..) => Jitter::Unknown,
         _ => Jitter::No,
     }
+}
+
+/// The longest total wait of a schedule that stops, with jitter at both extremes.
+fn worst_total(sched: &Sched) -> Option<f64> {
+    let extremes = [run(sched, SIM_LIMIT, 0.0), run(sched, SIM_LIMIT, 1.0)];
+    let mut worst: f64 = 0.0;
+    for extreme in extremes {
+        if extreme.end != End::Terminated || !extreme.delays.iter().all(Option::is_some) {
+            return None;
+        }
+        worst = worst.max(extreme.delays.iter().map(|d| d.unwrap_or(0.0)).sum());
+    }
+    Some(worst)
+}
+
+/// `sched` with every test of the failure passing (`whileInput(p)` as if `p` held for each),
+/// when it has such a test.
+fn retrying_every_failure(sched: &Sched) -> Option<Sched> {
+    fn strip(sched: &Sched, found: &mut bool) -> Sched {
+        let mut inner = |s: &Sched| Box::new(strip(s, found));
+        match sched {
+            Sched::While(body, Callback::OnInput) => {
+                *found = true;
+                strip(body, found)
+            }
+            Sched::While(body, cb) => Sched::While(inner(body), cb.clone()),
+            Sched::Max(children) => Sched::Max(children.iter().map(|c| strip(c, found)).collect()),
+            Sched::Min(children) => Sched::Min(children.iter().map(|c| strip(c, found)).collect()),
+            Sched::Choice(children) => Sched::Choice(children.iter().map(|c| strip(c, found)).collect()),
+            Sched::Concat(a, b) => {
+                let a = strip(a, found);
+                Sched::Concat(Box::new(a), Box::new(strip(b, found)))
+            }
+            Sched::Times(body, n) => Sched::Times(inner(body), *n),
+            Sched::Jittered { inner: body, min, max } => Sched::Jittered {
+                inner: inner(body),
+                min: *min,
+                max: *max,
+            },
+            Sched::JitteredAdd { inner: body, max } => Sched::JitteredAdd {
+                inner: inner(body),
+                max: *max,
+            },
+            Sched::ModifyDelay(body, cb) => Sched::ModifyDelay(inner(body), cb.clone()),
+            Sched::AddDelay(body, cb) => Sched::AddDelay(inner(body), cb.clone()),
+            Sched::Output(body, cb) => Sched::Output(inner(body), cb.clone()),
+            leaf => leaf.clone(),
+        }
+    }
+    let mut found = false;
+    let stripped = strip(sched, &mut found);
+    found.then_some(stripped)
 }
 
 fn has_predicate(sched: &Sched) -> bool {
