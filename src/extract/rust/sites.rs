@@ -25,7 +25,11 @@ impl<'t> Walk<'_, 't, '_> {
         }
         let pushed = self.enter(node);
         if node.kind_str() == "call_expression" {
+            let sites = self.facts.retry_sites.len();
             self.call(node);
+            if self.facts.retry_sites.len() == sites {
+                self.helper_call(node);
+            }
         }
         let mut cursor = node.walk();
         for child in node.named_children(&mut cursor) {
@@ -265,6 +269,7 @@ impl<'t> Walk<'_, 't, '_> {
             containers: self.containers.clone(),
             unit,
         });
+        self.summarise_helper(node, policy_arg, operation, filter, lib);
     }
 
     /// Whether `node` runs in a `loop { … }` of its function that also sleeps: a polling loop.
