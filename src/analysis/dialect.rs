@@ -129,9 +129,15 @@ pub fn no_predicate(library: Library, callee: &str) -> Option<(String, &'static 
             format!("`{callee}` with an operation that never returns `backoff::Error::permanent`: `?` makes every error transient, so domain errors, timeouts and auth failures are retried too"),
             "return `backoff::Error::permanent(e)` for every error that is not safe to retry, e.g. `.map_err(retry::classify)`",
         ),
-        // RS2 retries only `retryStatuses` and, if asked, network errors; tokio-retry2's action
-        // says which errors are transient (`RetryError::permanent` ends the retry).
-        Library::ReqwestRetry | Library::Rs2 | Library::TokioRetry2 => return None,
+        // tokio-retry2's action says which errors are transient (`RetryError::permanent` ends
+        // the retry): no predicate only through a project helper given `|_| true`, or an
+        // action that makes every error transient.
+        Library::TokioRetry2 => (
+            format!("`{callee}` replays every error (its predicate accepts all of them, or the action makes each one `RetryError::transient`): domain errors, timeouts and auth failures are retried too"),
+            "say what is safe to retry: pass a predicate such as `retry::is_contention`, or return `RetryError::permanent(e)` for every error that is not",
+        ),
+        // RS2 retries only `retryStatuses` and, if asked, network errors.
+        Library::ReqwestRetry | Library::Rs2 => return None,
     })
 }
 

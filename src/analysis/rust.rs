@@ -20,10 +20,19 @@ pub(super) fn collect(analysis: &super::Analysis, index: &Index, file: FileId) -
     let mut out = Vec::new();
     if index.is_retry_module(file) {
         for policy in facts.rust_policies.iter().filter(|p| p.public) {
-            let (state, problems) = state(index, file, &policy.value, 0);
-            let Some(found) = evaluated(&policy.value, state, problems) else {
+            // A factory is judged on what holds for every argument (issue 25.3).
+            let mut mask = Mask::default();
+            // A config method of the retry module: judged with its type's default values.
+            let value = policy.with_defaults.as_ref().unwrap_or(&policy.value);
+            let (state, problems) = if policy.params > 0 {
+                state_with(index, file, value, 0, Some(&mut mask))
+            } else {
+                state(index, file, value, 0)
+            };
+            let Some(mut found) = evaluated(value, state, problems) else {
                 continue;
             };
+            found.0 = mask.apply(found.0);
             // Named as a caller writes it after the module: `Policies::CONTENTION` for an
             // associated item, `jobs::nightly` in an inline `mod`.
             let mut name = policy.module.join("::");
@@ -54,14 +63,12 @@ pub(super) fn collect(analysis: &super::Analysis, index: &Index, file: FileId) -
         let Some(policy) = facts.rust_policies.iter().find(|p| p.name_span == named.binding) else {
             continue;
         };
-        let mut partial = false;
-        let (state, problems) = state_with(index, file, &policy.value, 0, Some(&mut partial));
+        let mut mask = Mask::default();
+        let (state, problems) = state_with(index, file, &policy.value, 0, Some(&mut mask));
         let Some(mut found) = evaluated(&policy.value, state, problems) else {
             continue;
         };
-        if partial {
-            found.0 = only_jitter(found.0);
-        }
+        found.0 = mask.apply(found.0);
         let origin = Origin::Named {
             name: named.name.clone(),
             binding: named.binding,
@@ -96,13 +103,16 @@ pub(super) fn collect(analysis: &super::Analysis, index: &Index, file: FileId) -
                 continue;
             }
         }
-        let mut partial = false;
-        let (state, problems) = state_with(index, file, chain, 0, Some(&mut partial));
+        let mut mask = Mask::default();
+        let (state, problems) = state_with(index, file, chain, 0, Some(&mut mask));
         let Some(mut found) = evaluated(chain, state, problems) else {
             continue;
         };
-        if partial {
-            found.0 = only_jitter(found.0);
+        found.0 = mask.apply(found.0);
+        // A factory's call: what holds for every argument is the factory's, reported once
+        // where it is defined; the call is judged for what its arguments decide.
+        if let Some(regardless) = factory_regardless(index, file, chain) {
+            found.0 = without(found.0, &regardless);
         }
         if defined_apart {
             let name = index
@@ -250,11 +260,35 @@ fn state_with(
     file: FileId,
     chain: &RustChain,
     depth: usize,
-    mut partial: Option<&mut bool>,
+    mut partial: Option<&mut Mask>,
 ) -> (Option<Backoff>, Vec<Problem>) {
     let mut problems = Vec::new();
     let mut current = match &chain.base {
         RustBase::New { state, .. } => state.clone(),
+        RustBase::Deferred { path, args, .. } => match model::constructor(path, args) {
+            Some((_, state)) => state,
+            // Values not known here: the delays depend on them, the rest does not.
+            None => match (partial.as_deref_mut(), model::constructor_with_placeholders(path, args)) {
+                (Some(mask), Some((_, state))) => {
+                    mask.delays = true;
+                    state
+                }
+                _ => return (None, problems),
+            },
+        },
+        RustBase::Call { path, args } if depth < MAX_FOLLOW => match index.resolve_rust_factory(file, path, args.len())
+        {
+            Some((target, policy)) => {
+                let value = substitute(&policy.value, args);
+                let (state, inner) = state_with(index, target, &value, depth + 1, partial.as_deref_mut());
+                problems.extend(inner);
+                match state {
+                    Some(state) => state,
+                    None => return (None, problems),
+                }
+            }
+            None => return (None, problems),
+        },
         RustBase::Named(path) if depth < MAX_FOLLOW => match index.resolve_rust(file, path) {
             Some((target, policy)) => {
                 let (state, inner) = state_with(index, target, &policy.value, depth + 1, partial.as_deref_mut());
@@ -272,8 +306,8 @@ fn state_with(
         match model::apply(&mut current, &op.method, &op.args) {
             Applied::Ok => {}
             Applied::Unknown if partial.is_some() && passes_over(op) => {
-                if let Some(partial) = partial.as_deref_mut() {
-                    *partial = true;
+                if let Some(mask) = partial.as_deref_mut() {
+                    mask.jitter_only = true;
                 }
             }
             Applied::Unknown => return (None, problems),
@@ -295,7 +329,98 @@ fn state_with(
 /// name (backon's `with_jitter`, backoff's `randomization_factor`, reqwest-retry's `jitter`).
 fn passes_over(op: &crate::facts::RustOp) -> bool {
     let method = op.method.to_ascii_lowercase();
-    op.args.iter().any(|a| matches!(a, model::Arg::Unknown)) && !method.contains("jitter") && !method.contains("random")
+    op.args.iter().any(model::Arg::not_known) && !method.contains("jitter") && !method.contains("random")
+}
+
+/// What of a partly known policy is not known: everything but the jitter (a method given an
+/// unknown value was passed over), or the delays (a constructor given unknown values; its
+/// methods, the attempts and the cap are still known).
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct Mask {
+    jitter_only: bool,
+    delays: bool,
+}
+
+impl Mask {
+    fn apply(self, summary: schedule::Summary) -> schedule::Summary {
+        if self.jitter_only {
+            only_jitter(summary)
+        } else if self.delays {
+            schedule::Summary {
+                delays: None,
+                total_ms: None,
+                worst_total_ms: None,
+                ..summary
+            }
+        } else {
+            summary
+        }
+    }
+}
+
+/// A factory's value with the arguments of a call for its parameters.
+fn substitute(value: &RustChain, args: &[model::Arg]) -> RustChain {
+    fn arg(a: &model::Arg, args: &[model::Arg]) -> model::Arg {
+        match a {
+            model::Arg::Param(i) => args.get(*i).cloned().unwrap_or(model::Arg::Unknown),
+            model::Arg::Some(inner) => model::Arg::Some(Box::new(arg(inner, args))),
+            model::Arg::Call(path, inner) => {
+                let inner: Vec<model::Arg> = inner.iter().map(|a| arg(a, args)).collect();
+                // `Duration::from_millis(base_ms)` of a factory, given its argument.
+                match path.as_slice() {
+                    [.., duration, unit] if duration == "Duration" => {
+                        model::duration(unit, &inner).map_or(model::Arg::Unknown, model::Arg::Ms)
+                    }
+                    _ => model::Arg::Call(path.clone(), inner),
+                }
+            }
+            model::Arg::Range { lo, hi, inclusive } => model::Arg::Range {
+                lo: Box::new(arg(lo, args)),
+                hi: Box::new(arg(hi, args)),
+                inclusive: *inclusive,
+            },
+            other => other.clone(),
+        }
+    }
+    let mut out = value.clone();
+    match &mut out.base {
+        RustBase::Deferred { args: given, .. } | RustBase::Call { args: given, .. } => {
+            *given = given.iter().map(|a| arg(a, args)).collect();
+        }
+        _ => {}
+    }
+    for op in &mut out.ops {
+        op.args = op.args.iter().map(|a| arg(a, args)).collect();
+    }
+    out
+}
+
+/// For a chain that is a call of a factory: the factory's summary with its parameters
+/// unknown (what holds for every argument).
+fn factory_regardless(index: &Index, file: FileId, chain: &RustChain) -> Option<schedule::Summary> {
+    let RustBase::Call { path, args } = &chain.base else {
+        return None;
+    };
+    let (target, policy) = index.resolve_rust_factory(file, path, args.len())?;
+    let mut mask = Mask::default();
+    let (state, problems) = state_with(index, target, &policy.value, 1, Some(&mut mask));
+    let found = evaluated(&policy.value, state, problems)?;
+    Some(mask.apply(found.0))
+}
+
+/// `summary` without what `known` already says (reported where `known` is).
+fn without(summary: schedule::Summary, known: &schedule::Summary) -> schedule::Summary {
+    let mut out = summary;
+    if known.jitter != schedule::Jitter::Unknown {
+        out.jitter = schedule::Jitter::Unknown;
+    }
+    if known.attempts != schedule::Attempts::Unknown {
+        out.attempts = schedule::Attempts::Unknown;
+    }
+    if known.gap != schedule::Gap::Unknown {
+        out.gap = schedule::Gap::Unknown;
+    }
+    out
 }
 
 /// A summary of which only the jitter is known: attempts, gaps and delays are not.
@@ -374,6 +499,13 @@ pub fn built(index: &Index, file: FileId, chain: &RustChain, depth: usize) -> Op
     match &chain.base {
         // A config type's builder: named by the configuration.
         RustBase::New { configured: true, .. } => None,
+        RustBase::Deferred { ctor, .. } => Some(Built {
+            builder: ctor.clone(),
+            changed: None,
+            via: Vec::new(),
+        }),
+        // A factory called with arguments names the policy.
+        RustBase::Call { .. } => None,
         RustBase::New { ctor, via, .. } => Some(Built {
             builder: via.as_ref().map(|h| format!("{h}(…)")).unwrap_or_else(|| ctor.clone()),
             changed: None,

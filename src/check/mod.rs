@@ -155,6 +155,8 @@ fn load_into(mut index: Index, loader: &Loader) -> (Index, Analysis) {
     let mut alias_rounds = 0;
     let mut inferred = false;
     loop {
+        // Calls of the project's Rust retry helpers are retry sites (issue 25.3).
+        index.expand_rust_helpers();
         let analysis = Analysis::new(&index);
         analysis.force(&index);
         let mut misses = index.take_misses();

@@ -25,7 +25,9 @@ pub use jobs::{ClockRead, CronRepeat, CursorAccess, CursorKind, JobDef, JobRun, 
 pub use module::{is_effect_source, Binding, EffectAlias, Export, Import, ImportKind, EFFECT_MODULE_NAMES};
 pub use retry::{PolicyArg, Predicate, Retried, RetrySite};
 pub use rs2::{EffectClass, Rs2Call, Rs2Facts, Rs2Policy};
-pub use rust::{RustBase, RustChain, RustOp, RustPath, RustPolicy, RustPolicyArg};
+pub use rust::{
+    RustBase, RustChain, RustHelper, RustHelperArg, RustHelperCall, RustOp, RustPath, RustPolicy, RustPolicyArg,
+};
 pub use sql::{SqlOrigin, SqlText};
 pub use unit::{ArgKey, ArgKeys, ClientRequest, Handler, OpKind, ServiceDef, SqlClass, Unit, UnitOp};
 
@@ -127,6 +129,10 @@ pub struct FileFacts {
     /// builder or strategy (top level and inline `mod`s). The retry module's `pub` ones are
     /// its named policies.
     pub rust_policies: Vec<RustPolicy>,
+    /// Rust: functions whose retry takes its strategy, operation or predicate from their
+    /// parameters, and the calls of the crate's functions that may be calls of one.
+    pub rust_helpers: Vec<RustHelper>,
+    pub rust_helper_calls: Vec<RustHelperCall>,
     /// JSON/YAML: the RS2 retry policies, calls and `$_retry` references of the document.
     pub rs2: Rs2Facts,
     pub suppressions: Vec<Suppression>,
@@ -168,6 +174,8 @@ impl FileFacts {
             clock_reads: Vec::new(),
             polls: Vec::new(),
             rust_policies: Vec::new(),
+            rust_helpers: Vec::new(),
+            rust_helper_calls: Vec::new(),
             rs2: Rs2Facts::default(),
             suppressions: Vec::new(),
             notes: Vec::new(),
@@ -190,6 +198,7 @@ impl FileFacts {
             && self.client_requests.is_empty()
             && self.retrying_clients.is_empty()
             && self.rust_policies.is_empty()
+            && self.rust_helper_calls.is_empty()
             && self.rs2.is_empty()
             && self.suppressions.is_empty()
             && self.notes.is_empty())

@@ -57,6 +57,21 @@ pub enum RustBase {
     },
     /// A reference to a named policy: a `fn` called without arguments, a `const`, a `static`.
     Named(RustPath),
+    /// A library constructor given values not known here (a factory's parameters, a
+    /// config field): `path` with `use` declarations applied. What does not depend on them
+    /// (jitter, a `take`, a cap) is still judged; with a call's arguments
+    /// ([`crate::schedule::rust::Arg::Param`]) everything is.
+    Deferred {
+        path: Vec<String>,
+        args: Vec<Arg>,
+        ctor: String,
+    },
+    /// A call of a factory of the crate (or of a workspace crate) with arguments:
+    /// `exponential_backoff(100, 5, Duration::from_secs(8))`.
+    Call {
+        path: RustPath,
+        args: Vec<Arg>,
+    },
     Unknown,
 }
 
@@ -100,4 +115,67 @@ pub struct RustPolicy {
     /// The whole item.
     pub item: Span,
     pub value: RustChain,
+    /// A factory's parameter count (`fn backoff(base: u64, times: usize) -> …`): its value
+    /// holds [`crate::schedule::rust::Arg::Param`]s. 0 for a policy.
+    #[serde(default)]
+    pub params: usize,
+    /// A config method taking only `self` (`RetryConfig::strategy(&self)`), evaluated with
+    /// the values its type's `impl Default` or serde `default = "fn"` functions give: how the
+    /// retry module's config policy is judged (issue 25.4). Elsewhere the configuration's
+    /// own numbers are not known, and only what holds for every value is judged.
+    #[serde(default)]
+    pub with_defaults: Option<RustChain>,
+}
+
+/// A project function whose body retries with what its parameters give it (issue 25.3): the
+/// strategy, the operation, the predicate. Each call of it is a retry site of its own
+/// (`Index::expand_rust_helpers`), judged with the arguments of the call.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RustHelper {
+    pub name: String,
+    /// The inline `mod`s of the file it is declared in.
+    pub module: Vec<String>,
+    pub name_span: Span,
+    /// The library its own retry runs with.
+    pub library: crate::schedule::Library,
+    /// How many parameters it takes.
+    pub arity: usize,
+    /// The parameter that is the strategy (the builder or delay iterator) of its retry.
+    pub strategy: Option<usize>,
+    /// The parameter that is the retried operation.
+    pub op: Option<usize>,
+    /// The operation is the retry's action itself (not wrapped): what it returns classifies
+    /// the errors (tokio-retry2's `RetryError::permanent`, backoff's `Error::permanent`).
+    pub op_direct: bool,
+    /// The parameter that is the predicate its retry applies (`should_retry: impl Fn(&E) -> bool`).
+    pub predicate: Option<usize>,
+}
+
+/// A call of a function of the crate (or of a workspace crate) that may be a retry helper:
+/// kept with its arguments read as a strategy, an operation and a predicate, so that the
+/// index makes it a retry site once the callee is known to be a [`RustHelper`].
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RustHelperCall {
+    pub path: RustPath,
+    pub span: Span,
+    pub callee_span: Span,
+    pub callee: String,
+    pub args: Vec<RustHelperArg>,
+    pub containers: Vec<super::Container>,
+}
+
+/// One argument of a [`RustHelperCall`], read in each role it may have.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RustHelperArg {
+    pub span: Span,
+    /// As a strategy: the builder it evaluates to.
+    pub chain: Option<RustChain>,
+    pub local: Option<(String, Span)>,
+    /// As a predicate: `|_| true`, or a closure that ignores its error, is none.
+    pub predicate: super::Predicate,
+    /// As an operation: what it replays.
+    pub unit: Option<super::Unit>,
+    /// As an operation that is the retry's action: whether it classifies its errors, for
+    /// tokio-retry2 (`RetryError::permanent` for some) and for backoff (`Error::permanent`).
+    pub classifies: [super::Predicate; 2],
 }

@@ -1,15 +1,54 @@
 //! Rust crate paths: a path to a named policy (`crate::retry::transient`, `super::retry::X`,
-//! through inline `mod`s) to the file and item that define it, by the crate's module layout.
+//! through inline `mod`s) to the file and item that define it, by the crate's module layout;
+//! and calls of the project's retry helpers made retry sites of their own.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::{FileId, Index};
-use crate::facts::{RustPath, RustPolicy};
+use crate::facts::{
+    FileFacts, PolicyArg, Predicate, Retried, RetrySite, RustHelper, RustHelperCall, RustPath, RustPolicy,
+    RustPolicyArg,
+};
+use crate::schedule::Library;
 
 impl Index {
     /// The policy a path names: a `fn` without parameters, a `const` or a `static` of this crate.
     pub fn resolve_rust(&self, file: FileId, path: &RustPath) -> Option<(FileId, &RustPolicy)> {
-        let (root, file_module) = crate_module(&self.files[file].absolute)?;
+        self.resolve_rust_item(file, path, false, |facts, module, name| {
+            facts
+                .rust_policies
+                .iter()
+                .find(|p| p.params == 0 && p.module == module && p.name == name)
+        })
+    }
+
+    /// The factory a call names with `arity` arguments: in this crate or a workspace crate.
+    pub fn resolve_rust_factory(&self, file: FileId, path: &RustPath, arity: usize) -> Option<(FileId, &RustPolicy)> {
+        self.resolve_rust_item(file, path, true, |facts, module, name| {
+            facts
+                .rust_policies
+                .iter()
+                .find(|p| p.params == arity && p.module == module && p.name == name)
+        })
+    }
+
+    /// The retry helper a path names: in this crate, or in a crate of the workspace
+    /// (`jstz_utils::retry::retry_async` in `crates/jstz_utils/src/retry.rs`).
+    pub fn resolve_rust_helper(&self, file: FileId, path: &RustPath) -> Option<(FileId, &RustHelper)> {
+        self.resolve_rust_item(file, path, true, |facts, module, name| {
+            facts.rust_helpers.iter().find(|h| h.module == module && h.name == name)
+        })
+    }
+
+    fn resolve_rust_item<T>(
+        &self,
+        file: FileId,
+        path: &RustPath,
+        workspace: bool,
+        find: impl for<'a> Fn(&'a FileFacts, &[String], &str) -> Option<&'a T>,
+    ) -> Option<(FileId, &T)> {
+        let (mut root, file_module) = crate_module(&self.files[file].absolute)?;
         let mut here = file_module;
         here.extend(path.module.iter().cloned());
         let segments = &path.segments;
@@ -28,6 +67,10 @@ impl Index {
                 here.extend(segments[supers..].iter().cloned());
                 here
             }
+            other if workspace && segments.len() >= 2 => {
+                root = self.workspace_crate(other)?;
+                segments[1..].to_vec()
+            }
             _ => return None,
         };
         let (name, module) = full.split_last()?;
@@ -39,16 +82,105 @@ impl Index {
                 let Some(facts) = self.facts(target) else {
                     continue;
                 };
-                if let Some(policy) = facts
-                    .rust_policies
-                    .iter()
-                    .find(|p| p.module == module[split..] && &p.name == name)
-                {
-                    return Some((target, policy));
+                if let Some(found) = find(facts, &module[split..], name) {
+                    return Some((target, found));
                 }
             }
         }
         None
+    }
+
+    /// The source root of the workspace crate named `name` (`jstz_utils`): a `src/lib.rs` of
+    /// the project under a directory of that name (or with `-` for `_`).
+    fn workspace_crate(&self, name: &str) -> Option<PathBuf> {
+        let dashed = name.replace('_', "-");
+        self.files.iter().find_map(|f| {
+            let src = f.absolute.parent()?;
+            let dir = src.parent()?.file_name()?.to_str()?;
+            let library = f.absolute.file_name().is_some_and(|n| n == "lib.rs")
+                && src.file_name().is_some_and(|n| n == "src")
+                && (dir == name || dir == dashed);
+            library.then(|| src.to_path_buf())
+        })
+    }
+
+    /// Makes each call of a Rust retry helper whose callee is loaded a retry site of the
+    /// calling file, judged with the call's arguments: the strategy given, the predicate given
+    /// (`|_| true` is none), the operation as the retried unit. Idempotent; the pipeline calls
+    /// it each round, so calls of helpers in files loaded on demand are expanded later.
+    pub fn expand_rust_helpers(&mut self) {
+        let mut added: Vec<(FileId, Vec<RetrySite>)> = Vec::new();
+        for file in 0..self.len() {
+            let Some(facts) = self.loaded(file) else { continue };
+            if facts.rust_helper_calls.is_empty() {
+                continue;
+            }
+            let mut sites = Vec::new();
+            for call in &facts.rust_helper_calls {
+                if facts.retry_sites.iter().any(|s| s.span == call.span) {
+                    continue;
+                }
+                let Some((target, helper)) = self.resolve_rust_helper(file, &call.path) else {
+                    continue;
+                };
+                if helper.arity != call.args.len() {
+                    continue;
+                }
+                // A helper calling itself is its own retry, not one of its callers.
+                if target == file && call.containers.iter().any(|c| c.name == helper.name) {
+                    continue;
+                }
+                sites.push(helper_site(call, helper));
+            }
+            if !sites.is_empty() {
+                added.push((file, sites));
+            }
+        }
+        for (file, sites) in added {
+            let Some(shared) = self.loaded[file].facts.as_mut() else {
+                continue;
+            };
+            let facts = Arc::make_mut(shared);
+            facts.retry_sites.extend(sites);
+            facts.retry_sites.sort_by_key(|s| s.span.start);
+            facts.lookups = Default::default();
+        }
+    }
+}
+
+/// The retry site a call of `helper` is.
+fn helper_site(call: &RustHelperCall, helper: &RustHelper) -> RetrySite {
+    let arg = |i: Option<usize>| i.and_then(|i| call.args.get(i));
+    let policy = match arg(helper.strategy) {
+        Some(strategy) => PolicyArg::Rust(RustPolicyArg {
+            arg: strategy.span,
+            chain: strategy.chain.clone(),
+            local: strategy.local.clone(),
+        }),
+        // The helper builds its strategy itself: judged there, once.
+        None => PolicyArg::Unknown,
+    };
+    let predicate = match (arg(helper.predicate), arg(helper.op)) {
+        (Some(predicate), _) => predicate.predicate.clone(),
+        // The operation is the action: what it returns classifies the errors.
+        (None, Some(op)) if helper.op_direct => match helper.library {
+            Library::TokioRetry2 => op.classifies[0].clone(),
+            Library::Backoff => op.classifies[1].clone(),
+            _ => Predicate::Unknown,
+        },
+        // The helper's own retry says which errors it replays (and is judged there).
+        _ => Predicate::Unknown,
+    };
+    RetrySite {
+        span: call.span,
+        callee_span: call.callee_span,
+        callee: call.callee.clone(),
+        library: helper.library,
+        retried: Retried::Operation,
+        policy,
+        predicate,
+        containers: call.containers.clone(),
+        unit: arg(helper.op).and_then(|op| op.unit.clone()),
     }
 }
 

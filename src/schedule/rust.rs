@@ -36,6 +36,9 @@ pub enum Arg {
         inclusive: bool,
     },
     Unknown,
+    /// The `n`th parameter of the factory function the value is built in
+    /// (`fn exponential_backoff(base: u64, …)`), given at each call.
+    Param(usize),
 }
 
 /// The configuration a Rust retry library's builder holds: what its methods change, and
@@ -209,6 +212,51 @@ fn tokio_retry(shape: TokioShape, retry2: bool) -> Backoff {
 /// `path` is a constructor call's callee with `use` declarations applied, e.g.
 /// `["backon", "ExponentialBuilder", "default"]`. Returns how messages name the constructor
 /// and the builder with the library's defaults.
+impl Arg {
+    /// A value not known here: unknown, a factory's parameter, or made from one.
+    pub fn not_known(&self) -> bool {
+        match self {
+            Arg::Unknown | Arg::Param(_) => true,
+            Arg::Some(inner) => inner.not_known(),
+            Arg::Call(_, inner) => inner.iter().any(Arg::not_known),
+            Arg::Range { lo, hi, .. } => lo.not_known() || hi.not_known(),
+            _ => false,
+        }
+    }
+}
+
+/// `Duration::from_millis(50)` and friends, in milliseconds.
+pub fn duration(unit: &str, args: &[Arg]) -> Option<f64> {
+    let n = |i: usize| match args.get(i) {
+        Some(Arg::Num(n)) if n.is_finite() && *n >= 0.0 => Some(*n),
+        _ => None,
+    };
+    Some(match unit {
+        "from_millis" => n(0)?,
+        "from_secs" | "from_secs_f64" | "from_secs_f32" => n(0)? * 1000.0,
+        "from_micros" => n(0)? / 1000.0,
+        "from_nanos" => n(0)? / 1_000_000.0,
+        "from_mins" => n(0)? * 60_000.0,
+        "from_hours" => n(0)? * 3_600_000.0,
+        "new" => n(0)? * 1000.0 + n(1)? / 1_000_000.0,
+        _ => return None,
+    })
+}
+
+/// [`constructor`] with each argument not known here (a parameter, an unknown value) given a
+/// stand-in (2 as a number, 1 s as a duration): the configuration with what does not depend on
+/// them right (jitter, caps set by methods), for a caller that masks the rest.
+pub fn constructor_with_placeholders(path: &[String], args: &[Arg]) -> Option<(String, Backoff)> {
+    let unknown = |a: &Arg| a.not_known();
+    [Arg::Num(2.0), Arg::Ms(1000.0)].into_iter().find_map(|stand_in| {
+        let filled: Vec<Arg> = args
+            .iter()
+            .map(|a| if unknown(a) { stand_in.clone() } else { a.clone() })
+            .collect();
+        constructor(path, &filled)
+    })
+}
+
 pub fn constructor(path: &[String], args: &[Arg]) -> Option<(String, Backoff)> {
     let [krate, .., ty, function] = path else { return None };
     let name = format!("{ty}::{function}");

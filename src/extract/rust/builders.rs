@@ -248,7 +248,12 @@ impl<'t> Rx<'t> {
                     return Val::Arg(Arg::Some(Box::new(inner)));
                 }
                 if let [.., "Duration", unit] = names.as_slice() {
-                    return duration(unit, &eval_args()).map_or(Val::Unknown, |ms| Val::Arg(Arg::Ms(ms)));
+                    let values = eval_args();
+                    // A factory's parameter: converted when a call gives it.
+                    if values.iter().any(|v| matches!(v, Arg::Param(_))) {
+                        return Val::Arg(Arg::Call(vec!["Duration".into(), unit.to_string()], values));
+                    }
+                    return duration(unit, &values).map_or(Val::Unknown, |ms| Val::Arg(Arg::Ms(ms)));
                 }
                 let path = self.expand(segments.clone());
                 let values = eval_args();
@@ -265,13 +270,37 @@ impl<'t> Rx<'t> {
                         text: collapse(self.text_of(node)),
                     });
                 }
+                // A constructor given values not known here (a factory's parameters): kept
+                // with them, so what does not depend on them is still judged.
+                if values.iter().any(Arg::not_known) {
+                    if let Some((ctor, _)) = model::constructor_with_placeholders(&path, &values) {
+                        return Val::Chain(RustChain {
+                            base: RustBase::Deferred {
+                                path,
+                                args: values,
+                                ctor,
+                            },
+                            ops: Vec::new(),
+                            span: span(node),
+                            text: collapse(self.text_of(node)),
+                        });
+                    }
+                }
                 // A retry library's function of values (tokio-retry2's `jitter_range(1..3)`,
                 // given to `.map(…)`): the model reads it as an argument.
                 if path.len() >= 2 && RETRY_CRATES.contains(&path[0].as_str()) && !args.is_empty() {
                     return Val::Arg(Arg::Call(path, values));
                 }
-                // A same-file helper with parameters is called with its arguments.
+                // A same-file helper with parameters is called with its arguments; one without
+                // whose value is a number (`fn default_max_retries() -> usize { 5 }`) is it.
                 if let Some(item) = self.item_of_path(&path, module) {
+                    if !item.has_params && args.is_empty() {
+                        if let Some(value) = item.value.filter(|_| item.body.is_some()) {
+                            if let Val::Arg(arg) = self.eval(value, item.scope(), None, depth) {
+                                return Val::Arg(arg);
+                            }
+                        }
+                    }
                     if item.has_params && item.params.len() == args.len() && item.body.is_some() {
                         let mut bound = HashMap::new();
                         for (param, arg) in item.params.iter().zip(&args) {
@@ -284,12 +313,43 @@ impl<'t> Rx<'t> {
                     // `retry::transient()`: a named policy.
                     self.path(segments, module, function)
                         .with_span(span(node), collapse(self.text_of(node)))
+                } else if self.factory_path(&path) {
+                    // `retry::backoff(100, 5)`, `jstz_utils::retry::exponential_backoff(…)`: a
+                    // factory of another file, evaluated with these arguments by the index.
+                    Val::Chain(RustChain {
+                        base: RustBase::Call {
+                            path: RustPath {
+                                segments: path,
+                                module: module.to_vec(),
+                                span: span(function),
+                            },
+                            args: values,
+                        },
+                        ops: Vec::new(),
+                        span: span(node),
+                        text: collapse(self.text_of(node)),
+                    })
                 } else {
                     Val::Unknown
                 }
             }
             _ => Val::Unknown,
         }
+    }
+
+    /// Whether a called path can name a factory of another file: into this crate, or through
+    /// a `use` of a crate that is not a known library (a workspace crate); a free function
+    /// (no type segment).
+    fn factory_path(&self, path: &[String]) -> bool {
+        let Some(first) = path.first() else { return false };
+        if path.len() < 2
+            || path[..path.len() - 1]
+                .iter()
+                .any(|s| s.starts_with(|c: char| c.is_ascii_uppercase()))
+        {
+            return false;
+        }
+        self.in_crate(path) || (first != "self" && !EXTERN_ROOTS.contains(&first.as_str()))
     }
 
     /// A same-file function (or method) called at `call`, evaluated with its parameters
@@ -521,7 +581,7 @@ impl<'t> Rx<'t> {
 
     /// The fields `impl Default for ty { fn default() -> Self { Self { … } } }` of this file
     /// sets, evaluated, as `self.field` bindings.
-    fn default_fields(&self, ty: &str, module: &[String], depth: usize) -> HashMap<String, Val> {
+    pub(super) fn default_fields(&self, ty: &str, module: &[String], depth: usize) -> HashMap<String, Val> {
         let mut fields = HashMap::new();
         let implementation = self.file_items().defaults.get(ty).copied();
         let literal = implementation
@@ -546,6 +606,39 @@ impl<'t> Rx<'t> {
             };
             let value = self.eval(value, module, None, depth + 1);
             fields.insert(format!("self.{}", self.text_of(field)), value);
+        }
+        // `#[serde(default = "default_max_retries")] max_retries: usize`: the function's value,
+        // for the fields no `impl Default` sets.
+        if let Some(body) = self.file_items().structs.get(ty).and_then(|d| d.field("body")) {
+            let mut default_fn: Option<String> = None;
+            let mut cursor = body.walk();
+            for child in body.named_children(&mut cursor) {
+                match child.kind_str() {
+                    "attribute_item" => {
+                        let text: String = self.text_of(child).chars().filter(|c| !c.is_whitespace()).collect();
+                        default_fn = text
+                            .strip_prefix("#[serde(")
+                            .and_then(|rest| rest.split("default=\"").nth(1))
+                            .and_then(|rest| rest.split('"').next())
+                            .map(str::to_string);
+                    }
+                    "field_declaration" => {
+                        let (Some(name), Some(function)) = (child.field("name"), default_fn.take()) else {
+                            continue;
+                        };
+                        let key = format!("self.{}", self.text_of(name));
+                        if fields.contains_key(&key) {
+                            continue;
+                        }
+                        let segments: Vec<String> = function.split("::").map(str::to_string).collect();
+                        let item = self.item_of_path(&self.expand(segments), module);
+                        if let Some(value) = item.filter(|i| !i.has_params).and_then(|i| i.value) {
+                            fields.insert(key, self.eval(value, module, None, depth + 1));
+                        }
+                    }
+                    _ => default_fn = None,
+                }
+            }
         }
         fields
     }
@@ -771,22 +864,8 @@ pub(super) fn parse_number(text: &str) -> Option<f64> {
 
 /// `Duration::from_millis(50)` and friends, in milliseconds.
 pub(super) fn duration(unit: &str, args: &[Arg]) -> Option<f64> {
-    let n = |i: usize| match args.get(i) {
-        Some(Arg::Num(n)) if n.is_finite() && *n >= 0.0 => Some(*n),
-        _ => None,
-    };
-    Some(match unit {
-        "from_millis" => n(0)?,
-        "from_secs" | "from_secs_f64" | "from_secs_f32" => n(0)? * 1000.0,
-        "from_micros" => n(0)? / 1000.0,
-        "from_nanos" => n(0)? / 1_000_000.0,
-        "from_mins" => n(0)? * 60_000.0,
-        "from_hours" => n(0)? * 3_600_000.0,
-        "new" => n(0)? * 1000.0 + n(1)? / 1_000_000.0,
-        _ => return None,
-    })
+    model::duration(unit, args)
 }
-
 /// The first `impl Default for T` and `struct T` of each `T` among the file's items (see
 /// `Rx::file_items`).
 #[derive(Default)]

@@ -13,6 +13,7 @@
 mod builders;
 mod clients;
 mod handlers;
+mod helpers;
 mod items;
 mod macros;
 mod paths;
@@ -153,7 +154,7 @@ pub(super) fn extract(facts: &mut FileFacts, text: &[u8], tree: &Tree) {
     walk.node(root, 0);
     // Calls inside a retried unit are followed into the file's functions; a file that
     // retries nothing needs none.
-    if !facts.retry_sites.is_empty() {
+    if !facts.retry_sites.is_empty() || !facts.rust_helper_calls.is_empty() {
         facts.units = rx.named_units();
         // Queue consumers and job handlers around (or calling) the retries.
         facts.handlers = rx.handlers(root);
@@ -164,12 +165,41 @@ pub(super) fn extract(facts: &mut FileFacts, text: &[u8], tree: &Tree) {
     // only `self` (a config struct's `to_backoff(&self)`, reached from other files).
     for item in &rx.items {
         let Some(value) = item.value else { continue };
-        if item.has_params && !(item.associated && item.params.is_empty()) {
+        // A factory: a free function whose parameters are values (issue 25.3), evaluated
+        // with each parameter standing for the argument of a call.
+        let factory = item.has_params && !item.associated && !item.params.is_empty() && item.params.len() <= 8;
+        if item.has_params && !(item.associated && item.params.is_empty()) && !factory {
             continue;
         }
-        let Some(mut chain) = rx.chain(rx.eval(value, item.scope(), None, 0)) else {
+        // A config method taking only `self` (`RetryConfig::strategy(&self)`): judged with the
+        // values the type's `impl Default` (or its fields' serde defaults) gives.
+        let defaults = item.associated && item.has_params && item.params.is_empty();
+        let with_defaults = match item.module.last().filter(|_| defaults) {
+            Some(ty) => {
+                let fields = rx.default_fields(ty, item.scope(), 0);
+                (!fields.is_empty())
+                    .then(|| rx.chain(rx.eval(value, item.scope(), Some(&fields), 0)))
+                    .flatten()
+                    .filter(|c| !matches!(c.base, RustBase::Unknown))
+            }
+            None => None,
+        };
+        let params: HashMap<String, Val> = if factory {
+            item.params
+                .iter()
+                .enumerate()
+                .map(|(i, name)| (name.clone(), Val::Arg(model::Arg::Param(i))))
+                .collect()
+        } else {
+            HashMap::new()
+        };
+        let env = factory.then_some(&params);
+        let Some(mut chain) = rx.chain(rx.eval(value, item.scope(), env, 0)) else {
             continue;
         };
+        if factory && !matches!(chain.base, RustBase::Deferred { .. } | RustBase::New { .. }) {
+            continue;
+        }
         if matches!(chain.base, RustBase::Unknown) {
             continue;
         }
@@ -183,6 +213,8 @@ pub(super) fn extract(facts: &mut FileFacts, text: &[u8], tree: &Tree) {
             name_span: item.name_span,
             item: span(item.node),
             value: chain,
+            params: if factory { item.params.len() } else { 0 },
+            with_defaults,
         });
     }
 }
@@ -411,14 +443,23 @@ mod tests {
              pub fn transient() -> ExponentialBuilder { capped(200, 3) }\n\
              pub const CONTENTION: ExponentialBuilder = ExponentialBuilder::new().with_max_times(3);\n",
         );
-        let names: Vec<&str> = f.rust_policies.iter().map(|p| p.name.as_str()).collect();
-        assert_eq!(names, ["transient", "CONTENTION"]);
-        let RustBase::New { state, via, .. } = &f.rust_policies[0].value.base else {
-            panic!("{:?}", f.rust_policies[0].value)
+        let names: Vec<(&str, usize)> = f.rust_policies.iter().map(|p| (p.name.as_str(), p.params)).collect();
+        // `capped` is a factory: its parameters stand for a call's arguments.
+        assert_eq!(names, [("capped", 2), ("transient", 0), ("CONTENTION", 0)]);
+        assert_eq!(
+            f.rust_policies[0].value.ops[0].args,
+            vec![Arg::Call(
+                vec!["Duration".into(), "from_millis".into()],
+                vec![Arg::Param(0)]
+            )]
+        );
+        assert_eq!(f.rust_policies[0].value.ops[1].args, vec![Arg::Param(1)]);
+        let RustBase::New { state, via, .. } = &f.rust_policies[1].value.base else {
+            panic!("{:?}", f.rust_policies[1].value)
         };
         assert_eq!(via.as_deref(), Some("capped"));
         assert!(matches!(state, Backoff::Backon { .. }));
-        assert_eq!(f.rust_policies[0].value.ops[0].args, vec![Arg::Ms(200.0)]);
+        assert_eq!(f.rust_policies[1].value.ops[0].args, vec![Arg::Ms(200.0)]);
     }
 
     #[test]

@@ -26,7 +26,11 @@ impl<'t> Walk<'_, 't, '_> {
         }
         let pushed = self.enter(node);
         if node.kind_str() == "call_expression" {
+            let sites = self.facts.retry_sites.len();
             self.call(node);
+            if self.facts.retry_sites.len() == sites {
+                self.helper_call(node);
+            }
         }
         let mut cursor = node.walk();
         for child in node.named_children(&mut cursor) {
@@ -269,6 +273,7 @@ impl<'t> Walk<'_, 't, '_> {
             containers: self.containers.clone(),
             unit,
         });
+        self.summarise_helper(node, policy_arg, operation, filter, lib);
     }
 
     /// The names a filter is written with, and those of what it names one level away: the

@@ -1,0 +1,322 @@
+//! The project's own retry helpers (issue 25.3): a function whose retry takes its strategy,
+//! its operation or its predicate from its parameters
+//! (`retry_async(strategy, op, should_retry)` over `Retry::spawn`) is summarised once
+//! ([`RustHelper`]: which parameter is which), and every call of a function of the crate that
+//! may be one is kept with its arguments read in each role ([`RustHelperCall`]). The index
+//! makes each call of a helper a retry site of its own (`Index::expand_rust_helpers`): the
+//! strategy given at the call is judged there, `|_| true` is no predicate, and the operation
+//! is the retried unit.
+
+use super::sites::predicate_mentions;
+use super::*;
+use crate::facts::{RustHelper, RustHelperArg, RustHelperCall};
+
+/// Calls of the crate's functions kept per file, at most: a bound for generated code.
+const MAX_HELPER_CALLS: usize = 256;
+
+impl<'t> Walk<'_, 't, '_> {
+    /// Summarises the function around the retry site just pushed, when its parameters feed
+    /// the retry: `policy_arg` is the site's strategy, `operation` what it replays, `filter`
+    /// its written predicate.
+    pub(super) fn summarise_helper(
+        &mut self,
+        site: Node<'t>,
+        policy_arg: Node<'t>,
+        operation: Option<Node<'t>>,
+        filter: Option<Node<'t>>,
+        library: Library,
+    ) {
+        let rx = self.rx;
+        let Some(function) = rx.parents.ancestors(site).find(|n| n.kind_str() == "function_item") else {
+            return;
+        };
+        let Some(item) = rx.items.iter().find(|i| i.node == function) else {
+            return;
+        };
+        if item.associated || item.params.is_empty() || item.params.len() > 8 {
+            return;
+        }
+        let Some(body) = item.body else { return };
+        let param = |node: Node<'t>| -> Option<usize> {
+            let node = strip(rx, node);
+            if node.kind_str() != "identifier" {
+                return None;
+            }
+            let name = rx.text_of(node);
+            matches!(rx.local(node, name), Local::Param)
+                .then(|| item.params.iter().position(|p| p == name))
+                .flatten()
+        };
+        let strategy = param(policy_arg);
+        let mut op_direct = false;
+        let mut op = None;
+        if let Some(operation) = operation {
+            if let Some(index) = param(operation) {
+                op = Some(index);
+                op_direct = true;
+            } else {
+                // The action is a closure (or a `let` of one) that runs a parameter: `op()`.
+                let action = match strip(rx, operation) {
+                    n if n.kind_str() == "identifier" => match rx.local(n, rx.text_of(n)) {
+                        Local::Let { value, .. } => Some(value),
+                        _ => None,
+                    },
+                    n if matches!(n.kind_str(), "closure_expression" | "async_block") => Some(n),
+                    _ => None,
+                };
+                op = action.and_then(|a| called_param(rx, a, &item.params, |n| n == 0, &[strategy]));
+            }
+        }
+        // The predicate: a parameter applied to the error (`should_retry(&e)`), or the filter.
+        let predicate = filter
+            .and_then(param)
+            .or_else(|| called_param(rx, body, &item.params, |n| n >= 1, &[strategy, op]));
+        if strategy.is_none() && op.is_none() && predicate.is_none() {
+            return;
+        }
+        // The caller's predicate decides: the helper's own retry is not one without.
+        if predicate.is_some() {
+            if let Some(last) = self.facts.retry_sites.last_mut() {
+                if last.predicate == Predicate::None {
+                    last.predicate = Predicate::Unknown;
+                }
+            }
+        }
+        self.facts.rust_helpers.push(RustHelper {
+            name: item.name.clone(),
+            module: item.module.clone(),
+            name_span: item.name_span,
+            library,
+            arity: item.params.len(),
+            strategy,
+            op,
+            op_direct,
+            predicate,
+        });
+    }
+
+    /// Keeps a call of a function of the crate (or of a workspace crate) with its arguments
+    /// read as a strategy, an operation and a predicate, in case the callee is a helper.
+    pub(super) fn helper_call(&mut self, node: Node<'t>) {
+        let rx = self.rx;
+        if self.facts.rust_helper_calls.len() >= MAX_HELPER_CALLS || node.has_error() {
+            return;
+        }
+        let Some(function) = node.field("function") else { return };
+        if !matches!(function.kind_str(), "identifier" | "scoped_identifier") {
+            return;
+        }
+        let segments = rx.segments(function);
+        // A type's function (`Foo::new`, `Some`) is not a free function of the crate.
+        if segments
+            .iter()
+            .any(|s| s.starts_with(|c: char| c.is_ascii_uppercase()) || s.is_empty())
+        {
+            return;
+        }
+        let path = rx.expand(segments);
+        let Some(first) = path.first() else { return };
+        if EXTERN_ROOTS.contains(&first.as_str()) {
+            return;
+        }
+        let args = rx.args(node);
+        let callable = |a: &Node| matches!(a.kind_str(), "closure_expression" | "async_block" | "identifier");
+        if args.is_empty() || args.len() > 8 || !args.iter().any(callable) {
+            return;
+        }
+        let args = args.iter().map(|arg| self.helper_arg(*arg)).collect();
+        self.facts.rust_helper_calls.push(RustHelperCall {
+            path: RustPath {
+                segments: path,
+                module: self.module.clone(),
+                span: span(function),
+            },
+            span: span(node),
+            callee_span: span(function),
+            callee: collapse(rx.text_of(function)),
+            args,
+            containers: self.containers.clone(),
+        });
+    }
+
+    fn helper_arg(&self, arg: Node<'t>) -> RustHelperArg {
+        let rx = self.rx;
+        let stripped = strip(rx, arg);
+        let closure = matches!(stripped.kind_str(), "closure_expression" | "async_block");
+        let chain = if closure {
+            None
+        } else {
+            rx.chain(rx.eval(arg, &self.module, None, 0))
+        };
+        let local = match stripped.kind_str() {
+            "identifier" => match rx.local(stripped, rx.text_of(stripped)) {
+                Local::Let { pattern, .. } => Some((rx.text_of(stripped).to_string(), pattern)),
+                _ => None,
+            },
+            _ => None,
+        };
+        let unit = (closure || stripped.kind_str() == "identifier")
+            .then(|| rx.unit_of(stripped, &self.module))
+            .flatten();
+        let backoff = match self.backoff_classifies(stripped) {
+            Some(true) => filter(rx, stripped, false),
+            Some(false) => Predicate::None,
+            None => Predicate::Unknown,
+        };
+        RustHelperArg {
+            span: span(arg),
+            chain,
+            local,
+            predicate: predicate_arg(rx, stripped, 0),
+            unit,
+            classifies: [retry_error_classifies(rx, stripped, &self.module), backoff],
+        }
+    }
+}
+
+/// `&x`, `(x)`, `x.clone()`, `x.into_iter()`: `x`.
+fn strip<'t>(rx: &Rx<'t>, mut node: Node<'t>) -> Node<'t> {
+    for _ in 0..MAX_DEPTH {
+        node = match node.kind_str() {
+            "reference_expression" => match node.field("value") {
+                Some(v) => v,
+                None => break,
+            },
+            "parenthesized_expression" => match named_children(node).first() {
+                Some(v) => *v,
+                None => break,
+            },
+            "call_expression" if rx.args(node).is_empty() => {
+                let receiver = node
+                    .field("function")
+                    .filter(|f| f.kind_str() == "field_expression")
+                    .filter(|f| {
+                        f.field("field")
+                            .is_some_and(|m| matches!(rx.text_of(m), "clone" | "to_owned" | "into_iter" | "into"))
+                    })
+                    .and_then(|f| f.field("value"));
+                match receiver {
+                    Some(v) => v,
+                    None => break,
+                }
+            }
+            _ => break,
+        };
+    }
+    node
+}
+
+/// The first parameter of `params` called inside `within` with a number of arguments `arity`
+/// accepts, other than those in `except`.
+fn called_param<'t>(
+    rx: &Rx<'t>,
+    within: Node<'t>,
+    params: &[String],
+    arity: impl Fn(usize) -> bool,
+    except: &[Option<usize>],
+) -> Option<usize> {
+    let mut cursor = within.walk();
+    let mut steps = 0usize;
+    loop {
+        let node = cursor.node();
+        steps += 1;
+        if steps > 20_000 {
+            return None;
+        }
+        if node.kind_str() == "call_expression" {
+            if let Some(function) = node.field("function").filter(|f| f.kind_str() == "identifier") {
+                let name = rx.text_of(function);
+                if let Some(index) = params.iter().position(|p| p == name) {
+                    if arity(rx.args(node).len()) && !except.contains(&Some(index)) {
+                        return Some(index);
+                    }
+                }
+            }
+        }
+        if cursor.goto_first_child() {
+            continue;
+        }
+        if !crate::extract::step_past(&mut cursor, within) {
+            return None;
+        }
+    }
+}
+
+fn filter<'t>(rx: &Rx<'t>, node: Node<'t>, always: bool) -> Predicate {
+    Predicate::Filter {
+        span: span(node),
+        mentions: predicate_mentions(rx, node),
+        always,
+    }
+}
+
+/// An argument read as a predicate of the error: `|_| true` and a closure that ignores its
+/// error accept every error (none); a closure that reads it, or a function, is a filter.
+fn predicate_arg<'t>(rx: &Rx<'t>, node: Node<'t>, depth: usize) -> Predicate {
+    if depth > 4 {
+        return Predicate::Unknown;
+    }
+    match node.kind_str() {
+        "closure_expression" => {
+            let Some(body) = node.field("body") else {
+                return Predicate::Unknown;
+            };
+            let value = match body.kind_str() {
+                "block" => tail(body).unwrap_or(body),
+                _ => body,
+            };
+            match rx.text_of(value).trim() {
+                "true" => return Predicate::None,
+                // Retries nothing: no replay to judge.
+                "false" => return filter(rx, node, false),
+                _ => {}
+            }
+            let mut names = Vec::new();
+            if let Some(parameters) = node.field("parameters") {
+                rx.pattern_names(parameters, &mut names);
+            }
+            let used = names
+                .iter()
+                .filter(|n| !n.starts_with('_'))
+                .any(|n| predicate_mentions(rx, body).iter().any(|m| m == n));
+            if used {
+                filter(rx, node, false)
+            } else {
+                Predicate::None
+            }
+        }
+        "identifier" => match rx.local(node, rx.text_of(node)) {
+            Local::Let { value, .. } => predicate_arg(rx, strip(rx, value), depth + 1),
+            Local::Param => Predicate::Unknown,
+            Local::None => filter(rx, node, false),
+        },
+        "scoped_identifier" => filter(rx, node, false),
+        _ => Predicate::Unknown,
+    }
+}
+
+/// A tokio-retry2 action read for its classification: one that returns
+/// `RetryError::permanent` for some errors filters; one that makes each error
+/// `RetryError::transient` replays every one; otherwise unknown.
+fn retry_error_classifies<'t>(rx: &Rx<'t>, node: Node<'t>, module: &[String]) -> Predicate {
+    let body = match node.kind_str() {
+        "closure_expression" | "async_block" => node,
+        "identifier" => match rx.local(node, rx.text_of(node)) {
+            Local::Let { value, .. } if matches!(value.kind_str(), "closure_expression" | "async_block") => value,
+            Local::Let { .. } | Local::Param => return Predicate::Unknown,
+            Local::None => match rx.item(module, rx.text_of(node)).and_then(|i| i.body) {
+                Some(body) => body,
+                None => return Predicate::Unknown,
+            },
+        },
+        _ => return Predicate::Unknown,
+    };
+    let text = rx.text_of(body);
+    if text.contains("permanent") {
+        filter(rx, body, false)
+    } else if text.contains("transient") {
+        Predicate::None
+    } else {
+        Predicate::Unknown
+    }
+}

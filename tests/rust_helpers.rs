@@ -1,0 +1,136 @@
+//! Issue 25.3: Rust retries through the project's own helpers, across the crates of a
+//! workspace. A helper in one crate (`util::retry::retry_async(strategy, op, should_retry)`
+//! over tokio-retry2's `Retry::spawn`) and a factory beside it (`exponential(base, attempts,
+//! cap)`) are used from another crate: each call of the helper is a retry, judged with what
+//! the call gives; the factory's defect of every argument is reported once, at the factory.
+//! `fixtures/rust-service` (retry.rs, oracle.rs) holds the same shapes inside one crate.
+
+mod common;
+
+const CONFIG: &str = "# the project root\n";
+
+const WORKSPACE: &str = "[workspace]\nmembers = [\"crates/*\"]\n";
+
+const RETRY: &str = r#"use std::{future::Future, time::Duration};
+
+use tokio_retry2::{strategy::ExponentialBackoff, Retry, RetryError};
+
+pub fn exponential(base: u64, attempts: usize, cap: Duration) -> impl Iterator<Item = Duration> {
+    ExponentialBackoff::from_millis(base).factor(2).max_delay(cap).take(attempts)
+}
+
+pub fn steady(attempts: usize) -> impl Iterator<Item = Duration> {
+    ExponentialBackoff::from_millis(2).factor(10).max_delay(Duration::from_millis(50)).map(tokio_retry2::strategy::jitter).take(attempts)
+}
+
+pub async fn retry_async<F, Fut, T, E, C>(backoff: impl IntoIterator<Item = Duration>, mut op: F, should_retry: C) -> Result<T, E>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, E>>,
+    C: Fn(&E) -> bool + Copy,
+{
+    let action = || {
+        let fut = op();
+        async move {
+            match fut.await {
+                Ok(v) => Ok(v),
+                Err(e) if should_retry(&e) => Err(RetryError::transient(e)),
+                Err(e) => Err(RetryError::permanent(e)),
+            }
+        }
+    };
+    Retry::spawn(backoff, action).await
+}
+"#;
+
+const LIB: &str = "pub mod retry;\n";
+
+const SYNC: &str = r#"use std::time::Duration;
+
+use util::retry::{exponential, retry_async, steady};
+
+pub async fn sync(db: &Db) -> Result<(), Error> {
+    retry_async(exponential(50, 6, Duration::from_secs(8)), || apply(db), |_| true).await?;
+    retry_async(exponential(2, 3, Duration::from_millis(20)), || apply(db), |e: &Error| e.is_transient()).await?;
+    retry_async(steady(3), || apply(db), |e: &Error| e.is_transient()).await?;
+    retry_async(steady(40), || apply(db), |e: &Error| e.is_transient()).await?;
+    run_twice(|| apply(db), |_| true).await;
+    Ok(())
+}
+"#;
+
+fn report() -> serde_json::Value {
+    let dir = common::project(&[
+        ("retrylint.toml", CONFIG),
+        ("Cargo.toml", WORKSPACE),
+        ("crates/util/Cargo.toml", "[package]\nname = \"util\"\n"),
+        ("crates/util/src/lib.rs", LIB),
+        ("crates/util/src/retry.rs", RETRY),
+        ("crates/node/Cargo.toml", "[package]\nname = \"node\"\n"),
+        ("crates/node/src/sync.rs", SYNC),
+    ]);
+    common::check_json(dir.path(), &["."]).1
+}
+
+/// (rule, path, line) of every finding.
+fn findings(report: &serde_json::Value) -> Vec<(String, String, u64)> {
+    report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["rule"].as_str().unwrap().to_string(),
+                d["path"].as_str().unwrap().to_string(),
+                d["line"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn at(found: &[(String, String, u64)], path: &str, line: u64) -> Vec<String> {
+    let mut rules: Vec<String> = found
+        .iter()
+        .filter(|(_, p, l)| p.ends_with(path) && *l == line)
+        .map(|(r, _, _)| r.clone())
+        .collect();
+    rules.sort();
+    rules
+}
+
+#[test]
+fn each_call_of_a_workspace_helper_is_judged_with_its_own_arguments() {
+    let found = findings(&report());
+    // `|_| true` replays every error; 50^n ms times 2, capped at 8 s, six times: 37.1 s.
+    assert_eq!(
+        at(&found, "sync.rs", 6),
+        ["policy-over-budget", "retry-without-predicate"],
+        "{found:?}"
+    );
+    // A predicate and small numbers: nothing to say at the call.
+    assert_eq!(at(&found, "sync.rs", 7), Vec::<String>::new(), "{found:?}");
+    assert_eq!(at(&found, "sync.rs", 8), Vec::<String>::new(), "{found:?}");
+    // Forty attempts of up to 75 ms: the argument decides, the call is over budget.
+    assert_eq!(at(&found, "sync.rs", 9), ["policy-over-budget"], "{found:?}");
+    // A function that is no retry helper is not a retry.
+    assert_eq!(at(&found, "sync.rs", 10), Vec::<String>::new(), "{found:?}");
+}
+
+#[test]
+fn a_factory_is_judged_once_for_what_holds_for_every_argument() {
+    let found = findings(&report());
+    // No call's numbers jitter `exponential`: once, at the factory, not at each call.
+    assert_eq!(at(&found, "retry.rs", 5), ["unjittered-schedule"], "{found:?}");
+    assert!(
+        !found
+            .iter()
+            .any(|(r, p, _)| r == "unjittered-schedule" && p.ends_with("sync.rs")),
+        "{found:?}"
+    );
+    // `steady` jitters and caps for every argument; the helper's own retry takes its
+    // predicate from its caller.
+    assert!(
+        !found.iter().any(|(_, p, l)| p.ends_with("retry.rs") && *l != 5),
+        "{found:?}"
+    );
+}
