@@ -25,7 +25,7 @@ pub use jobs::{ClockRead, CronRepeat, CursorAccess, CursorKind, JobDef, JobRun, 
 pub use module::{is_effect_source, Binding, EffectAlias, Export, Import, ImportKind, EFFECT_MODULE_NAMES};
 pub use retry::{PolicyArg, Predicate, Retried, RetrySite};
 pub use rs2::{EffectClass, Rs2Call, Rs2Facts, Rs2Policy};
-pub use rust::{RustBase, RustChain, RustOp, RustPath, RustPolicy, RustPolicyArg};
+pub use rust::{RustBase, RustChain, RustOp, RustPath, RustPolicy, RustPolicyArg, RustStepped};
 pub use sql::{SqlOrigin, SqlText};
 pub use unit::{ArgKey, ArgKeys, ClientRequest, Handler, OpKind, ServiceDef, SqlClass, Unit, UnitOp};
 
@@ -127,6 +127,9 @@ pub struct FileFacts {
     /// builder or strategy (top level and inline `mod`s). The retry module's `pub` ones are
     /// its named policies.
     pub rust_policies: Vec<RustPolicy>,
+    /// Rust: policies no retry site is given, stepped or handed on by the code itself.
+    #[serde(default)]
+    pub rust_stepped: Vec<RustStepped>,
     /// JSON/YAML: the RS2 retry policies, calls and `$_retry` references of the document.
     pub rs2: Rs2Facts,
     pub suppressions: Vec<Suppression>,
@@ -168,6 +171,7 @@ impl FileFacts {
             clock_reads: Vec::new(),
             polls: Vec::new(),
             rust_policies: Vec::new(),
+            rust_stepped: Vec::new(),
             rs2: Rs2Facts::default(),
             suppressions: Vec::new(),
             notes: Vec::new(),
@@ -190,6 +194,7 @@ impl FileFacts {
             && self.client_requests.is_empty()
             && self.retrying_clients.is_empty()
             && self.rust_policies.is_empty()
+            && self.rust_stepped.is_empty()
             && self.rs2.is_empty()
             && self.suppressions.is_empty()
             && self.notes.is_empty())

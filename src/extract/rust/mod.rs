@@ -16,7 +16,9 @@ mod handlers;
 mod items;
 mod macros;
 mod paths;
+mod shared;
 mod sites;
+mod stepped;
 mod units;
 
 use builders::tail;
@@ -151,6 +153,7 @@ pub(super) fn extract(facts: &mut FileFacts, text: &[u8], tree: &Tree) {
         module: Vec::new(),
     };
     walk.node(root, 0);
+    shared::mark_shared_locals(&mut facts.retry_sites);
     // Calls inside a retried unit are followed into the file's functions; a file that
     // retries nothing needs none.
     if !facts.retry_sites.is_empty() {
@@ -185,6 +188,9 @@ pub(super) fn extract(facts: &mut FileFacts, text: &[u8], tree: &Tree) {
             value: chain,
         });
     }
+    let called = rx.called_policies(root, &facts.rust_policies);
+    facts.rust_stepped.extend(called);
+    stepped::without_sites(facts);
 }
 
 /// Whether an item is test code, which is not held to the policy (a test retries a flaky
