@@ -151,6 +151,7 @@ pub(super) fn extract(facts: &mut FileFacts, text: &[u8], tree: &Tree) {
         facts,
         containers: Vec::new(),
         module: Vec::new(),
+        scanned: 0,
     };
     walk.node(root, 0);
     shared::mark_shared_locals(&mut facts.retry_sites);

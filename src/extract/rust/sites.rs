@@ -18,6 +18,8 @@ pub(super) struct Walk<'a, 't, 'f> {
     pub(super) facts: &'f mut FileFacts,
     pub(super) containers: Vec<Container>,
     pub(super) module: Vec<String>,
+    /// Nodes looked at so far for the uses of stepped policies (`stepped`), bounded per file.
+    pub(super) scanned: usize,
 }
 
 impl<'t> Walk<'_, 't, '_> {

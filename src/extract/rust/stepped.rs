@@ -15,6 +15,9 @@ use crate::facts::RustStepped;
 const MAX_USES: usize = 32;
 /// Nodes looked at for the uses of one binding.
 const MAX_SCAN: usize = 20_000;
+/// Nodes looked at for the uses of all the file's bindings: a function of thousands of
+/// builder `let`s stays linear (past it, a `let` no site is given is not judged).
+const MAX_SCAN_PER_FILE: usize = 200_000;
 
 impl<'t> Walk<'_, 't, '_> {
     /// `let [mut] name = <builder>;` stepped by `name.next()` or handed to a call.
@@ -86,7 +89,10 @@ impl<'t> Walk<'_, 't, '_> {
     /// Where `name` is used after `from` in `block`: `name.next()` and calls it is handed to
     /// (`helper(name)`, `helper(name.clone())`, `helper(&mut name)`). `None` when a `for` loop
     /// iterates it (a poll's pacing).
-    fn uses_of(&self, block: Node<'t>, name: &str, from: usize) -> Option<Vec<Span>> {
+    fn uses_of(&mut self, block: Node<'t>, name: &str, from: usize) -> Option<Vec<Span>> {
+        if self.scanned >= MAX_SCAN_PER_FILE {
+            return None;
+        }
         let rx = self.rx;
         let mut uses = Vec::new();
         let mut cursor = block.walk();
@@ -94,7 +100,8 @@ impl<'t> Walk<'_, 't, '_> {
         'walk: loop {
             let node = cursor.node();
             seen += 1;
-            if seen > MAX_SCAN || uses.len() >= MAX_USES {
+            self.scanned += 1;
+            if seen > MAX_SCAN || uses.len() >= MAX_USES || self.scanned >= MAX_SCAN_PER_FILE {
                 break;
             }
             if node.start_byte() >= from && node.kind_str() == "identifier" && rx.text_of(node) == name {
@@ -233,12 +240,17 @@ pub(super) fn without_sites(facts: &mut FileFacts) {
             .iter()
             .any(|(arg, _, _)| arg.start <= at.start && at.end <= arg.end)
     };
+    if facts.rust_stepped.is_empty() {
+        return;
+    }
+    // The `let`s and builders sites are given, looked up in one step each.
+    let held: std::collections::HashSet<Span> = sites
+        .iter()
+        .flat_map(|(_, local, chain)| [*local, *chain])
+        .flatten()
+        .collect();
     facts.rust_stepped.retain_mut(|p| {
-        if sites
-            .iter()
-            .any(|(_, local, chain)| *local == Some(p.name_span) || *chain == Some(p.value.span))
-            || inside(p.value.span)
-        {
+        if held.contains(&p.name_span) || held.contains(&p.value.span) || inside(p.value.span) {
             return false;
         }
         p.uses.retain(|u| !inside(*u));
