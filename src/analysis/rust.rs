@@ -115,11 +115,15 @@ pub(super) fn collect(analysis: &super::Analysis, index: &Index, file: FileId) -
             found.0 = without(found.0, &regardless);
         }
         if defined_apart {
-            let name = index
-                .text(file)
-                .and_then(|text| text.get(rust.arg.start as usize..rust.arg.end as usize))
-                .map(|t| crate::source::snippet(&String::from_utf8_lossy(t), 48))
-                .unwrap_or_else(|| chain.text.clone());
+            let name = match &rust.local {
+                // A `let` several sites share is named by its binding.
+                Some((local, _)) => local.clone(),
+                None => index
+                    .text(file)
+                    .and_then(|text| text.get(rust.arg.start as usize..rust.arg.end as usize))
+                    .map(|t| crate::source::snippet(&String::from_utf8_lossy(t), 48))
+                    .unwrap_or_else(|| chain.text.clone()),
+            };
             out.push(Policy {
                 origin: Origin::Named {
                     name,
@@ -164,7 +168,62 @@ pub(super) fn collect(analysis: &super::Analysis, index: &Index, file: FileId) -
             uses: Vec::new(),
         });
     }
+    for (stepped, found) in stepped_policies(analysis, index, file) {
+        out.push(Policy {
+            origin: Origin::Named {
+                name: stepped.name.clone(),
+                binding: stepped.name_span,
+            },
+            span: stepped.name_span,
+            schedule: Some(stepped.value.span),
+            text: stepped.value.text.clone(),
+            summary: found.0,
+            problems: found.1,
+            library: found.2,
+            effect: Default::default(),
+            jitter_fix: found
+                .3
+                .map(|fix| own_line(index.text(file), &stepped.value, fix))
+                .into_iter()
+                .collect(),
+            uses: stepped.uses.iter().map(|u| (file, *u)).collect(),
+        });
+    }
     out
+}
+
+/// The file's policies no retry site is given (`facts::RustStepped`), outside the retry
+/// module, evaluated; a function sites name as their policy is reported as theirs.
+#[allow(clippy::type_complexity)]
+pub fn stepped_policies<'a>(
+    analysis: &super::Analysis,
+    index: &'a Index,
+    file: FileId,
+) -> Vec<(
+    &'a crate::facts::RustStepped,
+    (schedule::Summary, Vec<Problem>, Library, Option<Insertion>),
+)> {
+    let Some(facts) = index.facts(file) else {
+        return Vec::new();
+    };
+    if index.is_retry_module(file) || facts.rust_stepped.is_empty() {
+        return Vec::new();
+    }
+    let named: Vec<Span> = analysis.named_in(index, file).map(|n| n.binding).collect();
+    facts
+        .rust_stepped
+        .iter()
+        .filter(|s| !(s.function && named.contains(&s.name_span)))
+        .filter_map(|stepped| {
+            let mut partial = false;
+            let (state, problems) = state_with(index, file, &stepped.value, 0, Some(&mut partial));
+            let mut found = evaluated(&stepped.value, state, problems)?;
+            if partial {
+                found.0 = only_jitter(found.0);
+            }
+            Some((stepped, found))
+        })
+        .collect()
 }
 
 /// A builder written one method per line gets the new method on a line of its own, indented

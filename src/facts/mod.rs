@@ -27,6 +27,7 @@ pub use retry::{PolicyArg, Predicate, Retried, RetrySite};
 pub use rs2::{EffectClass, Rs2Call, Rs2Facts, Rs2Policy};
 pub use rust::{
     RustBase, RustChain, RustHelper, RustHelperArg, RustHelperCall, RustOp, RustPath, RustPolicy, RustPolicyArg,
+    RustStepped,
 };
 pub use sql::{SqlOrigin, SqlText};
 pub use unit::{ArgKey, ArgKeys, ClientRequest, Handler, OpKind, ServiceDef, SqlClass, Unit, UnitOp};
@@ -133,6 +134,9 @@ pub struct FileFacts {
     /// parameters, and the calls of the crate's functions that may be calls of one.
     pub rust_helpers: Vec<RustHelper>,
     pub rust_helper_calls: Vec<RustHelperCall>,
+    /// Rust: policies no retry site is given, stepped or handed on by the code itself.
+    #[serde(default)]
+    pub rust_stepped: Vec<RustStepped>,
     /// JSON/YAML: the RS2 retry policies, calls and `$_retry` references of the document.
     pub rs2: Rs2Facts,
     pub suppressions: Vec<Suppression>,
@@ -176,6 +180,7 @@ impl FileFacts {
             rust_policies: Vec::new(),
             rust_helpers: Vec::new(),
             rust_helper_calls: Vec::new(),
+            rust_stepped: Vec::new(),
             rs2: Rs2Facts::default(),
             suppressions: Vec::new(),
             notes: Vec::new(),
@@ -199,6 +204,7 @@ impl FileFacts {
             && self.retrying_clients.is_empty()
             && self.rust_policies.is_empty()
             && self.rust_helper_calls.is_empty()
+            && self.rust_stepped.is_empty()
             && self.rs2.is_empty()
             && self.suppressions.is_empty()
             && self.notes.is_empty())

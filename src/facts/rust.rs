@@ -17,16 +17,20 @@ pub struct RustPolicyArg {
     pub chain: Option<RustChain>,
     /// The argument names a local `let` binding: its name and where it is defined.
     pub local: Option<(String, Span)>,
+    /// The local is the policy of several sites (`let backoff = …;` then three
+    /// `retry(backoff.clone(), …)`): one policy, reported once where it is built.
+    #[serde(default)]
+    pub shared: bool,
 }
 
 impl RustPolicyArg {
     /// Where the builder is built when that is apart from the site and not a local of its
-    /// function — a struct field the constructor sets: one policy, reported there, whose
-    /// sites are its uses.
+    /// function used by this site alone — a struct field the constructor sets, a `let` that
+    /// several sites share: one policy, reported there, whose sites are its uses.
     pub fn defined_apart(&self) -> Option<Span> {
         let chain = self.chain.as_ref()?;
         let inside = self.arg.start <= chain.span.start && chain.span.end <= self.arg.end;
-        (self.local.is_none() && !inside).then_some(chain.span)
+        ((self.local.is_none() || self.shared) && !inside).then_some(chain.span)
     }
 }
 
@@ -178,4 +182,21 @@ pub struct RustHelperArg {
     /// As an operation that is the retry's action: whether it classifies its errors, for
     /// tokio-retry2 (`RetryError::permanent` for some) and for backoff (`Error::permanent`).
     pub classifies: [super::Predicate; 2],
+}
+
+/// A policy no retry site is given: a builder or strategy whose delays the code steps through
+/// itself (`let mut backoff = ExponentialBuilder::default()…build();` then `backoff.next()` in
+/// a loop), hands to a function, stores in a struct field, or a function returns for other
+/// code to step (`fn latest_get_backoff() -> impl Iterator<Item = Duration>`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RustStepped {
+    /// The binding, field or function that holds it.
+    pub name: String,
+    /// Where that name is written: the finding's place.
+    pub name_span: Span,
+    pub value: RustChain,
+    /// Where it is used: `backoff.next()`, a call it is handed to, a call of the function.
+    pub uses: Vec<Span>,
+    /// A function of the file's named policies ([`RustPolicy`]), which sites may name too.
+    pub function: bool,
 }

@@ -41,14 +41,48 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
                 .fold(diagnostic, |d, (file, _, span)| d.with_label(*file, *span, "used here")),
         );
     }
+    // A Rust policy no retry site is given (stepped by `next()`, handed to a function, stored
+    // in a field, returned for other code): once, where it is built, its uses as labels.
+    for (stepped, _) in crate::analysis::rust::stepped_policies(ctx.analysis, ctx.index, ctx.file) {
+        let Some(found) = crate::analysis::rust::built(ctx.index, ctx.file, &stepped.value, 0) else {
+            continue;
+        };
+        let how = match &found.changed {
+            Some(methods) => format!("`{}` changed with `{methods}`", found.builder),
+            None => format!("`{}`", found.builder),
+        };
+        let library = match &stepped.value.base {
+            crate::facts::RustBase::New { state, .. } => state.lib(),
+            _ => crate::schedule::Library::Backon,
+        };
+        let diagnostic = RULE
+            .report(
+                ctx,
+                stepped.name_span,
+                format!(
+                    "retry policy `{}` is built with {how} here, outside the retry module: copies of a policy drift from the team's budget",
+                    stepped.name
+                ),
+            )
+            .with_help(name_policy_help(ctx, library));
+        out.push(
+            stepped
+                .uses
+                .iter()
+                .fold(diagnostic, |d, span| d.with_label(ctx.file, *span, "used here")),
+        );
+    }
     // A Rust builder defined apart from its sites (a struct field the constructor sets): one
     // finding where it is built, its sites as related locations.
     let mut apart: Vec<(crate::source::Span, usize)> = Vec::new();
     for (site, analysis) in ctx.retry_sites() {
         let Some(inline) = &analysis.inline else { continue };
-        let built_apart = match &site.policy {
-            crate::facts::PolicyArg::Rust(arg) => arg.defined_apart(),
-            _ => None,
+        let (built_apart, shared) = match &site.policy {
+            crate::facts::PolicyArg::Rust(arg) => (
+                arg.defined_apart(),
+                arg.local.as_ref().filter(|_| arg.shared).map(|(name, _)| name.clone()),
+            ),
+            _ => (None, None),
         };
         if let Some(definition) = built_apart {
             if let Some((_, at)) = apart.iter().find(|(span, _)| *span == definition) {
@@ -69,7 +103,11 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
                     RULE.report(
                         ctx,
                         definition,
-                        format!("retry policy built with {how} here, outside the retry module: copies of a policy drift from the team's budget"),
+                        match shared {
+                            // A `let` several retries share.
+                            Some(name) => format!("retry policy `{name}` is built with {how} here, outside the retry module, and shared by the retries below: copies of a policy drift from the team's budget"),
+                            None => format!("retry policy built with {how} here, outside the retry module: copies of a policy drift from the team's budget"),
+                        },
                     )
                     .with_label(ctx.file, inline.span, "used here")
                     .with_help(name_policy_help(ctx, site.library)),

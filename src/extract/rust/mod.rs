@@ -17,7 +17,9 @@ mod helpers;
 mod items;
 mod macros;
 mod paths;
+mod shared;
 mod sites;
+mod stepped;
 mod units;
 
 use builders::tail;
@@ -150,8 +152,10 @@ pub(super) fn extract(facts: &mut FileFacts, text: &[u8], tree: &Tree) {
         facts,
         containers: Vec::new(),
         module: Vec::new(),
+        scanned: 0,
     };
     walk.node(root, 0);
+    shared::mark_shared_locals(&mut facts.retry_sites);
     // Calls inside a retried unit are followed into the file's functions; a file that
     // retries nothing needs none.
     if !facts.retry_sites.is_empty() || !facts.rust_helper_calls.is_empty() {
@@ -217,6 +221,9 @@ pub(super) fn extract(facts: &mut FileFacts, text: &[u8], tree: &Tree) {
             with_defaults,
         });
     }
+    let called = rx.called_policies(root, &facts.rust_policies);
+    facts.rust_stepped.extend(called);
+    stepped::without_sites(facts);
 }
 
 /// Whether an item is test code, which is not held to the policy (a test retries a flaky

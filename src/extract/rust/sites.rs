@@ -4,12 +4,23 @@
 use super::*;
 use crate::facts::{OpKind, Unit};
 
+/// How many calls deep a `backoff` operation's classification is followed.
+const MAX_CLASSIFY_DEPTH: usize = 3;
+
+/// Whether a function body mentions backoff's permanent errors (its own text).
+fn mentions_permanent(rx: &Rx, body: Node) -> bool {
+    let text = rx.text_of(body);
+    text.contains("permanent") || text.contains("Permanent")
+}
+
 /// The walk over the tree that finds retry sites, with the scopes around them.
 pub(super) struct Walk<'a, 't, 'f> {
     pub(super) rx: &'a Rx<'t>,
     pub(super) facts: &'f mut FileFacts,
     pub(super) containers: Vec<Container>,
     pub(super) module: Vec<String>,
+    /// Nodes looked at so far for the uses of stepped policies (`stepped`), bounded per file.
+    pub(super) scanned: usize,
 }
 
 impl<'t> Walk<'_, 't, '_> {
@@ -25,12 +36,18 @@ impl<'t> Walk<'_, 't, '_> {
             return;
         }
         let pushed = self.enter(node);
-        if node.kind_str() == "call_expression" {
-            let sites = self.facts.retry_sites.len();
-            self.call(node);
-            if self.facts.retry_sites.len() == sites {
-                self.helper_call(node);
+        match node.kind_str() {
+            "call_expression" => {
+                let sites = self.facts.retry_sites.len();
+                self.call(node);
+                if self.facts.retry_sites.len() == sites {
+                    self.helper_call(node);
+                }
             }
+            // Policies whose delays the code uses itself (`stepped`).
+            "let_declaration" => self.stepped_let(node),
+            "field_initializer" => self.stepped_field(node),
+            _ => {}
         }
         let mut cursor = node.walk();
         for child in node.named_children(&mut cursor) {
@@ -201,7 +218,13 @@ impl<'t> Walk<'_, 't, '_> {
             },
             _ => None,
         };
-        let value = rx.eval(policy_arg, &self.module, None, 0);
+        // A local's policy is the value it is bound to (`b.clone()` is `b`'s builder).
+        let value = rx.eval(
+            if local.is_some() { stripped } else { policy_arg },
+            &self.module,
+            None,
+            0,
+        );
         // `job.retry(3)`: a number is not a builder, so this is some other `.retry`.
         if lib == Library::Backon && matches!(value, Val::Arg(_)) {
             return;
@@ -268,6 +291,7 @@ impl<'t> Walk<'_, 't, '_> {
                 arg: span(policy_arg),
                 chain,
                 local,
+                shared: false,
             }),
             predicate,
             containers: self.containers.clone(),
@@ -344,21 +368,32 @@ impl<'t> Walk<'_, 't, '_> {
             },
             _ => return None,
         };
-        let mentions_permanent = |n: Node| {
-            let text = rx.text_of(n);
-            text.contains("permanent") || text.contains("Permanent")
-        };
-        if mentions_permanent(body) {
+        let mut seen = Vec::new();
+        self.body_classifies(body, 0, &mut seen)
+    }
+
+    /// [`Self::backoff_classifies`] of an operation's (or a function's) body: it returns
+    /// `backoff::Error::permanent(…)` for some errors, or (the operation itself) builds every
+    /// error as `transient(…)` with no `?`, or calls a function of the crate that returns a
+    /// permanent error — followed by
+    /// name up to [`MAX_CLASSIFY_DEPTH`] calls deep (`try_proxy(…)` whose tail is
+    /// `handle_response(response)`, which returns `Error::Permanent` for 4xx).
+    fn body_classifies(&self, body: Node<'t>, depth: usize, seen: &mut Vec<usize>) -> Option<bool> {
+        let rx = self.rx;
+        seen.push(body.id());
+        let text = rx.text_of(body);
+        if mentions_permanent(rx, body) {
             return Some(true);
         }
         // An operation that builds each of its errors as `backoff::Error::transient(…)` and
         // has no `?` classifies every error it can return: a wait for a condition ("not there
         // yet") is transient by choice, not by `From`.
-        let text = rx.text_of(body);
-        if (text.contains("transient(") || text.contains("Transient")) && !has_try(body) {
+        // Only the operation's own: a function it calls that makes every error transient
+        // (`.map_err(to_transient)`) classifies nothing.
+        if depth == 0 && (text.contains("transient(") || text.contains("Transient")) && !has_try(body) {
             return Some(true);
         }
-        // Same-file functions the operation calls may classify for it.
+        // Functions of the crate the operation calls may classify for it.
         let mut unknown = false;
         let mut found = false;
         let mut cursor = body.walk();
@@ -387,7 +422,15 @@ impl<'t> Walk<'_, 't, '_> {
                         continue;
                     }
                     match rx.item_of_path(&path, &self.module).and_then(|i| i.body) {
-                        Some(body) => found |= mentions_permanent(body),
+                        Some(callee) if seen.contains(&callee.id()) => {}
+                        Some(callee) if depth < MAX_CLASSIFY_DEPTH => {
+                            match self.body_classifies(callee, depth + 1, seen) {
+                                Some(true) => found = true,
+                                Some(false) => {}
+                                None => unknown = true,
+                            }
+                        }
+                        Some(callee) => found |= mentions_permanent(rx, callee),
                         None => unknown |= rx.in_crate(&path),
                     }
                 }

@@ -232,6 +232,15 @@ impl<'t> Rx<'t> {
                     },
                     // reqwest's `send` sends the request the chain built: the request is the op.
                     "send" if self.chain_has_http_method(receiver) => return None,
+                    // `let req = || client.get(url)…; req().send()`: the request the local
+                    // closure builds is the op.
+                    "send" if self.called_closure_request(receiver).is_some() => {
+                        let (method, key) = self.called_closure_request(receiver)?;
+                        OpKind::Http {
+                            method,
+                            idempotency_key: key || self.chain_sets_idempotency_key(call),
+                        }
+                    }
                     _ => {
                         let text = collapse(self.text_of(receiver));
                         OpKind::Call {
@@ -433,6 +442,65 @@ impl<'t> Rx<'t> {
                     break 'walk;
                 }
             }
+        }
+        None
+    }
+
+    /// The request a local closure builds when `node` calls it (`req()` after
+    /// `let req = || client.get(url).header(…);`): its method, and whether it sets an
+    /// `Idempotency-Key` header.
+    fn called_closure_request(&self, node: Node<'t>) -> Option<(String, bool)> {
+        let node = match node.kind_str() {
+            "parenthesized_expression" => node.named_child(0)?,
+            _ => node,
+        };
+        if node.kind_str() != "call_expression" || !self.args(node).is_empty() {
+            return None;
+        }
+        let function = node.field("function").filter(|f| f.kind_str() == "identifier")?;
+        let Local::Let { value, .. } = self.local(function, self.text_of(function)) else {
+            return None;
+        };
+        if value.kind_str() != "closure_expression" {
+            return None;
+        }
+        let mut body = value.field("body")?;
+        // `|| { client.get(url) }`: the block's tail.
+        for _ in 0..4 {
+            if body.kind_str() != "block" {
+                break;
+            }
+            body = *named_children(body).last()?;
+        }
+        let method = self.chain_http_method(body)?;
+        let text = self.text_of(body).to_ascii_lowercase();
+        Some((
+            method,
+            text.contains("idempotency-key") || text.contains("idempotency_key"),
+        ))
+    }
+
+    /// The reqwest method (`post`) of the request builder chain `node`, when it has one.
+    fn chain_http_method(&self, node: Node<'t>) -> Option<String> {
+        let mut current = node;
+        for _ in 0..32 {
+            current = match current.kind_str() {
+                "call_expression" => {
+                    let function = current.field("function")?;
+                    if function.kind_str() == "field_expression" {
+                        let method = function.field("field").map(|f| self.text_of(f));
+                        if let Some(m) = method.filter(|m| HTTP_METHODS.contains(m)) {
+                            if self.args(current).len() == 1 {
+                                return Some(m.to_string());
+                            }
+                        }
+                    }
+                    function
+                }
+                "field_expression" => current.field("value")?,
+                "await_expression" | "try_expression" | "parenthesized_expression" => current.named_child(0)?,
+                _ => return None,
+            };
         }
         None
     }

@@ -1,0 +1,259 @@
+//! Policies whose delays the code uses itself, with no retry site: a builder or strategy bound
+//! to a `let` and stepped through by `next()` (greptimedb's `let mut backoff =
+//! ExponentialBuilder::default()…build();` then `backoff.next()` in a `loop`) or handed to a
+//! function; a builder stored in a struct field; a function returning one for other code to
+//! step (`fn latest_get_backoff() -> impl Iterator<Item = Duration>`). A policy is a policy
+//! however its delays are used: its defects are the same.
+//!
+//! A strategy iterated by a `for` loop is left alone: such a loop paces a poll and writes its
+//! own stop (an elapsed-time check), which is not the strategy's.
+
+use super::*;
+use crate::facts::RustStepped;
+
+/// Uses kept per policy.
+const MAX_USES: usize = 32;
+/// Nodes looked at for the uses of one binding.
+const MAX_SCAN: usize = 20_000;
+/// Nodes looked at for the uses of all the file's bindings: a function of thousands of
+/// builder `let`s stays linear (past it, a `let` no site is given is not judged).
+const MAX_SCAN_PER_FILE: usize = 200_000;
+
+impl<'t> Walk<'_, 't, '_> {
+    /// `let [mut] name = <builder>;` stepped by `name.next()` or handed to a call.
+    pub(super) fn stepped_let(&mut self, node: Node<'t>) {
+        let rx = self.rx;
+        let (Some(pattern), Some(value)) = (node.field("pattern"), node.field("value")) else {
+            return;
+        };
+        let pattern = match pattern.kind_str() {
+            "mut_pattern" => match named_children(pattern).first() {
+                Some(inner) => *inner,
+                None => return,
+            },
+            _ => pattern,
+        };
+        if pattern.kind_str() != "identifier" {
+            return;
+        }
+        let Some(chain) = self.library_chain(value) else {
+            return;
+        };
+        let Some(block) = rx.parents.of(node) else { return };
+        let name = rx.text_of(pattern);
+        let Some(uses) = self.uses_of(block, name, node.end_byte()) else {
+            return;
+        };
+        if uses.is_empty() {
+            return;
+        }
+        self.facts.rust_stepped.push(RustStepped {
+            name: name.to_string(),
+            name_span: span(pattern),
+            value: chain,
+            uses,
+            function: false,
+        });
+    }
+
+    /// `Runner { backoff: <builder>, … }`: a builder stored for the type's methods to use.
+    pub(super) fn stepped_field(&mut self, node: Node<'t>) {
+        let (Some(field), Some(value)) = (node.field("field"), node.field("value")) else {
+            return;
+        };
+        let Some(chain) = self.library_chain(value) else {
+            return;
+        };
+        self.facts.rust_stepped.push(RustStepped {
+            name: self.rx.text_of(field).to_string(),
+            name_span: span(field),
+            value: chain,
+            uses: Vec::new(),
+            function: false,
+        });
+    }
+
+    /// The builder chain `value` evaluates to when it starts at a retry library's constructor.
+    /// Only a chain written in `value` itself: one read from a field or another binding is
+    /// that one's policy.
+    fn library_chain(&self, value: Node<'t>) -> Option<RustChain> {
+        let chain = self.rx.chain(self.rx.eval(value, &self.module, None, 0))?;
+        let RustBase::New { ctor, via, .. } = &chain.base else {
+            return None;
+        };
+        // The constructor (`ExponentialBuilder::default`) or the helper is named here.
+        let named = via.as_deref().unwrap_or(ctor.split("::").next().unwrap_or(ctor));
+        self.rx.text_of(value).contains(named).then_some(chain)
+    }
+
+    /// Where `name` is used after `from` in `block`: `name.next()` and calls it is handed to
+    /// (`helper(name)`, `helper(name.clone())`, `helper(&mut name)`). `None` when a `for` loop
+    /// iterates it (a poll's pacing).
+    fn uses_of(&mut self, block: Node<'t>, name: &str, from: usize) -> Option<Vec<Span>> {
+        if self.scanned >= MAX_SCAN_PER_FILE {
+            return None;
+        }
+        let rx = self.rx;
+        let mut uses = Vec::new();
+        let mut cursor = block.walk();
+        let mut seen = 0;
+        'walk: loop {
+            let node = cursor.node();
+            seen += 1;
+            self.scanned += 1;
+            if seen > MAX_SCAN || uses.len() >= MAX_USES || self.scanned >= MAX_SCAN_PER_FILE {
+                break;
+            }
+            if node.start_byte() >= from && node.kind_str() == "identifier" && rx.text_of(node) == name {
+                match self.use_kind(node) {
+                    Use::Step(at) | Use::Handed(at) => uses.push(span(at)),
+                    Use::Loop => return None,
+                    Use::Other => {}
+                }
+            }
+            if node.end_byte() > from && cursor.goto_first_child() {
+                continue;
+            }
+            while !cursor.goto_next_sibling() {
+                if !cursor.goto_parent() || cursor.node() == block {
+                    break 'walk;
+                }
+            }
+        }
+        Some(uses)
+    }
+
+    fn use_kind(&self, ident: Node<'t>) -> Use<'t> {
+        let rx = self.rx;
+        let mut current = ident;
+        for _ in 0..6 {
+            let Some(parent) = rx.parents.of(current) else {
+                return Use::Other;
+            };
+            match parent.kind_str() {
+                "for_expression" if parent.field("value") == Some(current) => return Use::Loop,
+                "reference_expression" | "parenthesized_expression" => current = parent,
+                "field_expression" if parent.field("value") == Some(current) => {
+                    let method = parent.field("field").map(|f| rx.text_of(f));
+                    let call = rx.parents.of(parent).filter(|c| c.kind_str() == "call_expression");
+                    match (method, call) {
+                        (Some("next"), Some(call)) => return Use::Step(call),
+                        (Some("clone" | "to_owned"), Some(call)) => current = call,
+                        _ => return Use::Other,
+                    }
+                }
+                "arguments" => {
+                    return match rx.parents.of(parent) {
+                        Some(call) if call.kind_str() == "call_expression" => Use::Handed(call),
+                        _ => Use::Other,
+                    }
+                }
+                _ => return Use::Other,
+            }
+        }
+        Use::Other
+    }
+}
+
+enum Use<'t> {
+    /// `backoff.next()`: the code steps through the delays.
+    Step(Node<'t>),
+    /// `helper(backoff)`: handed to a call.
+    Handed(Node<'t>),
+    /// `for d in backoff`.
+    Loop,
+    Other,
+}
+
+impl<'t> Rx<'t> {
+    /// The file's functions without parameters that return a builder (its named policies),
+    /// with the calls of each in the file: a function other code calls for its delays.
+    pub(super) fn called_policies(&self, root: Node<'t>, policies: &[crate::facts::RustPolicy]) -> Vec<RustStepped> {
+        let mut out: Vec<RustStepped> = policies
+            .iter()
+            // Built here from a library's constructor (a function naming the retry module's
+            // policy is that policy).
+            .filter(|p| matches!(p.value.base, RustBase::New { .. }))
+            .filter(|p| self.item(&p.module, &p.name).is_some_and(|i| i.body.is_some()))
+            .map(|p| RustStepped {
+                name: p.name.clone(),
+                name_span: p.name_span,
+                value: p.value.clone(),
+                uses: Vec::new(),
+                function: true,
+            })
+            .collect();
+        if out.is_empty() {
+            return out;
+        }
+        let mut cursor = root.walk();
+        let mut seen = 0usize;
+        'walk: loop {
+            let node = cursor.node();
+            seen += 1;
+            if seen > MAX_SCAN * 10 {
+                break;
+            }
+            if node.kind_str() == "call_expression" && self.args(node).is_empty() {
+                if let Some(function) = node.field("function").filter(|f| f.kind_str() == "identifier") {
+                    let name = self.text_of(function);
+                    if let Some(policy) = out.iter_mut().find(|p| p.name == name) {
+                        if policy.uses.len() < MAX_USES {
+                            policy.uses.push(span(node));
+                        }
+                    }
+                }
+            }
+            if is_test_item(node, self.text) {
+                // Test code's calls are not uses.
+            } else if cursor.goto_first_child() {
+                continue;
+            }
+            while !cursor.goto_next_sibling() {
+                if !cursor.goto_parent() {
+                    break 'walk;
+                }
+            }
+        }
+        out.retain(|p| !p.uses.is_empty());
+        out
+    }
+}
+
+/// Keeps the stepped policies no retry site already holds: a `let` a site is given, a field
+/// a site's policy is read from, a function's calls inside a site's policy argument.
+pub(super) fn without_sites(facts: &mut FileFacts) {
+    let sites: Vec<(Span, Option<Span>, Option<Span>)> = facts
+        .retry_sites
+        .iter()
+        .filter_map(|site| match &site.policy {
+            PolicyArg::Rust(arg) => Some((
+                arg.arg,
+                arg.local.as_ref().map(|l| l.1),
+                arg.chain.as_ref().map(|c| c.span),
+            )),
+            _ => None,
+        })
+        .collect();
+    let inside = |at: Span| {
+        sites
+            .iter()
+            .any(|(arg, _, _)| arg.start <= at.start && at.end <= arg.end)
+    };
+    if facts.rust_stepped.is_empty() {
+        return;
+    }
+    // The `let`s and builders sites are given, looked up in one step each.
+    let held: std::collections::HashSet<Span> = sites
+        .iter()
+        .flat_map(|(_, local, chain)| [*local, *chain])
+        .flatten()
+        .collect();
+    facts.rust_stepped.retain_mut(|p| {
+        if held.contains(&p.name_span) || held.contains(&p.value.span) || inside(p.value.span) {
+            return false;
+        }
+        p.uses.retain(|u| !inside(*u));
+        !(p.function && p.uses.is_empty())
+    });
+}
