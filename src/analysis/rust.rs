@@ -215,12 +215,10 @@ pub fn stepped_policies<'a>(
         .iter()
         .filter(|s| !(s.function && named.contains(&s.name_span)))
         .filter_map(|stepped| {
-            let mut partial = false;
-            let (state, problems) = state_with(index, file, &stepped.value, 0, Some(&mut partial));
+            let mut mask = Mask::default();
+            let (state, problems) = state_with(index, file, &stepped.value, 0, Some(&mut mask));
             let mut found = evaluated(&stepped.value, state, problems)?;
-            if partial {
-                found.0 = only_jitter(found.0);
-            }
+            found.0 = mask.apply(found.0);
             Some((stepped, found))
         })
         .collect()

@@ -156,6 +156,7 @@ fn helper_site(call: &RustHelperCall, helper: &RustHelper) -> RetrySite {
             arg: strategy.span,
             chain: strategy.chain.clone(),
             local: strategy.local.clone(),
+            shared: false,
         }),
         // The helper builds its strategy itself: judged there, once.
         None => PolicyArg::Unknown,
