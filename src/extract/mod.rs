@@ -441,15 +441,15 @@ pub(crate) fn unparsed_note(language: Language, text: &[u8]) -> String {
             "skipped: more than {DEEP_NESTING} tags in a row (`<a><a>…`), which retrylint does not parse (the \
              parser's error recovery is unbounded there)"
         )
-    } else if code && operands_missing(text, language == Language::Rust) {
-        "skipped: operators miss their operands in nests the parser's error recovery cannot bound (`!,!,…`, \
-         `&;&;…`), which retrylint does not parse"
-            .to_string()
     } else if deep_and_broken(text) {
         format!(
             "skipped: brackets nest more than {DEEP_NESTING} deep and do not match, which retrylint does not \
              parse (the parser's error recovery is unbounded there)"
         )
+    } else if code && operands_missing(text, language == Language::Rust) {
+        "skipped: operators miss their operands in nests the parser's error recovery cannot bound (`!,!,…`, \
+         `&;&;…`), which retrylint does not parse"
+            .to_string()
     } else {
         "skipped: the parser gave up on this file".to_string()
     }
