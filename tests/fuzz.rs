@@ -1,6 +1,7 @@
 //! Fuzzers, seeded and dependency-free: token soup for TypeScript (Effect, `Schedule`, retry
 //! options), Rust (backon, tokio-retry, the unfolded macros), SQL (lease statements) and
-//! JSON/YAML (RS2 keys, anchors and aliases, deep nesting), and mutations of the files under
+//! JSON/YAML (RS2 keys, anchors and aliases, deep nesting), broken prefix chains in each (`&,&,…`,
+//! `typeof }typeof }…`, `[,[,…`), and mutations of the files under
 //! `fixtures/` (byte flips, truncation, splicing, duplicated lines, nesting).
 //!
 //! Inputs go in batches through the real binary (`check` on a temporary project of many
@@ -512,12 +513,24 @@ const MAX_SOUP: usize = 40_000;
 /// `count` tokens of `tokens`, with now and then a run of one opener (deep nesting), and the
 /// text cut short now and then (half-typed code).
 fn soup(rng: &mut Rng, tokens: &[&str], openers: &[&str], count: usize) -> String {
+    soup_with(rng, tokens, openers, &[], count)
+}
+
+/// [`soup`], with now and then a broken prefix chain too: a run of one operator of `prefixes`
+/// followed each time by one of [`BREAKERS`] (`&,&,&,…`, `typeof }typeof }…`), the shapes on
+/// which tree-sitter's error recovery is super-linear (`examples/deep_prefix.rs`).
+fn soup_with(rng: &mut Rng, tokens: &[&str], openers: &[&str], prefixes: &[&str], count: usize) -> String {
     let mut out = String::new();
     for _ in 0..count {
         if out.len() > MAX_SOUP {
             break;
         }
-        if rng.chance(2) {
+        if !prefixes.is_empty() && rng.chance(2) {
+            let unit = format!("{}{}", rng.word(prefixes), rng.word(BREAKERS));
+            let room = (MAX_SOUP - out.len()) / unit.len();
+            let run = (*rng.pick(&[3, 40, 300, 2000])).min(room.max(1));
+            out.push_str(&unit.repeat(run));
+        } else if rng.chance(2) {
             let opener = rng.pick(openers);
             let room = (MAX_SOUP - out.len()) / (2 * opener.len());
             let depth = (*rng.pick(&[50, 300, 1500, 4000])).min(room.max(1));
@@ -542,6 +555,20 @@ fn soup(rng: &mut Rng, tokens: &[&str], openers: &[&str], count: usize) -> Strin
     }
     out
 }
+
+/// What breaks a prefix chain: a token no operand starts with, or a closer of another kind.
+const BREAKERS: &[&str] = &[",", ";", ")", "]", "}", "?", ":", "=", " "];
+
+/// Operators that want an operand, in TypeScript.
+const TS_PREFIXES: &[&str] = &[
+    "!", "-", "+", "~", "typeof ", "void ", "await ", "delete ", "new ", "a = ", "a ** ", "() => ", "x += ", "(", "[",
+    "<a>", "`${",
+];
+
+/// Operators that want an operand, in Rust.
+const RUST_PREFIXES: &[&str] = &[
+    "&", "*", "-", "!", "&mut ", "&&", "|| ", "move || ", "a = ", "(", "[", "m!(", "Vec<",
+];
 
 fn closing(c: char) -> Option<char> {
     Some(match c {
@@ -669,7 +696,7 @@ fn typescript(rng: &mut Rng, batch: &mut Batch) {
         if rng.chance(80) {
             text.push_str(TS_TOKENS[0]);
         }
-        text.push_str(&soup(rng, TS_TOKENS, TS_OPENERS, count));
+        text.push_str(&soup_with(rng, TS_TOKENS, TS_OPENERS, TS_PREFIXES, count));
         let (dir, ext) = *rng.pick(&[
             ("src", "ts"),
             ("src", "ts"),
@@ -784,7 +811,7 @@ fn rust(rng: &mut Rng, batch: &mut Batch) {
         if rng.chance(80) {
             text.push_str(RUST_TOKENS[0]);
         }
-        text.push_str(&soup(rng, RUST_TOKENS, RUST_OPENERS, count));
+        text.push_str(&soup_with(rng, RUST_TOKENS, RUST_OPENERS, RUST_PREFIXES, count));
         // A half-typed macro at the very end, as an editor sees it.
         if rng.chance(25) {
             text.push_str(rng.word(&[
@@ -1065,6 +1092,11 @@ fn json_yaml(rng: &mut Rng, batch: &mut Batch) {
                         "[".repeat(n),
                         "]".repeat(n)
                     );
+                } else if rng.chance(10) {
+                    // Flow collections that never close, broken at every level (`[,[,[,…`).
+                    let unit = format!("{}{}", rng.word(&["[", "{", "{\"a\": ", "[1 "]), rng.word(BREAKERS));
+                    let n = *rng.pick(&[100, 2000, 12000]);
+                    text = format!("{{\"retry\": {{\"maxAttempts\": 3, \"x\": {}", unit.repeat(n));
                 }
                 ("json", text)
             }
@@ -1174,7 +1206,9 @@ fn mutate(rng: &mut Rng, bytes: &[u8], other: &[u8]) -> Vec<u8> {
                 }
             }
             4 => {
-                let opener = rng.pick(&["(", "[", "{", "  ", "- ", ".pipe(", "join!("]);
+                let opener = rng.pick(&[
+                    "(", "[", "{", "  ", "- ", ".pipe(", "join!(", "&,", "!}", "typeof ;", "[)",
+                ]);
                 let run = opener.repeat(*rng.pick(&[10, 200, 3000]));
                 out.splice(at..at, run.bytes());
             }

@@ -391,3 +391,163 @@ fn thousands_of_tags_in_a_row_are_a_note_not_a_quadratic_parse() {
         "{notes:#?}"
     );
 }
+
+/// Broken prefix chains on which tree-sitter's error recovery is super-linear: each unit is
+/// an operator whose operand is missing (`&,`), or a closer of another kind (`[)`), so every
+/// error is recovered inside all the ones before it. `examples/deep_prefix.rs` measures them:
+/// in a release build, `&,` took 9.6 s at 1 KB, `!}` 10 s at 1 KB, `void ,` over 10 s at 16 KB,
+/// `json [,` 4 s at 256 KB. The sizes here take seconds each before the guard.
+const BROKEN_CHAINS: &[(&str, &str, &str, usize)] = &[
+    ("src/and_comma.rs", "fn f() { let x = ", "&,", 1_000),
+    ("src/deref_paren.rs", "fn f() { let x = ", "*)", 1_000),
+    ("src/neg_brace.rs", "fn f() { let x = ", "-}", 1_000),
+    ("src/ref_mut.rs", "fn f() { let x = ", "&mut ,", 2_000),
+    ("src/and_try.rs", "fn f() { let x = ", "&?", 3_000),
+    ("src/crossed.rs", "fn f() { let x = ", "[)", 32_000),
+    ("src/macro_crossed.rs", "fn f() { ", "m!(]", 32_000),
+    ("src/not_brace.ts", "export const x = ", "!}", 1_000),
+    ("src/not_comma.ts", "export const x = ", "!,", 4_000),
+    ("src/typeof.ts", "export const x = ", "typeof }", 2_000),
+    ("src/void.ts", "export const x = ", "void ,", 12_000),
+    ("src/await.ts", "export const x = ", "await }", 2_000),
+    ("src/delete.ts", "export const x = ", "delete }", 2_000),
+    ("src/assign.ts", "export const x = ", "a = }", 2_000),
+    ("src/pow.ts", "export const x = ", "a ** }", 2_000),
+    ("src/arrow.ts", "export const x = ", "() => ;", 8_000),
+    ("src/not_brace.tsx", "export const x = ", "!}", 1_000),
+    (
+        "src/arrays.json",
+        "{\"retry\": {\"maxAttempts\": 3}, \"x\": ",
+        "[,",
+        256_000,
+    ),
+    ("src/flow.yaml", "retry:\n  maxAttempts: 3\nx: ", "[a: ", 256_000),
+];
+
+/// The chain's file text, about `bytes` long, after what makes retrylint read the file (a
+/// retry library imported).
+fn broken_chain(head: &str, unit: &str, bytes: usize) -> String {
+    let import = if head.starts_with("fn") {
+        "use backon::Retryable;\n"
+    } else if head.starts_with("export") {
+        &format!("{HEADER}{RETRY}")
+    } else {
+        ""
+    };
+    format!("{import}{head}{}", unit.repeat(bytes / unit.len()))
+}
+
+#[test]
+fn broken_prefix_chains_are_a_note_not_seconds_of_parse() {
+    let texts: Vec<(&str, String)> = BROKEN_CHAINS
+        .iter()
+        .map(|(path, head, unit, bytes)| (*path, broken_chain(head, unit, *bytes)))
+        .collect();
+    let mut files: Vec<(&str, &str)> = texts.iter().map(|(p, t)| (*p, t.as_str())).collect();
+    files.push(("retrylint.toml", "max-file-size = 1000000\n"));
+    let dir = common::project(&files);
+    let started = Instant::now();
+    let (code, report) = check_within(dir.path(), Duration::from_secs(30));
+    eprintln!("{} files in {:?}", texts.len(), started.elapsed());
+    assert_eq!(code, 0, "{report:#}");
+    let notes = report["notes"].as_array().expect("notes");
+    for (path, _) in &texts {
+        assert!(
+            notes.iter().any(|n| n["path"] == *path
+                && n["message"]
+                    .as_str()
+                    .is_some_and(|m| m.starts_with("skipped:")
+                        && (m.contains("miss their operands") || m.contains("do not match")))),
+            "{path}: {notes:#?}"
+        );
+    }
+}
+
+#[test]
+fn the_language_server_answers_on_broken_prefix_chains() {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let dir = common::project(&[("retrylint.toml", "")]);
+    let mut child = common::bin()
+        .arg("lsp")
+        .current_dir(dir.path())
+        .env("RETRYLINT_NO_CACHE", "1")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("retrylint lsp starts");
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (sender, answers) = std::sync::mpsc::channel::<serde_json::Value>();
+    std::thread::spawn(move || {
+        let mut reader = BufReader::new(stdout);
+        loop {
+            let mut length = 0;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                    return;
+                }
+                match line.trim_end() {
+                    "" => break,
+                    header => {
+                        if let Some(value) = header.strip_prefix("Content-Length: ") {
+                            length = value.parse().unwrap_or(0);
+                        }
+                    }
+                }
+            }
+            let mut body = vec![0; length];
+            if reader.read_exact(&mut body).is_err() {
+                return;
+            }
+            let Ok(value) = serde_json::from_slice(&body) else {
+                return;
+            };
+            if sender.send(value).is_err() {
+                return;
+            }
+        }
+    });
+    let mut send = |message: serde_json::Value| {
+        let body = message.to_string();
+        write!(stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+        stdin.flush().unwrap();
+    };
+    let root = format!("file://{}", dir.path().display());
+    send(serde_json::json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": { "processId": null, "rootUri": root, "capabilities": {} } }));
+    send(serde_json::json!({ "jsonrpc": "2.0", "method": "initialized", "params": {} }));
+    let started = Instant::now();
+    let mut id = 0;
+    for (path, head, unit, bytes) in BROKEN_CHAINS
+        .iter()
+        .filter(|(p, ..)| p.ends_with(".rs") || p.ends_with(".ts"))
+    {
+        // The sizes that took seconds each; the editor sees them half-typed, as they are.
+        let uri = format!("file://{}", dir.path().join(path).display());
+        let language = if path.ends_with(".rs") { "rust" } else { "typescript" };
+        let text = broken_chain(head, unit, (*bytes).min(4_000));
+        send(serde_json::json!({ "jsonrpc": "2.0", "method": "textDocument/didOpen",
+            "params": { "textDocument": { "uri": uri, "languageId": language, "version": 1, "text": text } } }));
+        id += 1;
+        let position = serde_json::json!({ "line": 0, "character": 3 });
+        send(
+            serde_json::json!({ "jsonrpc": "2.0", "id": id, "method": "textDocument/codeAction",
+            "params": { "textDocument": { "uri": uri }, "range": { "start": position, "end": position },
+                        "context": { "diagnostics": [] } } }),
+        );
+    }
+    let deadline = started + Duration::from_secs(30);
+    let answered = loop {
+        match answers.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            Ok(message) if message.get("method").is_none() && message["id"] == id => break true,
+            Ok(_) => {}
+            Err(_) => break false,
+        }
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(answered, "no answer to the last request within 30 s");
+    eprintln!("{id} files opened and answered in {:?}", started.elapsed());
+}

@@ -60,7 +60,7 @@ pub fn parse(language: Language, text: &[u8]) -> Option<Tree> {
                 .expect("grammar matches the tree-sitter version");
             parser
         });
-        if deep_and_broken(text) {
+        if deep_and_broken(text) || operands_missing(text, language == Language::Rust) {
             return None;
         }
         parser.parse(text, None)
@@ -78,7 +78,7 @@ pub(crate) const DEEP_NESTING: usize = 256;
 /// Whether `text`'s brackets nest past [`DEEP_NESTING`] and do not match: a closer of
 /// another kind, one too many, or brackets left open at the end. Brackets in strings and
 /// comments count too, which can only send a deep file to the note.
-fn deep_and_broken(text: &[u8]) -> bool {
+pub(crate) fn deep_and_broken(text: &[u8]) -> bool {
     if long_tag_run(text) {
         return true;
     }
@@ -137,8 +137,305 @@ fn long_tag_run(text: &[u8]) -> bool {
     false
 }
 
+/// How much error recovery [`operands_missing`] lets a file cost before it is not parsed.
+///
+/// tree-sitter's error recovery is super-linear in the depth of what it holds open when the
+/// errors come: a prefix operator whose operand is missing (`&,&,&,…` in Rust, `!}!}!}…`,
+/// `typeof ,…`, `a = }a = }…`, `() => ;…` in TypeScript) or a closer of another kind (`[)[)…`)
+/// leaves the construct open, the next one nests inside it, and each error is recovered at a
+/// greater depth. 512 of `&,` (1 KB) took 9.6 s to parse in a release build and 1,024 of them
+/// minutes; 64 took 0.15 s. Each error costs one per bracket level and operator left open
+/// around it, so the budget is spent by about 45 errors nested in one another, or by about
+/// 1,000 apart (whose recovery is linear but slow: 80 ms a kilobyte). Real code costs little:
+/// at most 99 over the Effect repository's 1,462 TypeScript files and 449 (syn's `op.rs`, a
+/// file of `Token![…]` macros) over 5,255 Rust files of crates.io sources; a half-typed line
+/// costs a few.
+pub const RECOVERY_BUDGET: usize = 1024;
+
+/// Whether the errors in `text` cost tree-sitter's recovery past [`RECOVERY_BUDGET`]. An error
+/// here is an operator that wants
+/// an operand — a prefix one where an operand may start (`!` `-` `+` `~` `&` `*` `&&` `||`,
+/// `typeof` `void` `await` `delete` `new`), or one whose right side nests (`=` and its compound
+/// forms, `**`, `=>`) — followed by a token no operand starts with (`,` `;` `:` `?` a closer,
+/// an assignment, the end of the file), or a closer that closes nothing or another bracket. A
+/// linear scan of the tokens (strings, comments and regular expressions skipped): it can
+/// over-count on broken text only.
+fn operands_missing(text: &[u8], rust: bool) -> bool {
+    operand_recovery_cost(text, rust, RECOVERY_BUDGET) > RECOVERY_BUDGET
+}
+
+/// The cost [`operands_missing`] measures, counted until it passes `stop` (public for
+/// `examples/deep_prefix.rs`, which measures it over a corpus).
+pub fn operand_recovery_cost(text: &[u8], rust: bool, stop: usize) -> usize {
+    // The brackets open (their closer; the file's level first, closed by nothing) and the
+    // operators left open at each level, and their sum.
+    let mut open: Vec<(u8, usize)> = vec![(0, 0)];
+    let mut total = 0usize;
+    let mut cost = 0usize;
+    // Whether the last token ends an operand (`x`, `1`, `)`, a string): what follows is then
+    // a binary or postfix operator, not a prefix one.
+    let mut after_operand = false;
+    // An operator that needs an operand was the last token.
+    let mut wanting = false;
+    // The last token was `.`, `?.` or `::`: a member name follows (`x.await`, `a::*`).
+    let mut member = false;
+    // The last token's text (a word's or a string's stands for itself).
+    let mut previous: &[u8] = b"";
+    let mut i = 0;
+    let n = text.len();
+    while i < n {
+        let c = text[i];
+        // Whitespace; a line break after an operand ends a statement (semicolons are optional).
+        if c.is_ascii_whitespace() {
+            if c == b'\n' && after_operand && !wanting {
+                let top = open.len() - 1;
+                total -= open[top].1;
+                open[top].1 = 0;
+            }
+            i += 1;
+            continue;
+        }
+        // Comments.
+        if c == b'/' && text.get(i + 1) == Some(&b'/') {
+            i = memchr::memchr(b'\n', &text[i..]).map_or(n, |p| i + p);
+            continue;
+        }
+        if c == b'/' && text.get(i + 1) == Some(&b'*') {
+            i = memchr::memmem::find(&text[i + 2..], b"*/").map_or(n, |p| i + 2 + p + 2);
+            continue;
+        }
+        let start = i;
+        // What the token is: an operand, an operator that wants one, an opener, a closer, or
+        // something else (a separator, a binary operator that does not nest).
+        enum Token {
+            Operand,
+            Modifier,
+            Wants,
+            Open,
+            Close,
+            Separator,
+            Other,
+        }
+        let token = if c.is_ascii_alphanumeric() || c == b'_' || c == b'$' || c >= 0x80 {
+            while i < n && (text[i].is_ascii_alphanumeric() || text[i] == b'_' || text[i] == b'$' || text[i] >= 0x80) {
+                i += 1;
+            }
+            let word = &text[start..i];
+            // A key or a member (`{ delete: f }`, `new?: boolean`) is a name, not an operator.
+            let key = text[i..]
+                .iter()
+                .find(|b| !matches!(b, b' ' | b'\t'))
+                .is_some_and(|b| matches!(b, b':' | b'?'));
+            let hashes = text[i..].iter().take_while(|b| **b == b'#').count();
+            if rust && matches!(word, b"r" | b"br" | b"cr") && text.get(i + hashes) == Some(&b'"') {
+                // A raw string, to its quote and as many `#`.
+                let mut close = vec![b'"'];
+                close.extend(std::iter::repeat_n(b'#', hashes));
+                let body = i + hashes + 1;
+                i = memchr::memmem::find(&text[body..], &close).map_or(n, |p| body + p + close.len());
+                Token::Operand
+            } else if member || key {
+                Token::Operand
+            } else if rust && matches!(word, b"mut" | b"move" | b"dyn" | b"ref") {
+                Token::Modifier
+            } else if !rust && !after_operand && matches!(word, b"typeof" | b"await" | b"delete" | b"new") {
+                Token::Wants
+            } else if !rust && !after_operand && word == b"void" {
+                // `void` is a type after `:`, `<`, `,`, `[`, `(`, `|`, `&` or `=>` (`Promise<void>`,
+                // `Effect<A, E, void>`); a separator skipped as an error is no such token.
+                if matches!(previous, b":" | b"<" | b"," | b"[" | b"(" | b"|" | b"&" | b"=>") {
+                    Token::Operand
+                } else {
+                    Token::Wants
+                }
+            } else {
+                Token::Operand
+            }
+        } else if c == b'"' || c == b'`' || (c == b'\'' && !rust) {
+            // A string, to its end or the line's (a template literal to its closing backtick).
+            i += 1;
+            // Rust's strings span lines; TypeScript's other than templates do not.
+            while i < n && text[i] != c && (c == b'`' || rust || text[i] != b'\n') {
+                i += if text[i] == b'\\' { 2 } else { 1 };
+            }
+            i = (i + 1).min(n);
+            Token::Operand
+        } else if c == b'\'' {
+            // Rust: a lifetime or a character.
+            i += 1;
+            if text.get(i + 1) == Some(&b'\'') || text.get(i) == Some(&b'\\') {
+                while i < n && text[i] != b'\'' && text[i] != b'\n' {
+                    i += if text[i] == b'\\' { 2 } else { 1 };
+                }
+                i = (i + 1).min(n);
+            } else {
+                while i < n && (text[i].is_ascii_alphanumeric() || text[i] == b'_') {
+                    i += 1;
+                }
+            }
+            Token::Operand
+        } else {
+            // Punctuation, longest first.
+            let rest = &text[i..];
+            let len = [
+                &b">>>="[..],
+                b"**=",
+                b"<<=",
+                b">>=",
+                b"&&=",
+                b"||=",
+                b"??=",
+                b"===",
+                b"!==",
+                b"...",
+                b"..=",
+                b"=>",
+                b"->",
+                b"==",
+                b"!=",
+                b"<=",
+                b">=",
+                b"&&",
+                b"||",
+                b"??",
+                b"?.",
+                b"**",
+                b"++",
+                b"--",
+                b"+=",
+                b"-=",
+                b"*=",
+                b"/=",
+                b"%=",
+                b"&=",
+                b"|=",
+                b"^=",
+                b"::",
+                b"..",
+                b"<<",
+            ]
+            .iter()
+            .find(|op| rest.starts_with(op))
+            .map_or(1, |op| op.len());
+            i += len;
+            let op = &rest[..len];
+            if op == b"/" && !after_operand && !member {
+                // A regular expression, to its closing `/` (not in a class) or the line's end.
+                let mut class = false;
+                while i < n && text[i] != b'\n' && (class || text[i] != b'/') {
+                    match text[i] {
+                        b'\\' => i += 1,
+                        b'[' => class = true,
+                        b']' => class = false,
+                        _ => {}
+                    }
+                    i += 1;
+                }
+                i = (i + 1).min(n);
+                previous = b"x";
+                member = false;
+                after_operand = true;
+                wanting = false;
+                continue;
+            }
+            match op {
+                b"(" | b"[" | b"{" => Token::Open,
+                b")" | b"]" | b"}" => Token::Close,
+                b"," | b";" | b":" | b"?" => Token::Separator,
+                // In a Rust macro's pattern, `,*` and `,+` repeat (`$($x:expr),*`).
+                b"*" | b"+" if rust && start > 1 && &text[start - 2..start] == b")," => Token::Other,
+                b"!" | b"~" | b"-" | b"+" | b"&" | b"*" | b"&&" | b"||" if !after_operand && !member => Token::Wants,
+                b"=" | b"**" | b"=>" => Token::Wants,
+                _ if op.len() == 2 && op[1] == b'=' && !matches!(op, b"==" | b"!=" | b"<=" | b">=") => Token::Wants,
+                _ if op.ends_with(b"=") && op.len() == 3 && !matches!(op, b"===" | b"!==") => Token::Wants,
+                _ => Token::Other,
+            }
+        };
+        member = matches!(&text[start..i], b"." | b"?." | b"::");
+        let skipped = wanting && matches!(token, Token::Separator);
+        if !skipped {
+            previous = &text[start..i];
+        }
+        // A separator, closer or the end where an operand was wanted: one missing, recovered
+        // with every operator left open around it.
+        // An assignment or arrow where an operand was wanted is one missing too (`&mut =`).
+        let assigns = matches!(token, Token::Wants) && matches!(&text[start..i], b"=" | b"=>")
+            || (text[start..i].len() >= 2
+                && text[i - 1] == b'='
+                && !matches!(&text[start..i], b"==" | b"!=" | b"<=" | b">=" | b"===" | b"!=="));
+        let missing = wanting && (matches!(token, Token::Separator | Token::Close) || assigns);
+        if missing {
+            cost += open.len() + total;
+            if cost > stop {
+                return cost;
+            }
+        }
+        match token {
+            Token::Operand => {
+                after_operand = true;
+                wanting = false;
+            }
+            Token::Modifier => {}
+            Token::Wants => {
+                let top = open.len() - 1;
+                open[top].1 += 1;
+                total += 1;
+                after_operand = false;
+                wanting = true;
+            }
+            Token::Open => {
+                open.push((
+                    match c {
+                        b'(' => b')',
+                        b'[' => b']',
+                        _ => b'}',
+                    },
+                    0,
+                ));
+                after_operand = false;
+                wanting = false;
+            }
+            Token::Close => {
+                if open.len() > 1 && open[open.len() - 1].0 == c {
+                    total -= open.pop().map_or(0, |(_, pending)| pending);
+                    after_operand = true;
+                    wanting = false;
+                } else if !missing {
+                    // A closer that closes nothing, or another bracket, is skipped like a missing
+                    // operand, and what it did not close stays open.
+                    cost += open.len() + total;
+                    if cost > stop {
+                        return cost;
+                    }
+                }
+            }
+            Token::Separator => {
+                // Skipped where an operand was wanted; otherwise it ends what was open here.
+                if !missing {
+                    let top = open.len() - 1;
+                    total -= open[top].1;
+                    open[top].1 = 0;
+                    after_operand = false;
+                }
+            }
+            Token::Other => {
+                after_operand = false;
+                wanting = false;
+            }
+        }
+    }
+    if wanting {
+        cost += open.len() + total;
+    }
+    cost
+}
+
 /// Why `parse` gave no tree for `text`, for the file's note.
-pub(crate) fn unparsed_note(text: &[u8]) -> String {
+pub(crate) fn unparsed_note(language: Language, text: &[u8]) -> String {
+    let code = matches!(
+        language,
+        Language::TypeScript | Language::Tsx | Language::JavaScript | Language::Svelte | Language::Vue | Language::Rust
+    );
     if long_tag_run(text) {
         format!(
             "skipped: more than {DEEP_NESTING} tags in a row (`<a><a>…`), which retrylint does not parse (the \
@@ -149,6 +446,10 @@ pub(crate) fn unparsed_note(text: &[u8]) -> String {
             "skipped: brackets nest more than {DEEP_NESTING} deep and do not match, which retrylint does not \
              parse (the parser's error recovery is unbounded there)"
         )
+    } else if code && operands_missing(text, language == Language::Rust) {
+        "skipped: operators miss their operands in nests the parser's error recovery cannot bound (`!,!,…`, \
+         `&;&;…`), which retrylint does not parse"
+            .to_string()
     } else {
         "skipped: the parser gave up on this file".to_string()
     }
@@ -341,7 +642,7 @@ fn extract_unguarded(
                     }
                     unread::note_unread(&mut facts, text, &tree);
                 }
-                None => facts.note(None, unparsed_note(text)),
+                None => facts.note(None, unparsed_note(language, text)),
             }
         }
         Language::Sql => sql_text::sql_file(&mut facts, text),
@@ -391,6 +692,75 @@ pub(crate) fn step_past(cursor: &mut tree_sitter::TreeCursor, root: tree_sitter:
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn cost(text: &str, rust: bool) -> usize {
+        operand_recovery_cost(text.as_bytes(), rust, usize::MAX)
+    }
+
+    #[test]
+    fn operators_missing_their_operands_in_a_nest_are_not_parsed() {
+        // Each shape took seconds to minutes of error recovery at a few kilobytes.
+        for (unit, rust) in [
+            ("&,", true),
+            ("&;", true),
+            ("*)", true),
+            ("-}", true),
+            ("&mut ,", true),
+            ("&?", true),
+            ("&mut =", true),
+            ("[)", true),
+            ("m!(]", true),
+            ("!,", false),
+            ("!}", false),
+            ("-;", false),
+            ("typeof ,", false),
+            ("void }", false),
+            ("await ;", false),
+            ("delete }", false),
+            ("a = }", false),
+            ("a = ,", false),
+            ("() => ,", false),
+            ("a ** ;", false),
+        ] {
+            let text = format!("x = {}", unit.repeat(200));
+            assert!(
+                operands_missing(text.as_bytes(), rust),
+                "{unit:?}: {}",
+                cost(&text, rust)
+            );
+            // A few, as in a half-typed line, are parsed.
+            let few = format!("x = {}", unit.repeat(3));
+            assert!(
+                !operands_missing(few.as_bytes(), rust),
+                "{unit:?}: {}",
+                cost(&few, rust)
+            );
+        }
+        let language = Language::Rust;
+        assert!(parse(language, b"fn f() { let x = &,&,&,&,&,&,&,&,&,&,&,&,&,&,&,&,&,&,&,&,&,&,&,&,&,&,&,&,&,&,&,&,&,&,&,&,&,&,&,&,&,&,&,&,&,&,&,&,&,&,").is_none());
+        assert!(unparsed_note(language, "&,".repeat(100).as_bytes()).contains("miss their operands"));
+    }
+
+    #[test]
+    fn real_code_costs_nothing_or_little() {
+        for text in [
+            "const a = !b, c = -d; x = typeof y === \"string\" ? void 0 : await z\n",
+            "type A = Effect.Effect<void, E, R>; const f = (): Promise<void> => g(); let t: [void, number]\n",
+            "const o = { delete: () => 1, new: 2, typeof: 3 }; x!.y; x! + 1; i++; --j; a ||= b; c ??= d\n",
+            "const r = /[)}\\]]+/g; const s = \"(}]\"; const t = `${a}(]`; // ) } ]\n/* ( */\n",
+            "export const run = () => () => () => Effect.retry(task, { times: 3 })\n",
+            "<p>Hello, world! Don't - stop</p>\n",
+        ] {
+            assert!(cost(text, false) <= 4, "{text:?}: {}", cost(text, false));
+        }
+        for text in [
+            "use a::*; use b::{c, d::*};\nfn f(&self, x: &mut Vec<&'a str>) -> Result<(), E> { let y = &mut *x; **z = -1; x?; Ok(()) }\n",
+            "macro_rules! m { ($($x:expr),* $(,)?) => { $(f($x);)+ }; }\nlet c = || async move { 'a: loop { break 'a; } };\n",
+            "let s = r#\"(]}\"#; let b = b'('; let c = '}'; let t = \"multi\n line ) string\";\nlet v = [..]; let w = &x[..];\n",
+        ] {
+            assert!(cost(text, true) <= 4, "{text:?}: {}", cost(text, true));
+        }
+    }
 
     #[test]
     fn the_grammars_are_told_apart_and_their_names_read_right() {
@@ -450,11 +820,11 @@ mod nesting_tests {
         let shallow = "(".repeat(DEEP_NESTING);
         assert!(!deep_and_broken(shallow.as_bytes()));
         assert!(parse(Language::TypeScript, shallow.as_bytes()).is_some());
-        assert!(unparsed_note(crossed.as_bytes()).contains("do not match"));
+        assert!(unparsed_note(Language::TypeScript, crossed.as_bytes()).contains("do not match"));
         // Tags in a row: a run past the limit is not parsed; as many spread out are.
         let run = "<div> ".repeat(DEEP_NESTING + 1);
         assert!(deep_and_broken(run.as_bytes()));
-        assert!(unparsed_note(run.as_bytes()).contains("tags in a row"));
+        assert!(unparsed_note(Language::TypeScript, run.as_bytes()).contains("tags in a row"));
         let spread = "<div>x ".repeat(DEEP_NESTING * 2);
         assert!(!deep_and_broken(spread.as_bytes()));
         let generics = "const a: Array<Map<string, number>> = [];\n".repeat(DEEP_NESTING * 2);

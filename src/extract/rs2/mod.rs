@@ -35,6 +35,11 @@ pub(super) fn parse(language: Language, text: &[u8]) -> Option<Tree> {
     if language == Language::Yaml && indent::check(text).is_err() {
         return None;
     }
+    // Deep flow collections that do not close (`[,[,[,…`) cost tree-sitter's error recovery
+    // seconds a hundred kilobytes, as in code.
+    if super::deep_and_broken(text) {
+        return None;
+    }
     PARSERS.with(|cell| {
         let mut parsers = cell.borrow_mut();
         let (slot, grammar): (usize, tree_sitter::Language) = match language {
@@ -68,7 +73,7 @@ pub(super) fn extract(facts: &mut FileFacts, text: &[u8]) {
         return;
     }
     let Some(tree) = parse(facts.language, text) else {
-        facts.note(None, "skipped: the parser gave up on this file");
+        facts.note(None, super::unparsed_note(facts.language, text));
         return;
     };
     let mut converter = Converter::new(text);

@@ -257,13 +257,13 @@ fn nesting_past_the_depth_followed_is_a_note_not_a_stack_overflow() {
             facts.notes
         );
     }
-    // Unclosed, the document is an error: said, not silently passed over.
+    // Unclosed, the document is not parsed (tree-sitter's error recovery costs seconds a
+    // hundred kilobytes there): said, not silently passed over.
     let facts = yaml(&format!("retry:\n  maxAttempts: 3\n  x: {}\n", "[a: ".repeat(5_000)));
     assert!(
-        facts
-            .notes
-            .iter()
-            .any(|n| n.message.starts_with("not analysed: parse error at 1:1")),
+        facts.notes.iter().any(|n| n
+            .message
+            .starts_with("skipped: brackets nest more than 256 deep and do not match")),
         "{:?}",
         facts.notes
     );

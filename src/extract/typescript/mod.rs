@@ -43,7 +43,7 @@ pub(super) fn extract(
     depth: super::Depth,
 ) {
     let Some(tree) = parse_with_recovery(grammar, text) else {
-        facts.note(None, super::unparsed_note(text));
+        facts.note(None, super::unparsed_note(grammar, text));
         return;
     };
     facts.syntax_errors = count_errors(&tree);
