@@ -23,7 +23,10 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
     for (site, analysis) in ctx.retry_sites() {
         // A stream is resubscribed whole; it takes no error filter. A supervisor restarts
         // long-running work whatever stopped it (decision 6 judges its pace).
-        if site.retried == Retried::Stream || analysis.predicate != Predicate::None || analysis.supervisor {
+        if site.retried == Retried::Stream || analysis.predicate != Predicate::None {
+            continue;
+        }
+        if analysis.supervisor && !bounded_rust_wait(ctx, site) {
             continue;
         }
         let Some((message, help)) = dialect::no_predicate(site.library, &site.callee) else {
@@ -46,4 +49,23 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
                 .with_fix(fix),
         );
     }
+}
+
+/// A Rust retry read as a supervisor (it only connects) whose policy gives up after a few
+/// attempts (`FixedInterval::from_millis(500).take(10)` while a server starts): a bounded wait
+/// for a connection, not a supervisor that reconnects for as long as the service lives, so the
+/// errors it replays (permission denied as well as connection refused) still need a test.
+fn bounded_rust_wait(ctx: &Context, site: &crate::facts::RetrySite) -> bool {
+    use crate::schedule::Attempts;
+    let crate::facts::PolicyArg::Rust(arg) = &site.policy else {
+        return false;
+    };
+    ctx.policies().iter().any(|policy| {
+        let here = policy.span == arg.arg
+            || policy
+                .uses
+                .iter()
+                .any(|(file, span)| *file == ctx.file && *span == arg.arg);
+        here && matches!(policy.summary.attempts, Attempts::Exact(_) | Attempts::AtMost(_))
+    })
 }
