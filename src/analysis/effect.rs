@@ -1228,12 +1228,7 @@ impl<'p> Evaluator<'p> {
                         | "greaterThanOrEqualTo"
                         | "isGreaterThanOrEqualTo"),
                     ) if args.len() == 2 => {
-                        let op = match compare.trim_start_matches("is") {
-                            "lessThan" | "LessThan" => BinOp::Lt,
-                            "lessThanOrEqualTo" | "LessThanOrEqualTo" => BinOp::Le,
-                            "greaterThan" | "GreaterThan" => BinOp::Gt,
-                            _ => BinOp::Ge,
-                        };
+                        let op = comparison_op(compare)?;
                         Some(Term::Bin(op, Box::new(next()?), Box::new(next()?)))
                     }
                     ("Duration", "max") => Some(Term::Max(Box::new(next()?), Box::new(next()?))),
@@ -1368,16 +1363,21 @@ fn term_reads_only_clock(term: &Term) -> bool {
     }
 }
 
-/// `Duration.lessThan(that)` and its kin with one argument (data-last): the test
-/// `self <op> that`, for a `whileOutput`.
-fn data_last_comparison<'p>(member: &str, args: &[Val<'p>]) -> Option<Val<'p>> {
-    let op = match member.trim_start_matches("is") {
+/// The comparison a `Duration` member makes (`lessThan`, 4.x's `isLessThan`, …).
+fn comparison_op(member: &str) -> Option<BinOp> {
+    Some(match member.trim_start_matches("is") {
         "lessThan" | "LessThan" => BinOp::Lt,
         "lessThanOrEqualTo" | "LessThanOrEqualTo" => BinOp::Le,
         "greaterThan" | "GreaterThan" => BinOp::Gt,
         "greaterThanOrEqualTo" | "GreaterThanOrEqualTo" => BinOp::Ge,
         _ => return None,
-    };
+    })
+}
+
+/// `Duration.lessThan(that)` and its kin with one argument (data-last): the test
+/// `self <op> that`, for a `whileOutput`.
+fn data_last_comparison<'p>(member: &str, args: &[Val<'p>]) -> Option<Val<'p>> {
+    let op = comparison_op(member)?;
     let [that] = args else { return None };
     let limit = match that {
         Val::Dur(ms) | Val::Num(ms) => Some(*ms),
