@@ -114,6 +114,20 @@ import { Retry } from "../../infra/index.js"
 export const refund = (id: string) => Effect.succeed(id).pipe(Effect.retry(Retry.contention))
 "#,
             ),
+            (
+                "src/invoices.rs",
+                r#"use backon::Retryable;
+
+use crate::retry;
+
+// Every error is retried: a malformed invoice too.
+pub async fn fetch(client: &reqwest::Client, id: u64) -> Result<String, reqwest::Error> {
+    (|| async { client.get(format!("https://billing.internal/invoices/{id}")).send().await?.text().await })
+        .retry(retry::transient())
+        .await
+}
+"#,
+            ),
         ];
         let fix = [(
             "src/features/billing/Refund.ts",

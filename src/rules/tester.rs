@@ -93,8 +93,8 @@ impl Tester {
         }
     }
 
-    /// A file written beside every vector (not beside the doc's examples, which have their
-    /// own `context` blocks).
+    /// A file written beside every vector, wherever it is declared (not beside the doc's
+    /// examples, which have their own `context` blocks).
     pub fn with_file(mut self, path: &str, code: &str) -> Tester {
         self.context.push((path.to_string(), code.to_string()));
         self
@@ -134,11 +134,9 @@ impl Tester {
     }
 
     fn case(&self, label: String, path: &str, code: &str) -> Case {
-        let mut files = self.context.clone();
-        files.push((path.to_string(), code.to_string()));
         Case {
             label,
-            files,
+            files: vec![(path.to_string(), code.to_string())],
             effect: None,
         }
     }
@@ -163,6 +161,16 @@ impl Tester {
                 "{name} declares a fix: it has fix vectors (`.fix(&[(path, before, after)])`)"
             )),
             _ => {}
+        }
+        // The files beside every vector, whether given before or after it.
+        let context = std::mem::take(&mut self.context);
+        let cases = self
+            .pass
+            .iter_mut()
+            .chain(self.fail.iter_mut())
+            .chain(self.fix.iter_mut().map(|(case, _)| case));
+        for case in cases {
+            case.files.splice(0..0, context.iter().cloned());
         }
         for case in std::mem::take(&mut self.pass) {
             self.expect(&case, 0);

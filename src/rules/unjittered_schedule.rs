@@ -175,6 +175,21 @@ export const charge = (id: string) =>
   Effect.succeed(id).pipe(Effect.retry(Schedule.spaced("250 millis").pipe(Schedule.intersect(Schedule.recurs(3)), Schedule.jittered)))
 "#,
             ),
+            (
+                "src/retry.rs",
+                r#"use backon::ExponentialBuilder;
+
+pub fn transient() -> ExponentialBuilder {
+    ExponentialBuilder::default().with_max_times(3)
+}
+"#,
+                r#"use backon::ExponentialBuilder;
+
+pub fn transient() -> ExponentialBuilder {
+    ExponentialBuilder::default().with_max_times(3).with_jitter()
+}
+"#,
+            ),
         ];
         Tester::new(&super::RULE).pass(&pass).fail(&fail).fix(&fix).test();
     }
