@@ -80,6 +80,17 @@ export const isConnectionLost = (e: { readonly _tag: string }) => e._tag === "Co
 "#,
             ),
             (
+                "src/infra/retry.ts effect=4.1.0",
+                r#"import { Schedule } from "effect"
+
+// On 4.1 fibonacci waits 300, 300, 600 ms: 1.44 s with jitter.
+export const slowLookup = Schedule.min([Schedule.fibonacci("300 millis"), Schedule.spaced("1 second")]).pipe(
+  Schedule.upTo({ times: 3 }),
+  Schedule.jittered,
+)
+"#,
+            ),
+            (
                 "src/retry.rs",
                 r#"use std::time::Duration;
 
@@ -111,6 +122,18 @@ use backon::ExponentialBuilder;
 pub fn patient() -> ExponentialBuilder {
     ExponentialBuilder::default().with_min_delay(Duration::from_secs(1)).with_max_times(6).with_jitter()
 }
+"#,
+            ),
+            (
+                "src/infra/retry.ts effect=4.0.0-beta.66",
+                r#"import { Schedule } from "effect"
+
+// On a 4.0 beta fibonacci waits 300, 600, 900 ms: 1.8 s, 2.16 s with jitter.
+export const slowLookup = Schedule.fibonacci("300 millis").pipe(
+  Schedule.either(Schedule.spaced("1 second")),
+  Schedule.take(3),
+  Schedule.jittered,
+)
 "#,
             ),
         ];

@@ -133,11 +133,17 @@ impl Tester {
         self
     }
 
+    /// A vector at `path`, which may add the version of `effect` its package depends on as a
+    /// doc block's info string does (`"src/infra/retry.ts effect=4.0.0-beta.66"`); without
+    /// it the version is unknown, and every version's names are understood.
     fn case(&self, label: String, path: &str, code: &str) -> Case {
+        let mut words = path.split_whitespace();
+        let path = words.next().unwrap_or_default();
+        let effect = words.find_map(|w| w.strip_prefix("effect=")).map(str::to_string);
         Case {
             label,
             files: vec![(path.to_string(), code.to_string())],
-            effect: None,
+            effect,
         }
     }
 
