@@ -245,14 +245,32 @@ pub fn fix(
 /// Checks files held in memory: `(path, text)` pairs under the config's root, as if on disk
 /// (tests, the differential oracle).
 pub fn check_texts(config: Config, files: &[(&str, &str)]) -> Outcome {
+    check_texts_with(config, files, &CheckOptions::new(Vec::new()))
+}
+
+/// [`check_texts`] with `options` (`--select`, `--ignore`, …); a text in `options.overlay`
+/// (a fix in progress) stands for the file's own.
+pub fn check_texts_with(config: Config, files: &[(&str, &str)], options: &CheckOptions) -> Outcome {
     let root = config.root.clone();
-    let mut options = CheckOptions::new(Vec::new());
+    let mut options = CheckOptions {
+        paths: Vec::new(),
+        prefilter: options.prefilter,
+        select: options.select.clone(),
+        ignore: options.ignore.clone(),
+        changed: None,
+        baseline: None,
+        overlay: options.overlay.clone(),
+        only: None,
+    };
     let sources = files
         .iter()
         .filter_map(|(path, text)| {
             let absolute = root.join(path);
             let language = Language::from_path(&absolute)?;
-            options.overlay.insert(absolute.clone(), text.as_bytes().into());
+            options
+                .overlay
+                .entry(absolute.clone())
+                .or_insert_with(|| text.as_bytes().into());
             Some(SourceFile {
                 path: PathBuf::from(path),
                 absolute,
@@ -261,6 +279,18 @@ pub fn check_texts(config: Config, files: &[(&str, &str)]) -> Outcome {
         })
         .collect();
     Workspace::new(config).check_files(sources, &options)
+}
+
+/// `--fix` on files held in memory (see [`check_texts_with`]): rounds of checks and fixes,
+/// nothing written.
+pub fn fix_texts(
+    config: &dyn Fn() -> Config,
+    files: &[(&str, &str)],
+    options: &CheckOptions,
+    applicability: Applicability,
+) -> Result<FixReport, Report> {
+    let round = |round: &CheckOptions| Ok(check_texts_with(config(), files, round));
+    crate::fix::fix_project(&round, options, applicability)
 }
 
 /// The facts of an editor buffer (the language server hands them to the cache, where the

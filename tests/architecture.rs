@@ -30,7 +30,7 @@ fn graph() -> BTreeMap<String, BTreeSet<String>> {
             files
                 .entry(module)
                 .or_default()
-                .push(std::fs::read_to_string(&path).unwrap());
+                .push(non_test_code(&std::fs::read_to_string(&path).unwrap()));
         }
     }
     let path = regex_lite::Regex::new(r"\bcrate::([a-z_][a-z0-9_]*)").unwrap();
@@ -145,8 +145,17 @@ fn stages_only_reach_earlier_stages() {
     }
 }
 
-/// The `.rs` files under `dir`, recursively, with their text up to any `#[cfg(test)]` (unit
-/// tests may build what they test however they like).
+/// A file's code outside its tests: its text up to any `#[cfg(test)]`, nothing of a file that
+/// is test code as a whole (`#![cfg(test)]`, the rule tester). Unit tests may build what they
+/// test however they like: the rule tester runs the whole pipeline.
+fn non_test_code(text: &str) -> String {
+    if text.contains("#![cfg(test)]") {
+        return String::new();
+    }
+    text.split("#[cfg(test)]").next().unwrap_or("").to_string()
+}
+
+/// The `.rs` files under `dir`, recursively, with their code outside tests ([`non_test_code`]).
 fn sources_under(dir: &Path) -> Vec<(std::path::PathBuf, String)> {
     let mut found = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
@@ -157,8 +166,7 @@ fn sources_under(dir: &Path) -> Vec<(std::path::PathBuf, String)> {
                 stack.push(path);
             } else if path.extension().is_some_and(|e| e == "rs") {
                 let text = std::fs::read_to_string(&path).unwrap();
-                let code = text.split("#[cfg(test)]").next().unwrap_or("").to_string();
-                found.push((path, code));
+                found.push((path, non_test_code(&text)));
             }
         }
     }

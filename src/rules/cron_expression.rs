@@ -381,3 +381,69 @@ mod tests {
         assert_eq!(field("0 0 61 * * *"), "hour 61 is outside 0-23");
     }
 }
+
+#[cfg(test)]
+mod vectors {
+    use crate::rules::tester::Tester;
+
+    #[test]
+    fn cron_expression() {
+        let pass = [
+            (
+                "src/jobs/digests.ts",
+                r#"import { Jobs } from "../infra/jobs.js"
+
+export const weeklyDigest = Jobs.make({
+  name: "digests.weekly",
+  cron: "30 7 * * MON",
+  exclusive: true,
+  timeout: "5 minutes",
+  run: (slot) => digests.sendDueAt(slot),
+})
+"#,
+            ),
+            (
+                "src/jobs/digests.ts",
+                r#"import { Jobs } from "../infra/jobs.js"
+
+export const quarterHourDigest = Jobs.make({
+  name: "digests.quarter-hour",
+  cron: "*/15 9-17 * * 1-5",
+  exclusive: false,
+  timeout: "2 minutes",
+  run: (slot) => digests.sendDueAt(slot),
+})
+"#,
+            ),
+        ];
+        let fail = [
+            (
+                "src/jobs/digests.ts",
+                r#"import { Jobs } from "../infra/jobs.js"
+
+export const weeklyDigest = Jobs.make({
+  name: "digests.weekly",
+  cron: "30 7 * * MONDAY",
+  exclusive: true,
+  timeout: "5 minutes",
+  run: (slot) => digests.sendDueAt(slot),
+})
+"#,
+            ),
+            (
+                "src/jobs/digests.ts",
+                r#"import { Jobs } from "../infra/jobs.js"
+
+export const monthlyDigest = Jobs.make({
+  name: "digests.monthly",
+  cron: "0 8 31 4 *",
+  exclusive: true,
+  timeout: "5 minutes",
+  run: (slot) => digests.sendDueAt(slot),
+})
+"#,
+            ),
+        ];
+        Tester::new(&super::RULE).pass(&pass).fail(&fail).test();
+    }
+}

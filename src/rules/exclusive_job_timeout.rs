@@ -53,3 +53,70 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
         );
     }
 }
+
+#[cfg(test)]
+mod vectors {
+    use crate::rules::tester::Tester;
+
+    #[test]
+    fn exclusive_job_timeout() {
+        let pass = [
+            (
+                "src/jobs/exports.ts",
+                r#"import { Jobs } from "../infra/jobs.js"
+
+export const exportLedger = Jobs.make({
+  name: "ledger.export",
+  cron: "0 * * * *",
+  exclusive: true,
+  timeout: "15 minutes",
+  run: (slot) => ledger.exportDueAt(slot),
+})
+"#,
+            ),
+            (
+                "src/jobs/exports.ts",
+                r#"import { Jobs } from "../infra/jobs.js"
+
+export const warmCache = Jobs.make({
+  name: "cache.warm",
+  cron: "0 5 * * *",
+  exclusive: false,
+  timeout: "1 hour",
+  run: (slot) => cache.warmAsOf(slot),
+})
+"#,
+            ),
+        ];
+        let fail = [
+            (
+                "src/jobs/exports.ts",
+                r#"import { Jobs } from "../infra/jobs.js"
+
+export const exportLedger = Jobs.make({
+  name: "ledger.export",
+  cron: "0 * * * *",
+  exclusive: true,
+  timeout: "20 minutes",
+  run: (slot) => ledger.exportDueAt(slot),
+})
+"#,
+            ),
+            (
+                "src/jobs/exports.ts",
+                r#"import { Duration } from "effect"
+import { Jobs } from "../infra/jobs.js"
+
+export const exportLedger = Jobs.make({
+  name: "ledger.export",
+  cron: "0 2 * * *",
+  exclusive: true,
+  timeout: Duration.minutes(30),
+  run: (slot) => ledger.exportDueAt(slot),
+})
+"#,
+            ),
+        ];
+        Tester::new(&super::RULE).pass(&pass).fail(&fail).test();
+    }
+}

@@ -26,3 +26,58 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
         );
     }
 }
+
+#[cfg(test)]
+mod vectors {
+    use crate::rules::tester::Tester;
+
+    #[test]
+    fn imperative_retry() {
+        let pass = [
+            (
+                "flows/refund.json",
+                r#"{
+  "steps": [
+    { "call": { "method": "GET", "url": "/refunds/{id}" },
+      "retry": { "maxAttempts": 2, "baseDelayMs": 100, "maxDelayMs": 200, "backoffMultiplier": 2, "jitter": "full" } }
+  ]
+}
+"#,
+            ),
+            (
+                "flows/refund.json",
+                r#"{
+  "steps": [
+    { "set": { "$_status": "pending" } },
+    { "call": { "method": "GET", "url": "/refunds/{id}" } }
+  ]
+}
+"#,
+            ),
+        ];
+        let fail = [
+            (
+                "flows/refund.json",
+                r#"{
+  "steps": [
+    { "set": { "$_retry": { "maxAttempts": 2 } } },
+    { "call": { "method": "GET", "url": "/refunds/{id}" } }
+  ]
+}
+"#,
+            ),
+            (
+                "flows/refund.yaml",
+                r#"steps:
+  - set:
+      $_retry:
+        maxAttempts: 5
+  - call:
+      method: GET
+      url: /refunds/{id}
+"#,
+            ),
+        ];
+        Tester::new(&super::RULE).pass(&pass).fail(&fail).test();
+    }
+}

@@ -203,3 +203,101 @@ fn name_policy_help(ctx: &Context, library: crate::schedule::Library) -> String 
         });
     dialect::name_policy_help(library, &index.config.vocabulary, module.as_deref())
 }
+
+#[cfg(test)]
+mod vectors {
+    use crate::rules::tester::Tester;
+
+    #[test]
+    fn inline_schedule() {
+        let pass = [
+            (
+                "src/features/billing/Charge.ts",
+                r#"import { Effect } from "effect"
+import * as Retry from "../../infra/retry.js"
+
+export const charge = (id: string) =>
+  Effect.succeed(id).pipe(Effect.retry({ schedule: Retry.transient, while: Retry.isConnectionLost }))
+"#,
+            ),
+            (
+                "src/features/billing/Poll.ts",
+                r#"import { Effect, Schedule } from "effect"
+
+declare const invoice: (id: string) => Effect.Effect<{ readonly paid: boolean }>
+
+// A repeat is not a retry.
+export const poll = (id: string) => invoice(id).pipe(Effect.repeat(Schedule.spaced("5 seconds")))
+"#,
+            ),
+        ];
+        let fail = [
+            (
+                "src/features/billing/Charge.ts",
+                r#"import { Effect, Schedule } from "effect"
+
+export const charge = (id: string) =>
+  Effect.succeed(id).pipe(Effect.retry({ schedule: Schedule.spaced("1 second"), times: 2 }))
+"#,
+            ),
+            (
+                "src/features/billing/Charge.ts",
+                r#"import { Effect, Schedule } from "effect"
+import * as Retry from "../../infra/retry.js"
+
+const chargePolicy = Schedule.exponential("100 millis").pipe(Schedule.intersect(Schedule.recurs(2)))
+
+export const charge = (id: string) => Effect.succeed(id).pipe(Effect.retry({ schedule: chargePolicy, while: Retry.isConnectionLost }))
+"#,
+            ),
+        ];
+        let fix = [(
+            "src/features/billing/Charge.ts",
+            r#"import { Effect, Schedule } from "effect"
+import * as Retry from "../../infra/retry.js"
+
+export const charge = (id: string) =>
+  Effect.succeed(id).pipe(
+    Effect.retry({
+      schedule: Schedule.max([Schedule.min([Schedule.exponential("200 millis"), Schedule.spaced("2 seconds")]), Schedule.recurs(3)]).pipe(Schedule.jittered),
+      while: Retry.isConnectionLost,
+    }),
+  )
+"#,
+            r#"import { Effect } from "effect"
+import * as Retry from "../../infra/retry.js"
+
+export const charge = (id: string) =>
+  Effect.succeed(id).pipe(
+    Effect.retry({
+      schedule: Retry.transient,
+      while: Retry.isConnectionLost,
+    }),
+  )
+"#,
+        )];
+        Tester::new(&super::RULE)
+            .with_file(
+                "src/infra/retry.ts",
+                r#"import { Schedule } from "effect"
+
+export const transient = Schedule.max([
+  Schedule.min([Schedule.exponential("200 millis"), Schedule.spaced("2 seconds")]),
+  Schedule.recurs(3),
+]).pipe(Schedule.jittered)
+
+export const contention = Schedule.max([
+  Schedule.min([Schedule.exponential("50 millis"), Schedule.spaced("200 millis")]),
+  Schedule.recurs(3),
+]).pipe(Schedule.jittered)
+
+export const isContention = (e: { readonly _tag: string }) => e._tag === "SerializationFailure"
+export const isConnectionLost = (e: { readonly _tag: string }) => e._tag === "ConnectionLost"
+"#,
+            )
+            .pass(&pass)
+            .fail(&fail)
+            .fix(&fix)
+            .test();
+    }
+}

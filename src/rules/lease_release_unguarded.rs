@@ -160,3 +160,41 @@ mod tests {
         assert_eq!(next_placeholder("WHERE name = 'a'"), "$1");
     }
 }
+
+#[cfg(test)]
+mod vectors {
+    use crate::rules::tester::Tester;
+
+    #[test]
+    fn lease_release_unguarded() {
+        let pass = [
+            (
+                "src/infra/jobs/leases.ts",
+                r#"export const release = (name: string, runId: string) =>
+  sql`UPDATE job_leases SET lease_until = NULL, holder = NULL WHERE name = ${name} AND holder = ${runId}`
+"#,
+            ),
+            (
+                "src/infra/jobs/leases.ts",
+                r#"export const unlock = (name: string, owner: string) =>
+  sql`UPDATE cron_locks SET locked_until = NULL WHERE name = ${name} AND locked_by = ${owner}`
+"#,
+            ),
+        ];
+        let fail = [
+            (
+                "src/infra/jobs/leases.ts",
+                r#"export const release = (name: string) =>
+  sql`UPDATE job_leases SET lease_until = NULL, holder = NULL WHERE name = ${name}`
+"#,
+            ),
+            (
+                "src/infra/jobs/release.sql",
+                r#"-- Clears whoever holds the lease, this replica or the next.
+UPDATE jobs_leases SET holder = NULL, lease_until = NULL WHERE name = $1;
+"#,
+            ),
+        ];
+        Tester::new(&super::RULE).pass(&pass).fail(&fail).test();
+    }
+}

@@ -471,3 +471,51 @@ mod tests {
         assert!(help.contains("scheduler_locks.lease_until < $5 OR"), "{help}");
     }
 }
+
+#[cfg(test)]
+mod vectors {
+    use crate::rules::tester::Tester;
+
+    #[test]
+    fn lease_without_slot() {
+        let pass = [
+            (
+                "src/infra/jobs/leases.ts",
+                r#"export const claim = (job: Job, slot: number, now: number, leaseMs: number, runId: string) =>
+  sql`INSERT INTO job_leases (name, last_slot, lease_until, holder)
+      VALUES (${job.name}, ${slot}, ${now + leaseMs}, ${runId})
+      ON CONFLICT (name) DO UPDATE
+        SET last_slot = excluded.last_slot, lease_until = excluded.lease_until, holder = excluded.holder
+        WHERE job_leases.last_slot < excluded.last_slot
+          AND (job_leases.lease_until IS NULL OR job_leases.lease_until < ${now}
+               OR job_leases.lease_until > ${now + 2 * leaseMs})
+      RETURNING name`
+"#,
+            ),
+            (
+                "src/infra/jobs/leases.ts",
+                r#"// Not a lease: a plain status update.
+export const markDone = (name: string) => sql`UPDATE jobs SET status = 'done' WHERE name = ${name}`
+"#,
+            ),
+        ];
+        let fail = [
+            (
+                "src/infra/jobs/leases.ts",
+                r#"export const claim = (name: string, now: number, leaseMs: number, runId: string) =>
+  sql`UPDATE job_leases SET lease_until = ${now + leaseMs}, holder = ${runId}
+      WHERE name = ${name} AND lease_until < ${now}`
+"#,
+            ),
+            (
+                "src/infra/jobs/claim.sql",
+                r#"-- Claims a free lease, whatever the slot: a late replica runs the slot again.
+UPDATE job_leases SET lease_until = $2, holder = $3
+WHERE name = $1 AND (lease_until IS NULL OR lease_until < now())
+RETURNING name;
+"#,
+            ),
+        ];
+        Tester::new(&super::RULE).pass(&pass).fail(&fail).test();
+    }
+}

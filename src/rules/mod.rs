@@ -2,6 +2,7 @@
 //! A rule's documentation lives in `rules/<name>.md` and is embedded here.
 
 mod cron_expression;
+pub mod doc_blocks;
 mod exclusive_job_timeout;
 mod imperative_retry;
 mod inline_schedule;
@@ -22,6 +23,8 @@ mod transient_retry_on_append;
 mod uncapped_schedule;
 mod unjittered_schedule;
 mod unused_suppression;
+
+mod tester;
 
 use crate::analysis::{Analysis, Origin, Policy, SiteAnalysis};
 pub use crate::diagnostic::{Diagnostic, Edit, Fix, FixSafety, Label, Severity};

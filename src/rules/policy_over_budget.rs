@@ -53,3 +53,90 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
         ));
     }
 }
+
+#[cfg(test)]
+mod vectors {
+    use crate::rules::tester::Tester;
+
+    #[test]
+    fn policy_over_budget() {
+        let pass = [
+            (
+                "src/infra/retry.ts",
+                r#"import { Schedule } from "effect"
+
+export const transient = Schedule.max([
+  Schedule.min([Schedule.exponential("200 millis"), Schedule.spaced("2 seconds")]),
+  Schedule.recurs(3),
+]).pipe(Schedule.jittered)
+
+export const contention = Schedule.max([
+  Schedule.min([Schedule.exponential("50 millis"), Schedule.spaced("200 millis")]),
+  Schedule.recurs(3),
+]).pipe(Schedule.jittered)
+
+export const isContention = (e: { readonly _tag: string }) => e._tag === "SerializationFailure"
+export const isConnectionLost = (e: { readonly _tag: string }) => e._tag === "ConnectionLost"
+"#,
+            ),
+            (
+                "src/infra/retry.ts effect=4.1.0",
+                r#"import { Schedule } from "effect"
+
+// On 4.1 fibonacci waits 300, 300, 600 ms: 1.44 s with jitter.
+export const slowLookup = Schedule.min([Schedule.fibonacci("300 millis"), Schedule.spaced("1 second")]).pipe(
+  Schedule.upTo({ times: 3 }),
+  Schedule.jittered,
+)
+"#,
+            ),
+            (
+                "src/retry.rs",
+                r#"use std::time::Duration;
+
+use backon::ExponentialBuilder;
+
+pub fn contention() -> ExponentialBuilder {
+    ExponentialBuilder::default().with_min_delay(Duration::from_millis(50)).with_max_times(3).with_jitter()
+}
+"#,
+            ),
+        ];
+        let fail = [
+            (
+                "src/infra/retry.ts",
+                r#"import { Schedule } from "effect"
+
+export const patient = Schedule.max([
+  Schedule.min([Schedule.exponential("500 millis"), Schedule.spaced("5 seconds")]),
+  Schedule.recurs(6),
+]).pipe(Schedule.jittered)
+"#,
+            ),
+            (
+                "src/retry.rs",
+                r#"use std::time::Duration;
+
+use backon::ExponentialBuilder;
+
+pub fn patient() -> ExponentialBuilder {
+    ExponentialBuilder::default().with_min_delay(Duration::from_secs(1)).with_max_times(6).with_jitter()
+}
+"#,
+            ),
+            (
+                "src/infra/retry.ts effect=4.0.0-beta.66",
+                r#"import { Schedule } from "effect"
+
+// On a 4.0 beta fibonacci waits 300, 600, 900 ms: 1.8 s, 2.16 s with jitter.
+export const slowLookup = Schedule.fibonacci("300 millis").pipe(
+  Schedule.either(Schedule.spaced("1 second")),
+  Schedule.take(3),
+  Schedule.jittered,
+)
+"#,
+            ),
+        ];
+        Tester::new(&super::RULE).pass(&pass).fail(&fail).test();
+    }
+}

@@ -69,3 +69,67 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
         out.push(RULE.report(ctx, poll.span, message).with_help(HELP));
     }
 }
+
+#[cfg(test)]
+mod vectors {
+    use crate::rules::tester::Tester;
+
+    #[test]
+    fn poll_without_backoff() {
+        let pass = [
+            (
+                "src/services/sweeper.ts",
+                r#"import { Effect, Schedule } from "effect"
+
+declare const carts: { expireAbandoned(): Effect.Effect<number, Error> }
+
+export const sweep = carts.expireAbandoned().pipe(
+  Effect.retry(Schedule.exponential("1 second").pipe(Schedule.either(Schedule.spaced("1 minute")), Schedule.jittered)),
+  Effect.catchAll((error) => Effect.logError("sweep failed", error)),
+  Effect.repeat(Schedule.fixed("10 seconds")),
+  Effect.forkDaemon,
+)
+"#,
+            ),
+            (
+                "src/services/sweeper.ts",
+                r#"import { Effect, Schedule } from "effect"
+
+declare const carts: { expireAbandoned(): Effect.Effect<number, Error> }
+
+// A failure ends the loop: nothing is retried at a fixed pace.
+export const sweep = carts.expireAbandoned().pipe(Effect.repeat(Schedule.fixed("10 seconds")), Effect.forkDaemon)
+"#,
+            ),
+        ];
+        let fail = [
+            (
+                "src/services/sweeper.ts",
+                r#"import { Effect, Schedule } from "effect"
+
+declare const carts: { expireAbandoned(): Effect.Effect<number, Error> }
+
+export const sweep = carts.expireAbandoned().pipe(
+  Effect.catchAll((error) => Effect.logError("sweep failed", error)),
+  Effect.repeat(Schedule.fixed("10 seconds")),
+  Effect.forkDaemon,
+)
+"#,
+            ),
+            (
+                "src/services/sweeper.ts",
+                r#"import { Effect, Schedule } from "effect"
+
+declare const carts: { expireAbandoned(): Effect.Effect<number, Error> }
+
+export const sweep = carts.expireAbandoned().pipe(
+  Effect.catchAll(() => Effect.void),
+  Effect.repeat(Schedule.spaced("30 seconds")),
+  Effect.forkScoped,
+)
+"#,
+            ),
+        ];
+        Tester::new(&super::RULE).pass(&pass).fail(&fail).test();
+    }
+}

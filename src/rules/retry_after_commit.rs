@@ -39,3 +39,89 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
         );
     }
 }
+
+#[cfg(test)]
+mod vectors {
+    use crate::rules::tester::Tester;
+
+    #[test]
+    fn retry_after_commit() {
+        let pass = [
+            (
+                "src/features/billing/Settle.ts",
+                r#"import { Effect } from "effect"
+import { Retry } from "../../infra/index.js"
+import { Invoices, Transactions } from "../../services.js"
+
+export const settle = Effect.fn("Settle.run")(
+  function* (invoiceId: string) {
+    const transactions = yield* Transactions
+    const invoices = yield* Invoices
+    yield* transactions.withTransaction(invoices.markPaid(invoiceId))
+  },
+  Effect.retry({ schedule: Retry.contention, while: Retry.isContention }),
+)
+"#,
+            ),
+            (
+                "src/billing.rs",
+                r#"use backon::Retryable;
+
+use crate::retry;
+
+pub async fn settle(pool: &sqlx::PgPool, invoice: i64) -> Result<(), Error> {
+    (|| async {
+        let mut tx = pool.begin().await?;
+        sqlx::query("UPDATE invoices SET paid = true WHERE id = $1").bind(invoice).execute(&mut *tx).await?;
+        tx.commit().await
+    })
+    .retry(retry::contention())
+    .when(retry::is_contention)
+    .await?;
+    notify_paid(invoice).await
+}
+"#,
+            ),
+        ];
+        let fail = [
+            (
+                "src/features/billing/Settle.ts",
+                r#"import { Effect } from "effect"
+import { Retry } from "../../infra/index.js"
+import { Invoices, Mailer, Transactions } from "../../services.js"
+
+export const settle = Effect.fn("Settle.run")(
+  function* (invoiceId: string) {
+    const transactions = yield* Transactions
+    const invoices = yield* Invoices
+    const mailer = yield* Mailer
+    yield* transactions.withTransaction(invoices.markPaid(invoiceId))
+    yield* mailer.sendReceipt(invoiceId)
+  },
+  Effect.retry({ schedule: Retry.contention, while: Retry.isContention }),
+)
+"#,
+            ),
+            (
+                "src/billing.rs",
+                r#"use backon::Retryable;
+
+use crate::retry;
+
+pub async fn settle(pool: &sqlx::PgPool, invoice: i64) -> Result<(), Error> {
+    (|| async {
+        let mut tx = pool.begin().await?;
+        sqlx::query("UPDATE invoices SET paid = true WHERE id = $1").bind(invoice).execute(&mut *tx).await?;
+        tx.commit().await?;
+        notify_paid(invoice).await
+    })
+    .retry(retry::contention())
+    .when(retry::is_contention)
+    .await
+}
+"#,
+            ),
+        ];
+        Tester::new(&super::RULE).pass(&pass).fail(&fail).test();
+    }
+}

@@ -55,3 +55,85 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
         );
     }
 }
+
+#[cfg(test)]
+mod vectors {
+    use crate::rules::tester::Tester;
+
+    #[test]
+    fn retry_in_repository() {
+        let pass = [
+            (
+                "src/features/invoices/Issue.ts",
+                r#"import { Effect } from "effect"
+import { Retry } from "../../infra/index.js"
+import { InvoicesRepository } from "./InvoicesRepository.js"
+
+export const issue = Effect.fn("Issue.run")(
+  function* (invoiceId: string) {
+    const invoices = yield* InvoicesRepository
+    yield* invoices.issue(invoiceId)
+  },
+  Effect.retry({ schedule: Retry.contention, while: Retry.isContention }),
+)
+"#,
+            ),
+            (
+                "src/features/invoices/InvoicesRepository.ts",
+                r#"import { Effect, Layer } from "effect"
+import { SqlClient } from "effect/unstable/sql"
+import { InvoicesRepository } from "./tags.js"
+
+export const InvoicesRepositoryLive = Layer.effect(InvoicesRepository, Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  return {
+    issue: (id: string) => sql`UPDATE invoices SET issued_at = now() WHERE id = ${id}`,
+  }
+}))
+"#,
+            ),
+        ];
+        let fail = [
+            (
+                "src/features/invoices/InvoicesRepository.ts",
+                r#"import { Effect, Layer } from "effect"
+import { SqlClient } from "effect/unstable/sql"
+import { Retry } from "../../infra/index.js"
+import { InvoicesRepository } from "./tags.js"
+
+export const InvoicesRepositoryLive = Layer.effect(InvoicesRepository, Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  return {
+    issue: (id: string) =>
+      sql`UPDATE invoices SET issued_at = now() WHERE id = ${id}`.pipe(
+        Effect.retry({ schedule: Retry.contention, while: Retry.isContention }),
+      ),
+  }
+}))
+"#,
+            ),
+            (
+                "src/orders/repository.rs",
+                r#"use backon::Retryable;
+
+use crate::retry;
+
+pub struct OrderRepository {
+    pool: sqlx::PgPool,
+}
+
+impl OrderRepository {
+    pub async fn cancel(&self, id: i64) -> Result<(), sqlx::Error> {
+        (|| async { sqlx::query("UPDATE orders SET cancelled = true WHERE id = $1").bind(id).execute(&self.pool).await })
+            .retry(retry::contention())
+            .when(retry::is_contention)
+            .await?;
+        Ok(())
+    }
+}
+"#,
+            ),
+        ];
+        Tester::new(&super::RULE).pass(&pass).fail(&fail).test();
+    }
+}

@@ -63,3 +63,59 @@ fn list(mut items: Vec<String>) -> String {
         format!("{} and {last}", items.join(", "))
     }
 }
+
+#[cfg(test)]
+mod vectors {
+    use crate::rules::tester::Tester;
+
+    #[test]
+    fn retry_on_permanent_status() {
+        let pass = [
+            (
+                "tenant.json",
+                r#"{
+  "tenant": "globex",
+  "retry": { "maxAttempts": 3, "baseDelayMs": 200, "maxDelayMs": 2000, "backoffMultiplier": 2,
+             "jitter": "full", "retryStatuses": [429, 502, 503, 504] }
+}
+"#,
+            ),
+            (
+                "mounts/search.yaml",
+                r#"mount: /search
+retry:
+  maxAttempts: 3
+  baseDelayMs: 100
+  maxDelayMs: 800
+  backoffMultiplier: 2
+  jitter: full
+  retryStatuses: [429, 503]
+"#,
+            ),
+        ];
+        let fail = [
+            (
+                "tenant.json",
+                r#"{
+  "tenant": "globex",
+  "retry": { "maxAttempts": 3, "baseDelayMs": 200, "maxDelayMs": 2000, "backoffMultiplier": 2,
+             "jitter": "full", "retryStatuses": [401, 429, 503] }
+}
+"#,
+            ),
+            (
+                "mounts/search.yaml",
+                r#"mount: /search
+retry:
+  maxAttempts: 3
+  baseDelayMs: 100
+  maxDelayMs: 800
+  backoffMultiplier: 2
+  jitter: full
+  retryStatuses: [422, 503]
+"#,
+            ),
+        ];
+        Tester::new(&super::RULE).pass(&pass).fail(&fail).test();
+    }
+}

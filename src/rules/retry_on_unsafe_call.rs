@@ -55,3 +55,82 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
         );
     }
 }
+
+#[cfg(test)]
+mod vectors {
+    use crate::rules::tester::Tester;
+
+    #[test]
+    fn retry_on_unsafe_call() {
+        let pass = [
+            (
+                "mounts/refunds.json",
+                r#"{
+  "mount": "/refunds",
+  "flows": {
+    "lookup": {
+      "steps": [
+        { "call": { "method": "GET", "url": "https://api.example.com/v1/refunds/{id}" } }
+      ]
+    }
+  }
+}
+"#,
+            ),
+            (
+                "mounts/refunds.json",
+                r#"{
+  "mount": "/refunds",
+  "flows": {
+    "create": {
+      "steps": [
+        { "call": { "method": "POST", "url": "https://api.example.com/v1/refunds", "effect": "keyed" } }
+      ]
+    }
+  }
+}
+"#,
+            ),
+        ];
+        let fail = [
+            (
+                "mounts/refunds.json",
+                r#"{
+  "mount": "/refunds",
+  "flows": {
+    "create": {
+      "steps": [
+        { "call": { "method": "POST", "url": "https://api.example.com/v1/refunds" } }
+      ]
+    }
+  }
+}
+"#,
+            ),
+            (
+                "mounts/refunds.yaml",
+                r#"mount: /refunds
+flows:
+  amend:
+    steps:
+      - call:
+          method: PATCH
+          url: /refunds/{id}
+"#,
+            ),
+        ];
+        Tester::new(&super::RULE)
+            .with_file(
+                "tenant.json",
+                r#"{
+  "tenant": "globex",
+  "retry": { "maxAttempts": 3, "baseDelayMs": 200, "maxDelayMs": 2000, "backoffMultiplier": 2,
+             "jitter": "full", "retryStatuses": [429, 502, 503, 504] }
+}
+"#,
+            )
+            .pass(&pass)
+            .fail(&fail)
+            .test();
+    }
+}

@@ -69,3 +69,79 @@ fn bounded_rust_wait(ctx: &Context, site: &crate::facts::RetrySite) -> bool {
         here && matches!(policy.summary.attempts, Attempts::Exact(_) | Attempts::AtMost(_))
     })
 }
+
+#[cfg(test)]
+mod vectors {
+    use crate::rules::tester::Tester;
+
+    #[test]
+    fn retry_without_predicate() {
+        let pass = [
+            (
+                "src/features/billing/Refund.ts",
+                r#"import { Effect } from "effect"
+import { Retry } from "../../infra/index.js"
+
+export const refund = (id: string) =>
+  Effect.succeed(id).pipe(Effect.retry({ schedule: Retry.transient, while: Retry.isConnectionLost }))
+"#,
+            ),
+            (
+                "src/bot/Presence.ts",
+                r#"import { Effect } from "effect"
+import { Retry } from "../infra/index.js"
+
+declare const presence: { heartbeat: Effect.Effect<never, Error> }
+
+export const beat = presence.heartbeat.pipe(Effect.retry(Retry.reconnect), Effect.forkScoped)
+"#,
+            ),
+        ];
+        let fail = [
+            (
+                "src/features/billing/Refund.ts",
+                r#"import { Effect } from "effect"
+import { Retry } from "../../infra/index.js"
+
+export const refund = (id: string) => Effect.succeed(id).pipe(Effect.retry({ schedule: Retry.contention }))
+"#,
+            ),
+            (
+                "src/features/billing/Refund.ts",
+                r#"import { Effect } from "effect"
+import { Retry } from "../../infra/index.js"
+
+export const refund = (id: string) => Effect.succeed(id).pipe(Effect.retry(Retry.contention))
+"#,
+            ),
+            (
+                "src/invoices.rs",
+                r#"use backon::Retryable;
+
+use crate::retry;
+
+// Every error is retried: a malformed invoice too.
+pub async fn fetch(client: &reqwest::Client, id: u64) -> Result<String, reqwest::Error> {
+    (|| async { client.get(format!("https://billing.internal/invoices/{id}")).send().await?.text().await })
+        .retry(retry::transient())
+        .await
+}
+"#,
+            ),
+        ];
+        let fix = [(
+            "src/features/billing/Refund.ts",
+            r#"import { Effect } from "effect"
+import { Retry } from "../../infra/index.js"
+
+export const refund = (id: string) => Effect.succeed(id).pipe(Effect.retry({ schedule: Retry.contention }))
+"#,
+            r#"import { Effect } from "effect"
+import { Retry } from "../../infra/index.js"
+
+export const refund = (id: string) => Effect.succeed(id).pipe(Effect.retry({ schedule: Retry.contention, while: Retry.isContention }))
+"#,
+        )];
+        Tester::new(&super::RULE).pass(&pass).fail(&fail).fix(&fix).test();
+    }
+}

@@ -62,3 +62,79 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
         );
     }
 }
+
+#[cfg(test)]
+mod vectors {
+    use crate::rules::tester::Tester;
+
+    #[test]
+    fn retrying_client_unsafe_method() {
+        let pass = [
+            (
+                "src/http/Catalog.ts",
+                r#"import { Effect } from "effect"
+import { HttpClient, HttpClientRequest } from "effect/unstable/http"
+import { Retry } from "../infra/index.js"
+
+export const make = Effect.gen(function* () {
+  const base = yield* HttpClient.HttpClient
+  const retrying = base.pipe(HttpClient.retryTransient({ schedule: Retry.transient }))
+  return {
+    product: (sku: string) => retrying.execute(HttpClientRequest.get(`/products/${sku}`)),
+  }
+})
+"#,
+            ),
+            (
+                "src/http/Catalog.ts",
+                r#"import { Effect } from "effect"
+import { HttpClient, HttpClientRequest } from "effect/unstable/http"
+import { Retry } from "../infra/index.js"
+
+export const make = Effect.gen(function* () {
+  const base = yield* HttpClient.HttpClient
+  const retrying = base.pipe(HttpClient.retryTransient({ schedule: Retry.transient }))
+  return {
+    product: (sku: string) => retrying.execute(HttpClientRequest.get(`/products/${sku}`)),
+    create: (sku: string) => base.execute(HttpClientRequest.post("/products").pipe(HttpClientRequest.bodyUnsafeJson({ sku }))),
+  }
+})
+"#,
+            ),
+        ];
+        let fail = [
+            (
+                "src/http/Catalog.ts",
+                r#"import { Effect } from "effect"
+import { HttpClient, HttpClientRequest } from "effect/unstable/http"
+import { Retry } from "../infra/index.js"
+
+export const make = Effect.gen(function* () {
+  const base = yield* HttpClient.HttpClient
+  const retrying = base.pipe(HttpClient.retryTransient({ schedule: Retry.transient }))
+  return {
+    create: (sku: string) => retrying.execute(HttpClientRequest.post("/products").pipe(HttpClientRequest.bodyUnsafeJson({ sku }))),
+  }
+})
+"#,
+            ),
+            (
+                "src/http/Catalog.ts",
+                r#"import { Effect } from "effect"
+import { HttpClient, HttpClientRequest } from "effect/unstable/http"
+import { Retry } from "../infra/index.js"
+
+export const make = Effect.gen(function* () {
+  const base = yield* HttpClient.HttpClient
+  const retrying = base.pipe(HttpClient.retryTransient({ schedule: Retry.transient }))
+  return {
+    reprice: (sku: string, price: number) =>
+      retrying.execute(HttpClientRequest.patch(`/products/${sku}`).pipe(HttpClientRequest.bodyUnsafeJson({ price }))),
+  }
+})
+"#,
+            ),
+        ];
+        Tester::new(&super::RULE).pass(&pass).fail(&fail).test();
+    }
+}

@@ -151,3 +151,66 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
         }
     }
 }
+
+#[cfg(test)]
+mod vectors {
+    use crate::rules::tester::Tester;
+
+    #[test]
+    fn since_last_run_cursor() {
+        let pass = [
+            (
+                "src/jobs/invoices.ts",
+                r#"import { Jobs } from "../infra/jobs.js"
+
+export const issueInvoices = Jobs.make({
+  name: "billing.issue-invoices",
+  cron: "0 1 * * *",
+  exclusive: true,
+  timeout: "10 minutes",
+  run: (slot) => invoices.issueDueAt(slot),
+})
+"#,
+            ),
+            (
+                "src/jobs/invoices.ts",
+                r#"import { Effect } from "effect"
+
+// A counter, not a cursor: nothing is read "since" it.
+let runs = 0
+
+export const countRuns = Effect.sync(() => {
+  runs += 1
+  return runs
+})
+"#,
+            ),
+        ];
+        let fail = [
+            (
+                "src/jobs/invoices.ts",
+                r#"import { Effect } from "effect"
+
+let lastIssued = 0
+
+export const issueInvoices = Effect.gen(function* () {
+  yield* invoices.issueSince(lastIssued)
+  lastIssued = Date.now()
+})
+"#,
+            ),
+            (
+                "src/jobs/invoices.ts",
+                r#"import { Clock, Effect, Ref } from "effect"
+
+export const issueInvoices = (lastRun: Ref.Ref<number>) =>
+  Effect.gen(function* () {
+    const since = yield* Ref.getAndSet(lastRun, yield* Clock.currentTimeMillis)
+    yield* invoices.issueSince(since)
+  })
+"#,
+            ),
+        ];
+        Tester::new(&super::RULE).pass(&pass).fail(&fail).test();
+    }
+}

@@ -73,3 +73,70 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
         );
     }
 }
+
+#[cfg(test)]
+mod vectors {
+    use crate::rules::tester::Tester;
+
+    #[test]
+    fn stacked_retry() {
+        let pass = [
+            (
+                "src/subscribers/OrderShipped.ts",
+                r#"import { Effect } from "effect"
+import { Retry } from "../infra/index.js"
+
+export const onOrderShipped = Effect.fn("OrderShipped.handle")(
+  function* (orderId: string) {
+    yield* Effect.log(`shipped ${orderId}`)
+  },
+  Effect.retry({ schedule: Retry.contention, while: Retry.isContention }),
+)
+"#,
+            ),
+            (
+                "src/features/orders/Ship.ts",
+                r#"import { Effect } from "effect"
+import { Retry } from "../../infra/index.js"
+
+export const ship = Effect.fn("Ship.run")(
+  function* (orderId: string) {
+    yield* Effect.log(`ship ${orderId}`)
+  },
+  Effect.retry({ schedule: Retry.transient, while: Retry.isConnectionLost }),
+)
+"#,
+            ),
+        ];
+        let fail = [
+            (
+                "src/subscribers/OrderShipped.ts",
+                r#"import { Effect } from "effect"
+import { Retry } from "../infra/index.js"
+
+export const onOrderShipped = Effect.fn("OrderShipped.handle")(
+  function* (orderId: string) {
+    yield* Effect.log(`shipped ${orderId}`)
+  },
+  Effect.retry({ schedule: Retry.transient, while: Retry.isConnectionLost }),
+)
+"#,
+            ),
+            (
+                "src/features/Invoices.ts",
+                r#"import { Effect } from "effect"
+import { Retry } from "../infra/index.js"
+
+declare const api: { invoice(id: string): Effect.Effect<unknown> }
+
+const fetchInvoice = (id: string) =>
+  api.invoice(id).pipe(Effect.retry({ schedule: Retry.transient, while: Retry.isConnectionLost }))
+
+export const loadInvoice = (id: string) =>
+  fetchInvoice(id).pipe(Effect.retry({ schedule: Retry.transient, while: Retry.isConnectionLost }))
+"#,
+            ),
+        ];
+        Tester::new(&super::RULE).pass(&pass).fail(&fail).test();
+    }
+}

@@ -15,3 +15,48 @@ pub const RULE: Rule = Rule {
 };
 
 fn check(_: &Context, _: &mut Vec<Diagnostic>) {}
+
+#[cfg(test)]
+mod vectors {
+    use crate::rules::tester::Tester;
+
+    #[test]
+    fn suppression_without_reason() {
+        let pass = [
+            (
+                "src/features/billing/Charge.ts",
+                r#"import { Effect, Schedule } from "effect"
+
+// retrylint-ignore inline-schedule -- the sandbox gateway drops the first call by design
+export const charge = (id: string) => Effect.succeed(id).pipe(Effect.retry(Schedule.recurs(1)))
+"#,
+            ),
+            (
+                "src/features/billing/Charge.ts",
+                r#"import { Effect } from "effect"
+
+export const charge = (id: string) => Effect.succeed(id)
+"#,
+            ),
+        ];
+        let fail = [
+            (
+                "src/features/billing/Charge.ts",
+                r#"import { Effect, Schedule } from "effect"
+
+// retrylint-ignore inline-schedule
+export const charge = (id: string) => Effect.succeed(id).pipe(Effect.retry(Schedule.recurs(1)))
+"#,
+            ),
+            (
+                "src/features/billing/Charge.ts",
+                r#"import { Effect, Schedule } from "effect"
+
+// retrylint-ignore inline-schedule --
+export const charge = (id: string) => Effect.succeed(id).pipe(Effect.retry(Schedule.recurs(2)))
+"#,
+            ),
+        ];
+        Tester::new(&super::RULE).pass(&pass).fail(&fail).test();
+    }
+}

@@ -74,3 +74,94 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
         );
     }
 }
+
+#[cfg(test)]
+mod vectors {
+    use crate::rules::tester::Tester;
+
+    #[test]
+    fn transient_retry_on_append() {
+        let pass = [
+            (
+                "src/features/billing/Charge.ts",
+                r#"import { Effect } from "effect"
+import { SqlClient } from "effect/unstable/sql"
+import { Retry } from "../../infra/index.js"
+
+export const charge = (orderId: string, amount: number) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`INSERT INTO payments (order_id, amount) VALUES (${orderId}, ${amount}) ON CONFLICT (order_id) DO NOTHING`
+  }).pipe(Effect.retry({ schedule: Retry.transient, while: Retry.isConnectionLost }))
+"#,
+            ),
+            (
+                "src/features/billing/Charge.ts",
+                r#"import { Effect } from "effect"
+import { SqlClient } from "effect/unstable/sql"
+import { Retry } from "../../infra/index.js"
+
+export const charge = (orderId: string, amount: number) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`INSERT INTO payments (order_id, amount) VALUES (${orderId}, ${amount})`
+  }).pipe(Effect.retry({ schedule: Retry.contention, while: Retry.isContention }))
+"#,
+            ),
+        ];
+        let fail = [
+            (
+                "src/features/billing/Charge.ts",
+                r#"import { Effect } from "effect"
+import { SqlClient } from "effect/unstable/sql"
+import { Retry } from "../../infra/index.js"
+
+export const charge = (orderId: string, amount: number) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`INSERT INTO payments (order_id, amount) VALUES (${orderId}, ${amount})`
+  }).pipe(Effect.retry({ schedule: Retry.transient, while: Retry.isConnectionLost }))
+"#,
+            ),
+            (
+                "src/features/audit/Record.ts",
+                r#"import { Effect } from "effect"
+import { SqlClient } from "effect/unstable/sql"
+import { Retry } from "../../infra/index.js"
+
+export const record = Effect.fn("Record.run")(
+  function* (actor: string, action: string) {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`INSERT INTO audit_log (actor, action) VALUES (${actor}, ${action})`
+  },
+  Effect.retry({ schedule: Retry.transient, while: Retry.isConnectionLost }),
+)
+"#,
+            ),
+        ];
+        let fix = [(
+            "src/features/billing/Charge.ts",
+            r#"import { Effect } from "effect"
+import { SqlClient } from "effect/unstable/sql"
+import { Retry } from "../../infra/index.js"
+
+export const charge = (orderId: string, amount: number) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`INSERT INTO payments (order_id, amount) VALUES (${orderId}, ${amount})`
+  }).pipe(Effect.retry({ schedule: Retry.transient, while: Retry.isConnectionLost }))
+"#,
+            r#"import { Effect } from "effect"
+import { SqlClient } from "effect/unstable/sql"
+import { Retry } from "../../infra/index.js"
+
+export const charge = (orderId: string, amount: number) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`INSERT INTO payments (order_id, amount) VALUES (${orderId}, ${amount})`
+  }).pipe(Effect.retry({ schedule: Retry.contention, while: Retry.isContention }))
+"#,
+        )];
+        Tester::new(&super::RULE).pass(&pass).fail(&fail).fix(&fix).test();
+    }
+}

@@ -79,3 +79,71 @@ fn waits_in_retried(ctx: &Context, policy: &crate::analysis::Policy) -> bool {
             })
         })
 }
+
+#[cfg(test)]
+mod vectors {
+    use crate::rules::tester::Tester;
+
+    #[test]
+    fn uncapped_schedule() {
+        let pass = [
+            (
+                "src/infra/retry.ts",
+                r#"import { Schedule } from "effect"
+
+export const transient = Schedule.exponential("100 millis").pipe(
+  Schedule.jittered,
+  Schedule.either(Schedule.spaced("5 seconds")),
+  Schedule.intersect(Schedule.recurs(5)),
+)
+"#,
+            ),
+            (
+                "src/features/orders/ShipOrder.ts",
+                r#"import { Effect, Schedule } from "effect"
+
+export const ship = (id: string) =>
+  Effect.succeed(id).pipe(Effect.retry({ schedule: Schedule.spaced("1 second").pipe(Schedule.jittered), times: 3 }))
+"#,
+            ),
+            (
+                "src/retry.rs",
+                r#"use std::time::Duration;
+
+use backon::ExponentialBuilder;
+
+pub fn transient() -> ExponentialBuilder {
+    ExponentialBuilder::default().with_max_times(4).with_max_delay(Duration::from_secs(2)).with_jitter()
+}
+"#,
+            ),
+        ];
+        let fail = [
+            (
+                "src/infra/retry.ts",
+                r#"import { Schedule } from "effect"
+
+export const patient = Schedule.spaced("2 seconds").pipe(Schedule.jittered)
+"#,
+            ),
+            (
+                "src/features/orders/ShipOrder.ts",
+                r#"import { Effect, Schedule } from "effect"
+
+export const ship = (id: string) =>
+  Effect.succeed(id).pipe(Effect.retry({ schedule: Schedule.exponential("200 millis").pipe(Schedule.jittered), times: 5 }))
+"#,
+            ),
+            (
+                "src/retry.rs",
+                r#"use backon::ExponentialBuilder;
+
+pub fn patient() -> ExponentialBuilder {
+    ExponentialBuilder::default().with_jitter().without_max_times()
+}
+"#,
+            ),
+        ];
+        Tester::new(&super::RULE).pass(&pass).fail(&fail).test();
+    }
+}

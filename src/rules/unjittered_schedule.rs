@@ -87,3 +87,110 @@ fn burst(ctx: &Context, policy: &crate::analysis::Policy) -> Option<Diagnostic> 
     );
     Some(RULE.report(ctx, policy.span, message).with_help(help))
 }
+
+#[cfg(test)]
+mod vectors {
+    use crate::rules::tester::Tester;
+
+    #[test]
+    fn unjittered_schedule() {
+        let pass = [
+            (
+                "src/infra/retry.ts",
+                r#"import { Schedule } from "effect"
+
+export const transient = Schedule.max([
+  Schedule.min([Schedule.exponential("100 millis"), Schedule.spaced("1 second")]),
+  Schedule.recurs(4),
+]).pipe(Schedule.jittered)
+"#,
+            ),
+            (
+                "src/retry.rs",
+                r#"use backon::ExponentialBuilder;
+
+pub fn transient() -> ExponentialBuilder {
+    ExponentialBuilder::default().with_max_times(3).with_jitter()
+}
+"#,
+            ),
+        ];
+        let fail = [
+            (
+                "src/infra/retry.ts",
+                r#"import { Schedule } from "effect"
+
+export const transient = Schedule.max([
+  Schedule.min([Schedule.exponential("100 millis"), Schedule.spaced("1 second")]),
+  Schedule.recurs(4),
+])
+"#,
+            ),
+            (
+                "src/features/billing/Charge.ts",
+                r#"import { Effect, Schedule } from "effect"
+
+export const charge = (id: string) =>
+  Effect.succeed(id).pipe(Effect.retry(Schedule.spaced("250 millis").pipe(Schedule.intersect(Schedule.recurs(3)))))
+"#,
+            ),
+            (
+                "src/retry.rs",
+                r#"use backon::ExponentialBuilder;
+
+pub fn transient() -> ExponentialBuilder {
+    ExponentialBuilder::default().with_max_times(3)
+}
+"#,
+            ),
+        ];
+        let fix = [
+            (
+                "src/infra/retry.ts",
+                r#"import { Schedule } from "effect"
+
+export const transient = Schedule.max([
+  Schedule.min([Schedule.exponential("100 millis"), Schedule.spaced("1 second")]),
+  Schedule.recurs(4),
+])
+"#,
+                r#"import { Schedule } from "effect"
+
+export const transient = Schedule.max([
+  Schedule.min([Schedule.exponential("100 millis"), Schedule.spaced("1 second")]),
+  Schedule.recurs(4),
+]).pipe(Schedule.jittered)
+"#,
+            ),
+            (
+                "src/features/billing/Charge.ts",
+                r#"import { Effect, Schedule } from "effect"
+
+export const charge = (id: string) =>
+  Effect.succeed(id).pipe(Effect.retry(Schedule.spaced("250 millis").pipe(Schedule.intersect(Schedule.recurs(3)))))
+"#,
+                r#"import { Effect, Schedule } from "effect"
+
+export const charge = (id: string) =>
+  Effect.succeed(id).pipe(Effect.retry(Schedule.spaced("250 millis").pipe(Schedule.intersect(Schedule.recurs(3)), Schedule.jittered)))
+"#,
+            ),
+            (
+                "src/retry.rs",
+                r#"use backon::ExponentialBuilder;
+
+pub fn transient() -> ExponentialBuilder {
+    ExponentialBuilder::default().with_max_times(3)
+}
+"#,
+                r#"use backon::ExponentialBuilder;
+
+pub fn transient() -> ExponentialBuilder {
+    ExponentialBuilder::default().with_max_times(3).with_jitter()
+}
+"#,
+            ),
+        ];
+        Tester::new(&super::RULE).pass(&pass).fail(&fail).fix(&fix).test();
+    }
+}
