@@ -386,7 +386,11 @@ fn state_with(
 /// name (backon's `with_jitter`, backoff's `randomization_factor`, reqwest-retry's `jitter`).
 fn passes_over(op: &crate::facts::RustOp) -> bool {
     let method = op.method.to_ascii_lowercase();
-    op.args.iter().any(model::Arg::not_known) && !method.contains("jitter") && !method.contains("random")
+    // A statement that may change anything (`configure(&mut b)`) leaves nothing known.
+    op.method != model::OPAQUE
+        && op.args.iter().any(model::Arg::not_known)
+        && !method.contains("jitter")
+        && !method.contains("random")
 }
 
 /// What of a partly known policy is not known: everything but the jitter (a method given an

@@ -16,6 +16,7 @@ mod handlers;
 mod helpers;
 mod items;
 mod macros;
+mod mutations;
 mod paths;
 mod shared;
 mod sites;
