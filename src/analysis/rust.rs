@@ -512,7 +512,7 @@ pub fn named_policy(index: &Index, file: FileId, chain: &RustChain) -> Option<(F
 /// The function or method outside the retry module a site names unchanged as its policy
 /// (`.retry(with_policy())`, `.retry(Config::strategy())`, through a `let` too): its file, its
 /// name's span and its name. Its defects are reported once, where it is defined.
-pub(super) fn site_binding(index: &Index, file: FileId, arg: &RustPolicyArg) -> Option<(FileId, Span, String)> {
+pub fn site_binding(index: &Index, file: FileId, arg: &RustPolicyArg) -> Option<(FileId, Span, String)> {
     let chain = arg.chain.as_ref()?;
     let RustBase::Named(path) = &chain.base else {
         return None;
