@@ -407,14 +407,19 @@ pub const BY_REF: &str = "mut:";
 /// `&mut b`, `b = …`): every property is unknown after it.
 pub const OPAQUE: &str = "&mut";
 
+/// Methods that leave a builder's configuration as it is (`b.build()` builds a policy and
+/// leaves `b` unchanged; stepping a strategy is not configuring it).
+pub fn reads(method: &str) -> bool {
+    matches!(
+        method,
+        "clone" | "to_owned" | "build" | "next" | "next_backoff" | "reset" | "get_elapsed_time"
+    )
+}
+
 /// Applies one builder method (or struct field) to a builder.
 pub fn apply(state: &mut Backoff, method: &str, args: &[Arg]) -> Applied {
     if let Some(inner) = method.strip_prefix(BY_REF) {
-        // Methods that read the builder (`b.build();` builds a policy and leaves `b` as it is).
-        if matches!(
-            inner,
-            "clone" | "to_owned" | "build" | "next" | "next_backoff" | "reset" | "get_elapsed_time"
-        ) {
+        if reads(inner) {
             return Applied::Ok;
         }
         return match state {

@@ -221,19 +221,27 @@ impl<'t> Rx<'t> {
                 return;
             }
             if node.kind_str() == "identifier" && self.text_of(node) == name && Some(node) != at {
-                ops.extend(self.touched(node).into_iter().map(|t| match t {
-                    Touch::Method(method, call) => RustOp {
-                        method: format!("{}{method}", model::BY_REF),
-                        args: vec![Arg::Unknown],
-                        span: span(call),
-                    },
-                    Touch::Field(field, at) => RustOp {
-                        method: format!("={field}"),
-                        args: vec![Arg::Unknown],
-                        span: span(at),
-                    },
-                    Touch::All(at) => opaque(at),
-                }));
+                ops.extend(
+                    self.touched(node)
+                        .into_iter()
+                        .filter_map(|t| match t {
+                            Touch::Method(method, _) if model::reads(method) => None,
+                            t => Some(t),
+                        })
+                        .map(|t| match t {
+                            Touch::Method(method, call) => RustOp {
+                                method: format!("{}{method}", model::BY_REF),
+                                args: vec![Arg::Unknown],
+                                span: span(call),
+                            },
+                            Touch::Field(field, at) => RustOp {
+                                method: format!("={field}"),
+                                args: vec![Arg::Unknown],
+                                span: span(at),
+                            },
+                            Touch::All(at) => opaque(at),
+                        }),
+                );
             }
             if cursor.goto_first_child() {
                 continue;
