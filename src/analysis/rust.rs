@@ -386,7 +386,11 @@ fn state_with(
 /// name (backon's `with_jitter`, backoff's `randomization_factor`, reqwest-retry's `jitter`).
 fn passes_over(op: &crate::facts::RustOp) -> bool {
     let method = op.method.to_ascii_lowercase();
-    op.args.iter().any(model::Arg::not_known) && !method.contains("jitter") && !method.contains("random")
+    // A statement that may change anything (`configure(&mut b)`) leaves nothing known.
+    op.method != model::OPAQUE
+        && op.args.iter().any(model::Arg::not_known)
+        && !method.contains("jitter")
+        && !method.contains("random")
 }
 
 /// What of a partly known policy is not known: everything but the jitter (a method given an
@@ -508,7 +512,7 @@ pub fn named_policy(index: &Index, file: FileId, chain: &RustChain) -> Option<(F
 /// The function or method outside the retry module a site names unchanged as its policy
 /// (`.retry(with_policy())`, `.retry(Config::strategy())`, through a `let` too): its file, its
 /// name's span and its name. Its defects are reported once, where it is defined.
-pub(super) fn site_binding(index: &Index, file: FileId, arg: &RustPolicyArg) -> Option<(FileId, Span, String)> {
+pub fn site_binding(index: &Index, file: FileId, arg: &RustPolicyArg) -> Option<(FileId, Span, String)> {
     let chain = arg.chain.as_ref()?;
     let RustBase::Named(path) = &chain.base else {
         return None;

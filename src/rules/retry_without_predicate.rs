@@ -60,13 +60,35 @@ fn bounded_rust_wait(ctx: &Context, site: &crate::facts::RetrySite) -> bool {
     let crate::facts::PolicyArg::Rust(arg) = &site.policy else {
         return false;
     };
+    let bounded =
+        |policy: &crate::analysis::Policy| matches!(policy.summary.attempts, Attempts::Exact(_) | Attempts::AtMost(_));
+    // A policy named unchanged is judged where it is defined: the retry module's
+    // (`.retry(retry::transient())`), or a function's of another file.
+    if let Some(chain) = &arg.chain {
+        use crate::analysis::Origin;
+        let named = crate::analysis::rust::named_policy(ctx.index, ctx.file, chain)
+            .map(|(file, item)| (file, item, true))
+            .or_else(|| {
+                crate::analysis::rust::site_binding(ctx.index, ctx.file, arg).map(|(file, name, _)| (file, name, false))
+            });
+        if let Some((file, at, export)) = named {
+            return ctx.analysis.policies(ctx.index, file).iter().any(|policy| {
+                let defined = match &policy.origin {
+                    Origin::Export { binding, .. } => export && *binding == at,
+                    Origin::Named { binding, .. } => !export && *binding == at,
+                    _ => false,
+                };
+                defined && bounded(policy)
+            });
+        }
+    }
     ctx.policies().iter().any(|policy| {
         let here = policy.span == arg.arg
             || policy
                 .uses
                 .iter()
                 .any(|(file, span)| *file == ctx.file && *span == arg.arg);
-        here && matches!(policy.summary.attempts, Attempts::Exact(_) | Attempts::AtMost(_))
+        here && bounded(policy)
     })
 }
 

@@ -397,8 +397,36 @@ pub fn struct_literal(path: &[String]) -> Option<(String, Backoff)> {
     Some((format!("{ty} {{ .. }}"), backoff_default(shape)))
 }
 
+/// A method called on a `let mut` builder as a statement of its own (`b.with_multiplier(2.0);`),
+/// prefixed to its name: it changes the builder only where the builder's methods take
+/// `&mut self` (backoff's `ExponentialBackoffBuilder`); another library's builder method takes
+/// the builder by value and returns a new one, so what such a statement does is not known.
+pub const BY_REF: &str = "mut:";
+
+/// A statement the extractor cannot read that may change a `let mut` builder (a call taking
+/// `&mut b`, `b = …`): every property is unknown after it.
+pub const OPAQUE: &str = "&mut";
+
+/// Methods that leave a builder's configuration as it is (`b.build()` builds a policy and
+/// leaves `b` unchanged; stepping a strategy is not configuring it).
+pub fn reads(method: &str) -> bool {
+    matches!(
+        method,
+        "clone" | "to_owned" | "build" | "next" | "next_backoff" | "reset" | "get_elapsed_time"
+    )
+}
+
 /// Applies one builder method (or struct field) to a builder.
 pub fn apply(state: &mut Backoff, method: &str, args: &[Arg]) -> Applied {
+    if let Some(inner) = method.strip_prefix(BY_REF) {
+        if reads(inner) {
+            return Applied::Ok;
+        }
+        return match state {
+            Backoff::Backoff { .. } => apply(state, inner, args),
+            _ => Applied::Unknown,
+        };
+    }
     let arg = |i: usize| args.get(i);
     // Methods that leave the schedule as it is.
     if matches!(

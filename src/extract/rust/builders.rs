@@ -129,7 +129,10 @@ impl<'t> Rx<'t> {
             return Val::Arg(Arg::None);
         }
         match self.local(node, name) {
-            Local::Let { value, .. } => return self.eval(value, module, env, depth),
+            Local::Let { value, .. } => {
+                let val = self.eval(value, module, env, depth);
+                return self.after_statements(val, node, value, module, env, depth);
+            }
             Local::Param => {
                 return env.and_then(|e| e.get(name)).cloned().unwrap_or(Val::Unknown);
             }

@@ -16,6 +16,7 @@ mod handlers;
 mod helpers;
 mod items;
 mod macros;
+mod mutations;
 mod paths;
 mod shared;
 mod sites;
@@ -467,6 +468,50 @@ mod tests {
         assert_eq!(via.as_deref(), Some("capped"));
         assert!(matches!(state, Backoff::Backon { .. }));
         assert_eq!(f.rust_policies[1].value.ops[0].args, vec![Arg::Ms(200.0)]);
+    }
+
+    #[test]
+    fn statements_change_a_let_mut_policy() {
+        let f = facts(
+            "use backoff::ExponentialBackoffBuilder;\n\
+             async fn f(urgent: bool) {\n\
+               let mut b = ExponentialBackoffBuilder::new();\n\
+               b.with_multiplier(2.0).with_max_elapsed_time(None);\n\
+               if urgent { b.with_initial_interval(Duration::from_millis(10)); }\n\
+               let label = format!(\"{b:?}\");\n\
+               backoff::future::retry(b.build(), op).await;\n\
+               configure(&mut b);\n\
+               b.max_elapsed_time = Some(Duration::from_secs(1));\n\
+               backoff::future::retry(b.build(), op).await;\n\
+               let fixed = ExponentialBackoffBuilder::new();\n\
+               backoff::future::retry(fixed.build(), op).await;\n\
+             }\n",
+        );
+        let ops: Vec<Vec<(String, Vec<Arg>)>> = f
+            .retry_sites
+            .iter()
+            .map(|s| {
+                let chain = rust(s).chain.as_ref().expect("followed");
+                chain.ops.iter().map(|o| (o.method.clone(), o.args.clone())).collect()
+            })
+            .collect();
+        let op = |m: &str, args: Vec<Arg>| (m.to_string(), args);
+        let first = vec![
+            op("mut:with_multiplier", vec![Arg::Num(2.0)]),
+            op("mut:with_max_elapsed_time", vec![Arg::None]),
+            // In a branch: the property it sets is unknown.
+            op("mut:with_initial_interval", vec![Arg::Unknown]),
+            op("build", vec![]),
+        ];
+        assert_eq!(ops[0], first);
+        // After a call given `&mut b`, anything may have changed; the field set is read.
+        let mut second = first[..3].to_vec();
+        second.push(op(model::OPAQUE, vec![Arg::Unknown]));
+        second.push(op("=max_elapsed_time", vec![Arg::Some(Box::new(Arg::Ms(1000.0)))]));
+        second.push(op("build", vec![]));
+        assert_eq!(ops[1], second);
+        // A `let` without `mut` is not changed by statements.
+        assert_eq!(ops[2], vec![op("build", vec![])]);
     }
 
     #[test]

@@ -36,7 +36,7 @@ impl<'t> Walk<'_, 't, '_> {
         if pattern.kind_str() != "identifier" {
             return;
         }
-        let Some(chain) = self.library_chain(value) else {
+        let Some(mut chain) = self.library_chain(value) else {
             return;
         };
         let Some(block) = rx.parents.of(node) else { return };
@@ -44,9 +44,14 @@ impl<'t> Walk<'_, 't, '_> {
         let Some(uses) = self.uses_of(block, name, node.end_byte()) else {
             return;
         };
-        if uses.is_empty() {
+        let Some(first) = uses.first() else {
             return;
-        }
+        };
+        // `let mut p = ExponentialBackoff::default(); p.max_elapsed_time = None;`: the
+        // statements up to the first use change it (a call given `&mut p` may change anything).
+        chain
+            .ops
+            .extend(rx.statement_ops(node, name, first.end as usize, None, &self.module, None, 0));
         self.facts.rust_stepped.push(RustStepped {
             name: name.to_string(),
             name_span: span(pattern),
