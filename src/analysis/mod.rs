@@ -221,6 +221,14 @@ impl Analysis {
                         .zip(self.sites(index, file))
                         .filter(|(_, analysis)| analysis.supervisor)
                         .map(|(site, _)| site.span)
+                        // A stepped policy re-made after a success: its steps restart work.
+                        .chain(
+                            facts
+                                .rust_stepped
+                                .iter()
+                                .filter(|s| s.supervisor)
+                                .flat_map(|s| s.uses.iter().copied()),
+                        )
                         .collect()
                 });
                 Supervisors::new(spans)

@@ -199,4 +199,8 @@ pub struct RustStepped {
     pub uses: Vec<Span>,
     /// A function of the file's named policies ([`RustPolicy`]), which sites may name too.
     pub function: bool,
+    /// Re-made or `reset()` after it was stepped (`backoff = Self::build_backoff();` once the
+    /// connection is back): the loop stepping it restarts long-running work, a supervisor's,
+    /// whose missing attempt cap is by design (decision 6 judges its pace).
+    pub supervisor: bool,
 }

@@ -41,7 +41,7 @@ impl<'t> Walk<'_, 't, '_> {
         };
         let Some(block) = rx.parents.of(node) else { return };
         let name = rx.text_of(pattern);
-        let Some(uses) = self.uses_of(block, name, node.end_byte()) else {
+        let Some((uses, supervisor)) = self.uses_of(block, name, node.end_byte()) else {
             return;
         };
         let Some(first) = uses.first() else {
@@ -58,6 +58,7 @@ impl<'t> Walk<'_, 't, '_> {
             value: chain,
             uses,
             function: false,
+            supervisor,
         });
     }
 
@@ -75,6 +76,7 @@ impl<'t> Walk<'_, 't, '_> {
             value: chain,
             uses: Vec::new(),
             function: false,
+            supervisor: false,
         });
     }
 
@@ -92,14 +94,16 @@ impl<'t> Walk<'_, 't, '_> {
     }
 
     /// Where `name` is used after `from` in `block`: `name.next()` and calls it is handed to
-    /// (`helper(name)`, `helper(name.clone())`, `helper(&mut name)`). `None` when a `for` loop
-    /// iterates it (a poll's pacing).
-    fn uses_of(&mut self, block: Node<'t>, name: &str, from: usize) -> Option<Vec<Span>> {
+    /// (`helper(name)`, `helper(name.clone())`, `helper(&mut name)`), and whether it is re-made
+    /// or reset after a success (`name = <builder>`, `name.reset()`: a supervisor's). `None`
+    /// when a `for` loop iterates it (a poll's pacing).
+    fn uses_of(&mut self, block: Node<'t>, name: &str, from: usize) -> Option<(Vec<Span>, bool)> {
         if self.scanned >= MAX_SCAN_PER_FILE {
             return None;
         }
         let rx = self.rx;
         let mut uses = Vec::new();
+        let mut reset = false;
         let mut cursor = block.walk();
         let mut seen = 0;
         'walk: loop {
@@ -112,6 +116,7 @@ impl<'t> Walk<'_, 't, '_> {
             if node.start_byte() >= from && node.kind_str() == "identifier" && rx.text_of(node) == name {
                 match self.use_kind(node) {
                     Use::Step(at) | Use::Handed(at) => uses.push(span(at)),
+                    Use::Reset => reset = true,
                     Use::Loop => return None,
                     Use::Other => {}
                 }
@@ -125,7 +130,7 @@ impl<'t> Walk<'_, 't, '_> {
                 }
             }
         }
-        Some(uses)
+        Some((uses, reset))
     }
 
     fn use_kind(&self, ident: Node<'t>) -> Use<'t> {
@@ -137,13 +142,16 @@ impl<'t> Walk<'_, 't, '_> {
             };
             match parent.kind_str() {
                 "for_expression" if parent.field("value") == Some(current) => return Use::Loop,
+                "assignment_expression" if parent.field("left") == Some(current) => return Use::Reset,
                 "reference_expression" | "parenthesized_expression" => current = parent,
                 "field_expression" if parent.field("value") == Some(current) => {
                     let method = parent.field("field").map(|f| rx.text_of(f));
                     let call = rx.parents.of(parent).filter(|c| c.kind_str() == "call_expression");
                     match (method, call) {
-                        (Some("next"), Some(call)) => return Use::Step(call),
+                        // `Iterator::next` (backon, tokio-retry); `Backoff::next_backoff` (the backoff crate).
+                        (Some("next" | "next_backoff"), Some(call)) => return Use::Step(call),
                         (Some("clone" | "to_owned"), Some(call)) => current = call,
+                        (Some("reset"), Some(_)) => return Use::Reset,
                         _ => return Use::Other,
                     }
                 }
@@ -161,10 +169,12 @@ impl<'t> Walk<'_, 't, '_> {
 }
 
 enum Use<'t> {
-    /// `backoff.next()`: the code steps through the delays.
+    /// `backoff.next()` / `backoff.next_backoff()`: the code steps through the delays.
     Step(Node<'t>),
     /// `helper(backoff)`: handed to a call.
     Handed(Node<'t>),
+    /// `backoff = <builder>` or `backoff.reset()`: re-made for the next round.
+    Reset,
     /// `for d in backoff`.
     Loop,
     Other,
@@ -179,13 +189,23 @@ impl<'t> Rx<'t> {
             // Built here from a library's constructor (a function naming the retry module's
             // policy is that policy).
             .filter(|p| matches!(p.value.base, RustBase::New { .. }))
-            .filter(|p| self.item(&p.module, &p.name).is_some_and(|i| i.body.is_some()))
+            .filter(|p| {
+                // A free function, or an associated one (`impl Actor { fn build_backoff() … }`,
+                // whose module ends with its type).
+                let free = self.item(&p.module, &p.name);
+                let associated = || match p.module.split_last() {
+                    Some((ty, module)) => self.associated(module, ty, &p.name),
+                    None => None,
+                };
+                free.or_else(associated).is_some_and(|i| i.body.is_some())
+            })
             .map(|p| RustStepped {
                 name: p.name.clone(),
                 name_span: p.name_span,
                 value: p.value.clone(),
                 uses: Vec::new(),
                 function: true,
+                supervisor: false,
             })
             .collect();
         if out.is_empty() {
@@ -200,12 +220,31 @@ impl<'t> Rx<'t> {
                 break;
             }
             if node.kind_str() == "call_expression" && self.args(node).is_empty() {
-                if let Some(function) = node.field("function").filter(|f| f.kind_str() == "identifier") {
-                    let name = self.text_of(function);
-                    if let Some(policy) = out.iter_mut().find(|p| p.name == name) {
+                if let Some((ty, name)) = node.field("function").and_then(|f| self.called_name(f)) {
+                    let owner = |p: &RustStepped| {
+                        let module = &policies.iter().find(|q| q.name_span == p.name_span)?.module;
+                        Some(module.last().map(String::as_str))
+                    };
+                    let policy = out.iter_mut().find(|p| {
+                        p.name == name
+                            && match ty {
+                                None => true,
+                                // `Self::build_backoff()` in the impl, `Actor::build_backoff()`.
+                                Some("Self") => true,
+                                Some(ty) => owner(p) == Some(Some(ty)),
+                            }
+                    });
+                    if let Some(policy) = policy {
                         if policy.uses.len() < MAX_USES {
                             policy.uses.push(span(node));
                         }
+                        // `backoff = Self::build_backoff();` after a success: re-made for the
+                        // next round, a supervisor's.
+                        let remade = self
+                            .parents
+                            .of(node)
+                            .is_some_and(|p| p.kind_str() == "assignment_expression" && p.field("right") == Some(node));
+                        policy.supervisor |= remade;
                     }
                 }
             }
@@ -222,6 +261,23 @@ impl<'t> Rx<'t> {
         }
         out.retain(|p| !p.uses.is_empty());
         out
+    }
+}
+
+impl<'t> Rx<'t> {
+    /// The function a call names: `f` (no type), `Self::f` or `Type::f` (an associated
+    /// function, with its type).
+    fn called_name(&self, function: Node<'t>) -> Option<(Option<&'t str>, &'t str)> {
+        match function.kind_str() {
+            "identifier" => Some((None, self.text_of(function))),
+            "scoped_identifier" => {
+                let path = function.field("path")?;
+                let name = function.field("name")?;
+                matches!(path.kind_str(), "identifier" | "self" | "type_identifier")
+                    .then(|| (Some(self.text_of(path)), self.text_of(name)))
+            }
+            _ => None,
+        }
     }
 }
 
