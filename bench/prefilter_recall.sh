@@ -9,7 +9,9 @@
 #                                                        --seed S --files 5000). Default:
 #                                                        fixtures generated
 #
-# Prints one line per corpus, and every dropped file with its facts. Exits 1 on a miss.
+# Prints one line per corpus and what kept its files (`kept_by: REASON=N ...`), and every
+# dropped file with its facts. Exits 1 on a miss. For each kept file and why, and each file the
+# demand stage reads: target/release/examples/prefilter_recall DIR --list-kept --list-read.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -20,7 +22,7 @@ CORPORA=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --seed) SEED="$2"; shift ;;
-    -h | --help) sed -n '2,12p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,14p' "$0"; exit 0 ;;
     -*) echo "prefilter_recall.sh: unknown option $1" >&2; exit 2 ;;
     *) CORPORA+=("$1") ;;
   esac

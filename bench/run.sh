@@ -5,9 +5,17 @@
 #   bench/run.sh [--runs N] [--seed S] [CORPUS...]   CORPUS: a directory, or `generated`
 #                                                      (the default: bench/gen_corpus.py --seed S),
 #                                                      or `generated-sdk` (the same plus ~250 MB
-#                                                      of generated SDK clients)
+#                                                      of generated SDK clients), or a name of
+#                                                      bench/corpora.tsv (`effect`: a public
+#                                                      repository at a pinned commit)
 #   bench/run.sh --smoke                             each tool once on a small generated corpus,
 #                                                      with sanity checks (for CI)
+#
+# A named corpus is the pinned commit of its repository, written into a temporary directory
+# (`git archive`), never into this one: from a bare snapshot `OWNER+NAME` (or `OWNER+NAME/repo`)
+# under $RETRYLINT_REALWORLD_DIR (default /work/.mirror, as bench/realworld/run.py reads them)
+# if there is one holding the commit, else from a clone of its URL kept in
+# ${BENCH_CORPUS_DIR:-$TMPDIR/retrylint-corpus}-git/OWNER+NAME (fetched once).
 #
 # Each tool first runs once under GNU time (its output is checked and counted; its "Maximum
 # resident set size" is the peak RSS; the warm row's run is one after the cache is filled), then
@@ -29,7 +37,7 @@ while [[ $# -gt 0 ]]; do
     --smoke) SMOKE=1 RUNS=1 ;;
     --runs) RUNS="$2"; shift ;;
     --seed) SEED="$2"; shift ;;
-    -h | --help) sed -n '2,17p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,24p' "$0"; exit 0 ;;
     -*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
     *) CORPORA+=("$1") ;;
   esac
@@ -72,9 +80,10 @@ fi
 log "building (release)"
 cargo build --release --locked --quiet
 cargo build --release --locked --quiet --example parse_only --example lsp_latency
-RETRYLINT="$ROOT/target/release/retrylint"
-PARSE_ONLY="$ROOT/target/release/examples/parse_only"
-LSP_LATENCY="$ROOT/target/release/examples/lsp_latency"
+TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
+RETRYLINT="$TARGET/release/retrylint"
+PARSE_ONLY="$TARGET/release/examples/parse_only"
+LSP_LATENCY="$TARGET/release/examples/lsp_latency"
 
 # ----------------------------------------------------------------- corpora
 resolve_corpus() { # NAME -> directory
@@ -94,17 +103,40 @@ resolve_corpus() { # NAME -> directory
     fi
     python3 bench/gen_corpus.py "$dir" --seed "$SEED" --files "$files" >&2
     echo "$dir"
+  elif [[ ! -d "$1" ]] && named_corpus "$1" >/dev/null; then
+    local url commit slug git dir="$WORK/named/$1"
+    read -r url commit < <(named_corpus "$1")
+    slug="$(basename "$(dirname "$url")")+$(basename "$url")"
+    git="${RETRYLINT_REALWORLD_DIR:-/work/.mirror}/$slug"
+    [[ -d "$git/repo" ]] && git="$git/repo"
+    if ! git --git-dir="$git" cat-file -e "$commit^{commit}" 2>/dev/null; then
+      git="${BENCH_CORPUS_DIR:-${TMPDIR:-/tmp}/retrylint-corpus}-git/$slug"
+      if ! git --git-dir="$git" cat-file -e "$commit^{commit}" 2>/dev/null; then
+        log "fetching $url into $git"
+        [[ -d "$git" ]] || git clone --quiet --bare --filter=blob:none "$url" "$git" >&2
+        git --git-dir="$git" fetch --quiet origin "$commit" >&2 || true
+      fi
+    fi
+    mkdir -p "$dir"
+    git --git-dir="$git" archive "$commit" | tar -x -C "$dir"
+    echo "$dir"
   else
-    [[ -d "$1" ]] || { echo "run.sh: no such directory: $1" >&2; exit 2; }
+    [[ -d "$1" ]] || { echo "run.sh: no such directory or named corpus: $1" >&2; exit 2; }
     (cd "$1" && pwd)
   fi
 }
+# named_corpus NAME -> "URL COMMIT" from bench/corpora.tsv (fails for another name)
+named_corpus() {
+  awk -F'\t' -v name="$1" 'NR > 1 && $1 == name { print $2, $3; found = 1 } END { exit !found }' \
+    "$ROOT/bench/corpora.tsv"
+}
 
 # ----------------------------------------------------------------- measure
-# measure [--prime] TAG OUTFILE CMD... : appends "tag<TAB>median_s<TAB>rss_kib<TAB>exit<TAB>cpu_s"
-# to $WORK/results. --prime: one unmeasured run first (it fills the facts cache), so that every
+# measure [--prime] TAG OUTFILE CMD... : appends
+# "tag<TAB>median_s<TAB>rss_kib<TAB>exit<TAB>cpu_s<TAB>min_s<TAB>max_s" to $WORK/results. --prime: one unmeasured run first (it fills the facts cache), so that every
 # measured run, the one under GNU time included, is a warm one.
-median_of() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+# median_of: "median min max" of the numbers on stdin.
+median_of() { sort -g | awk '{ a[NR] = $1 } END { print ((NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2), a[1], a[NR] }'; }
 measure() {
   local prime=0
   if [[ "$1" == --prime ]]; then
@@ -126,13 +158,13 @@ measure() {
     tail -5 "$WORK/$tag.stderr" >&2
     exit 1
   fi
-  local median
+  local median low high
   if [[ -n "$HYPERFINE" ]]; then
     local cmd
     cmd="$(printf '%q ' "$@")"
     "$HYPERFINE" --shell=none --warmup 1 --runs "$RUNS" --ignore-failure --style none \
       --export-json "$WORK/$tag.json" -- "$cmd" >/dev/null
-    read -r median cpu < <(python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))["results"][0]; print(r["median"], r["user"] + r["system"])' "$WORK/$tag.json")
+    read -r median cpu low high < <(python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))["results"][0]; print(r["median"], r["user"] + r["system"], r["min"], r["max"])' "$WORK/$tag.json")
   else
     [[ $SMOKE -eq 1 ]] || "$@" >/dev/null 2>&1 || true # warm-up
     local i start end
@@ -142,9 +174,9 @@ measure() {
       end=$(date +%s%N)
       echo "$(((end - start) / 1000))e-6"
     done | median_of >"$WORK/$tag.median"
-    median="$(cat "$WORK/$tag.median")"
+    read -r median low high <"$WORK/$tag.median"
   fi
-  printf '%s\t%s\t%s\t%s\t%s\n' "$tag" "$median" "$rss" "$status" "$cpu" >>"$WORK/results"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$tag" "$median" "$rss" "$status" "$cpu" "$low" "$high" >>"$WORK/results"
 }
 
 : >"$WORK/results"
@@ -155,6 +187,9 @@ for name in "${CORPORA[@]}"; do
   label="$(basename "$dir")"
   [[ "$name" == generated ]] && label="generated (seed $SEED)"
   [[ "$name" == generated-sdk ]] && label="generated + 250 MB SDK"
+  if [[ ! -d "$name" ]] && named_corpus "$name" >/dev/null; then
+    label="$name @ $(named_corpus "$name" | cut -d' ' -f2 | cut -c1-7)"
+  fi
   n=$((n + 1))
   log "measuring $label: $dir"
   printf '%s\t%s\t%s\t%s\n' "$n" "$label" "$dir" "$(cut -d' ' -f1-3 /proc/loadavg)" >>"$WORK/corpora"
@@ -195,11 +230,11 @@ from pathlib import Path
 work, smoke, runs, hyperfine = Path(sys.argv[1]), sys.argv[2] == "1", sys.argv[3], sys.argv[4] == "hyperfine"
 results = {}
 for line in (work / "results").read_text().splitlines():
-    tag, median, rss, status, cpu = line.split("\t")
-    results[tag] = (float(median), int(rss) / 1024, int(status), float(cpu))
+    tag, median, rss, status, cpu, low, high = line.split("\t")
+    results[tag] = (float(median), int(rss) / 1024, int(status), float(cpu), float(low), float(high))
 failures = []
-print("| tool | corpus | files | MB | median wall s | files/s | MB/s | peak RSS MiB | ratio to parse-only | CPU s (ratio) |")
-print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+print("| tool | corpus | files | MB | median wall s | min–max s | files/s | MB/s | peak RSS MiB | ratio to parse-only | CPU s (ratio) |")
+print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 notes = []
 for line in (work / "corpora").read_text().splitlines():
     n, label, directory, load = line.split("\t")
@@ -227,9 +262,10 @@ for line in (work / "corpora").read_text().splitlines():
     names = {"retrylint": "retrylint (cold)", "retrylint-warm": "retrylint (warm cache)",
              "retrylint-all": "retrylint (every file parsed)"}
     for tool in ["retrylint", "retrylint-warm", "retrylint-all", "parse-only", "read-only", "ast-grep"]:
-        wall, rss, _, cpu = results[f"{n}.{tool}"]
+        wall, rss, _, cpu, low, high = results[f"{n}.{tool}"]
         count = files[tool]
         print(f"| {names.get(tool, tool)} | {label} | {count if count is not None else '?'} | {mb:.1f} | {wall:.3f} | "
+              f"{low:.3f}–{high:.3f} | "
               f"{(count or 0) / wall:,.0f} | {mb / wall:.1f} | {rss:.0f} | {wall / base:.2f}x | {cpu:.2f} ({cpu / base_cpu:.2f}x) |")
     lsp = work / f"{n}.lsp"
     if lsp.exists():

@@ -162,17 +162,23 @@ fn no_cache_writes_nothing() {
 #[test]
 fn a_file_cached_without_its_units_is_read_in_full_when_a_call_reaches_it() {
     let dir = fixture_copy("effect-services");
-    // The repository names a retry in code without making one, so the prefilter keeps it.
+    // The repository names Effect's retry in code without making one (a type reads it), so
+    // the prefilter keeps it.
     let repository = dir.path().join("src/orders/OrdersRepository.ts");
     let text = std::fs::read_to_string(&repository).unwrap();
-    std::fs::write(&repository, format!("{text}\nexport const retryHint = \"later\"\n")).unwrap();
+    std::fs::write(
+        &repository,
+        format!("{text}\nexport type RetryHint = typeof Effect.retry\n"),
+    )
+    .unwrap();
     let cold = common::check_json(dir.path(), &["."]).1;
     let place = dir.path().join("src/orders/PlaceOrder.ts");
     let original = std::fs::read_to_string(&place).unwrap();
-    // Nothing calls into the repository: it is cached as read lazily.
+    // Nothing calls into the repository: it is cached as read lazily (the file still names
+    // Effect's retry, so that it is parsed as before).
     std::fs::write(
         &place,
-        "import { Effect } from \"effect\"\nexport const retryNothing = Effect.log(\"later\")\n",
+        "import { Effect } from \"effect\"\nexport type RetryNothing = typeof Effect.retry\n",
     )
     .unwrap();
     let alone = check_cached(dir.path(), &[]);

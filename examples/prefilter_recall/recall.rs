@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 use retrylint::check::{enabled_rules, prefilter_for, CheckOptions};
-use retrylint::extract::Trigger;
+use retrylint::extract::{Kept, Trigger};
 use retrylint::facts::{CursorKind, FileFacts};
 
 /// One file: its path as discovered, whether the prefilter keeps it, whether a check with the
@@ -22,6 +22,8 @@ use retrylint::facts::{CursorKind, FileFacts};
 pub struct Verdict {
     pub path: PathBuf,
     pub kept: bool,
+    /// Why the prefilter keeps it.
+    pub why: Option<Kept>,
     pub read: bool,
     pub holds: Vec<&'static str>,
 }
@@ -55,17 +57,46 @@ impl Recall {
             .count()
     }
 
-    /// `files=N kept=N keep_rate=R with_facts=N read_on_demand=N dropped_with_facts=N`
+    /// Files the prefilter keeps that hold no facts (the parses it could save).
+    pub fn kept_without_facts(&self) -> usize {
+        self.files.iter().filter(|f| f.kept && f.holds.is_empty()).count()
+    }
+
+    /// Files a check with the prefilter parses: those it keeps and those the demand stage reads.
+    pub fn read(&self) -> usize {
+        self.files.iter().filter(|f| f.kept || f.read).count()
+    }
+
+    /// `files=N kept=N keep_rate=R kept_without_facts=N with_facts=N parsed=N
+    /// read_on_demand=N dropped_with_facts=N`
     pub fn line(&self) -> String {
         let files = self.files.len();
         format!(
-            "files={files} kept={} keep_rate={:.3} with_facts={} read_on_demand={} dropped_with_facts={}",
+            "files={files} kept={} keep_rate={:.3} kept_without_facts={} with_facts={} parsed={} \
+             read_on_demand={} dropped_with_facts={}",
             self.kept(),
             self.kept() as f64 / files.max(1) as f64,
+            self.kept_without_facts(),
             self.with_facts(),
+            self.read(),
             self.on_demand(),
             self.dropped().len()
         )
+    }
+
+    /// How many kept files each reason kept: `because=N` pairs, most first.
+    pub fn reasons(&self) -> String {
+        let mut counts: std::collections::BTreeMap<String, usize> = Default::default();
+        for why in self.files.iter().filter_map(|f| f.why.as_ref()) {
+            *counts.entry(format!("{:?}", why.because)).or_default() += 1;
+        }
+        let mut counts: Vec<_> = counts.into_iter().collect();
+        counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        counts
+            .iter()
+            .map(|(k, n)| format!("{k}={n}"))
+            .collect::<Vec<_>>()
+            .join(" ")
     }
 }
 
@@ -107,9 +138,11 @@ pub fn measure(dir: &Path) -> Result<Recall, String> {
             let file = &index.files[id];
             let config = configs.for_path(&file.absolute);
             let text = retrylint::files::read_file(&file.absolute, config.max_file_size, false).ok()?;
+            let why = prefilter.why(file.language, &text);
             Some(Verdict {
                 path: file.path.clone(),
-                kept: prefilter.is_relevant(file.language, &text),
+                kept: why.is_some(),
+                why,
                 read: read.contains(file.path.as_path()),
                 holds: holds(facts, &lease_names),
             })

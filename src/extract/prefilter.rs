@@ -93,14 +93,15 @@ impl Matcher {
         }
     }
 
-    /// Whether `text` (a script's when `script`) holds a trigger.
-    fn is_match(&self, text: &[u8], script: Option<&Script>) -> bool {
-        if self.names.as_ref().is_some_and(|names| names.is_match(text)) {
-            return true;
+    /// Why `text` (a script's when `script`) holds a trigger, if it does.
+    fn why(&self, text: &[u8], script: Option<&Script>) -> Option<Kept> {
+        if let Some(found) = self.names.as_ref().and_then(|names| names.find(text)) {
+            return Some(Kept {
+                word: String::from_utf8_lossy(&text[found.range()]).into_owned(),
+                because: Because::NameAnywhere,
+            });
         }
-        let Some(automaton) = &self.automaton else {
-            return false;
-        };
+        let automaton = self.automaton.as_ref()?;
         // A script's words count in code only, and its imports say whether Effect's names
         // can be in scope: an import from Effect, or one a project module re-exporting Effect
         // can stand behind (the index reads those as Effect's, `Index::effect_aliases`).
@@ -108,31 +109,103 @@ impl Matcher {
             Some(script) => (&script.code[..], script.effect_import, script.alias_import),
             None => (text, false, false),
         };
-        let (mut names, mut reference, mut clock) = (false, false, false);
+        // Where an Effect word can be Effect's: read through a name the file imports
+        // (`Effect.retry`, `S.repeat`, `P.Effect.retry`, a bare `retry` imported from
+        // `effect/Effect`), as extraction resolves them (`FileFacts::effect_member_path`):
+        // `scheduler.schedule(…)`, `options.retry` and `self.repeat` in a file that imports
+        // Effect are not. Only a script's imports are known; elsewhere no word needs them.
+        let through = |start: usize| -> Option<Because> {
+            let script = script?;
+            let name: &[u8] = if is_member(text, start) {
+                member_root(text, start)?
+            } else {
+                let end = text[start..]
+                    .iter()
+                    .position(|&b| !is_ident(b))
+                    .map_or(text.len(), |e| start + e);
+                &text[start..end]
+            };
+            if script.effect_names.iter().any(|n| n == name) || (effect && script.effect_unnamed) {
+                Some(Because::EffectImport)
+            } else if script.alias_names.iter().any(|n| n == name) && is_member(text, start) {
+                // A project module re-exports modules, not their members: through it a
+                // member is read as one (`Effect.retry`, `P.Effect.retry`), never bare.
+                Some(Because::AliasMember)
+            } else {
+                None
+            }
+        };
+        let (mut reference, mut clock) = (false, false);
         let (mut retry, mut policy_key) = (false, false);
+        let kept = |found: &aho_corasick::Match, because| Kept {
+            word: String::from_utf8_lossy(&text[found.range()]).into_owned(),
+            because,
+        };
         // Overlapping: `Jobs` must not hide `Jobs.make`, which needs no Effect import.
         for found in automaton.find_overlapping_iter(text) {
             // In code, a word counts where an identifier starts: `maxRetries` is no `retry`.
             if script.is_some() && found.start() > 0 && is_ident(text[found.start() - 1]) {
                 continue;
             }
-            match self.needs[found.pattern().as_usize()] {
-                Needs::Alone => return true,
-                // A project module re-exports modules, not their members: through it a member
-                // is read as one (`Effect.retry`, `P.Effect.retry`), never bare.
-                Needs::Effect => names |= effect || (alias && is_member(text, found.start())),
-                Needs::EffectName => names |= effect || alias,
-                Needs::Ref => reference = true,
-                Needs::Clock => clock = true,
-                Needs::Rs2Retry => retry = true,
-                Needs::Rs2Key => policy_key = true,
-            }
-            if names || ((effect || alias) && reference && clock) || (retry && policy_key) {
-                return true;
+            let because = match self.needs[found.pattern().as_usize()] {
+                Needs::Alone => Some(Because::Alone),
+                Needs::Effect => through(found.start()),
+                Needs::EffectName if effect => Some(Because::EffectImport),
+                Needs::EffectName if alias => Some(Because::AliasImport),
+                Needs::EffectName => None,
+                Needs::Ref => {
+                    reference = true;
+                    None
+                }
+                Needs::Clock => {
+                    clock = true;
+                    None
+                }
+                Needs::Rs2Retry => {
+                    retry = true;
+                    None
+                }
+                Needs::Rs2Key => {
+                    policy_key = true;
+                    None
+                }
+            };
+            let because = because
+                .or_else(|| ((effect || alias) && reference && clock).then_some(Because::RefAndClock))
+                .or_else(|| (retry && policy_key).then_some(Because::Rs2RetryAndKey));
+            if let Some(because) = because {
+                return Some(kept(&found, because));
             }
         }
-        false
+        None
     }
+}
+
+/// Why the prefilter keeps a file: the word that decided it (the last one, when it takes
+/// two), and what made that word count (`Prefilter::why`, for the keep-rate statistics).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Kept {
+    pub word: String,
+    pub because: Because,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Because {
+    /// A word that is relevant by itself (`Jobs.make`, `setInterval`, a Rust retry crate's name).
+    Alone,
+    /// A lease table or column, or `retrylint-ignore`, read anywhere.
+    NameAnywhere,
+    /// A word of Effect's in a file that imports Effect.
+    EffectImport,
+    /// A member (`X.retry`) in a file whose imports a project module re-exporting Effect can
+    /// stand behind.
+    AliasMember,
+    /// A name (`cron`) in such a file.
+    AliasImport,
+    /// A `Ref`, `let` or `Map` and a clock read, with an import that can bring Effect.
+    RefAndClock,
+    /// RS2: `retry` and a policy key.
+    Rs2RetryAndKey,
 }
 
 /// The test, for one set of enabled rules and one configuration.
@@ -217,8 +290,8 @@ impl Prefilter {
         }
         // What the prefilter looks for, as one hash: a cached verdict of another is not reused.
         // Its version: what a pattern means changes with how the text is read (scripts: code
-        // only, with their imports).
-        let mut described = String::from("prefilter 2");
+        // only, with their imports; 3: Effect's words only read through an imported name).
+        let mut described = String::from("prefilter 3");
         for (name, list) in [
             ("ts", &typescript),
             ("rs", &rust),
@@ -252,18 +325,23 @@ impl Prefilter {
 
     /// Whether `text` can hold a fact an enabled rule reads.
     pub fn is_relevant(&self, language: Language, text: &[u8]) -> bool {
+        self.why(language, text).is_some()
+    }
+
+    /// Why the prefilter keeps `text`, if it does (`examples/prefilter_recall --list-kept`).
+    pub fn why(&self, language: Language, text: &[u8]) -> Option<Kept> {
         match language {
             Language::TypeScript | Language::Tsx | Language::JavaScript => {
-                self.typescript.is_match(text, Some(&Script::scan(text)))
+                self.typescript.why(text, Some(&Script::scan(text)))
             }
             // Their scripts, as extraction reads them (the template masked out).
             Language::Svelte | Language::Vue => {
                 let (_, masked) = super::component::scripts(text);
-                self.typescript.is_match(text, Some(&Script::scan(&masked)))
+                self.typescript.why(text, Some(&Script::scan(&masked)))
             }
-            Language::Rust => self.rust.is_match(text, None),
-            Language::Sql => self.sql.is_match(text, None),
-            Language::Json | Language::Yaml => self.config.is_match(text, None),
+            Language::Rust => self.rust.why(text, None),
+            Language::Sql => self.sql.why(text, None),
+            Language::Json | Language::Yaml => self.config.why(text, None),
         }
     }
 }
@@ -279,6 +357,14 @@ struct Script {
     /// (as the index reads aliases): not type-only, and a namespace or a named import of one
     /// of Effect's modules.
     alias_import: bool,
+    /// The names an import from an Effect package binds, and the names it imports (`retry`
+    /// of `import { retry as r }`: a superset is safe).
+    effect_names: Vec<Vec<u8>>,
+    /// An import from an Effect package whose names are not read here: `import("effect")`,
+    /// `require("effect")`, `import "effect"`. Any name can be Effect's then.
+    effect_unnamed: bool,
+    /// The names such an aliasable import binds (and imports).
+    alias_names: Vec<Vec<u8>>,
 }
 
 /// Effect's modules a named import can alias beyond the index's
@@ -314,6 +400,9 @@ impl Script {
             code: Vec::new(),
             effect_import: false,
             alias_import: false,
+            effect_names: Vec::new(),
+            effect_unnamed: false,
+            alias_names: Vec::new(),
         };
         // Open template literals: the brace depth of each one's current `${…}`.
         let mut templates: Vec<usize> = Vec::new();
@@ -432,30 +521,47 @@ impl Script {
             return;
         }
         let source = std::str::from_utf8(value).unwrap_or("");
-        if crate::facts::is_effect_source(source) {
-            self.effect_import = true;
-            return;
-        }
-        if word != b"from" || self.alias_import {
+        let effect = crate::facts::is_effect_source(source);
+        if word != b"from" {
+            // `import("effect")`, `require("effect")`, `import "effect"`: what they bind is
+            // not read here.
+            if effect {
+                self.effect_import = true;
+                self.effect_unnamed = true;
+            }
             return;
         }
         // The clause: from the `import` (or `export`) before this `from`.
         let head = &code[..word_start];
         let Some(start) = last_word(head, b"import").max(last_word(head, b"export")) else {
+            if effect {
+                self.effect_import = true;
+                self.effect_unnamed = true;
+            }
             return;
         };
         let keyword = &text[start..start + 6];
+        let clause = head[start + 6..].trim_ascii();
+        if effect {
+            self.effect_import = true;
+            // A re-export binds nothing here; an import binds every name of its clause
+            // (type-only ones too: a superset is safe).
+            if keyword == b"import" {
+                self.effect_names.extend(clause_names(clause));
+            }
+            return;
+        }
         if keyword == b"export" {
             // A re-export (`export { Effect } from "./prelude"`) is the index's to follow.
             return;
         }
-        let clause = head[start + 6..].trim_ascii();
         if clause.starts_with(b"type") && clause.get(4).is_some_and(|&b| !is_ident(b) && b != b',') {
             return;
         }
-        if clause.starts_with(b"*") {
+        // `import * as P from "./prelude"` (or `import D, * as P`).
+        if let Some(star) = memchr::memchr(b'*', clause) {
             self.alias_import = true;
-            return;
+            self.alias_names.extend(clause_names(&clause[star..]));
         }
         let Some(open) = memchr::memchr(b'{', clause) else {
             return;
@@ -463,7 +569,10 @@ impl Script {
         let close = memchr::memchr(b'}', clause).unwrap_or(clause.len());
         for element in clause[open + 1..close.max(open + 1)].split(|&b| b == b',') {
             let element = element.trim_ascii();
-            let element = element.strip_prefix(b"type ").map_or(element, |e| e.trim_ascii_start());
+            if element.starts_with(b"type") && element.get(4).is_some_and(|b| b.is_ascii_whitespace()) {
+                // `type Layer`: a type brings no value.
+                continue;
+            }
             let end = element.iter().position(|&b| !is_ident(b)).unwrap_or(element.len());
             if crate::facts::EFFECT_MODULE_NAMES
                 .iter()
@@ -471,15 +580,47 @@ impl Script {
                 .any(|m| m.as_bytes() == &element[..end])
             {
                 self.alias_import = true;
-                return;
+                self.alias_names.extend(clause_names(element));
             }
         }
     }
 }
 
-/// Whether the word at `start` of `code` follows a `.` (`Effect.retry`, `Effect\n  .retry`).
+/// Every identifier of an import clause but its keywords: the names it binds and imports.
+fn clause_names(clause: &[u8]) -> impl Iterator<Item = Vec<u8>> + '_ {
+    clause
+        .split(|&b| !is_ident(b))
+        .filter(|w| !w.is_empty() && !matches!(*w, b"type" | b"as"))
+        .map(<[u8]>::to_vec)
+}
+
+/// The name a member read at `start` is read through: `Effect` of `Effect.retry`, `P` of
+/// `P.Effect.retry` (across lines and `?.`); `None` when it is read off anything else (a
+/// call's result, `this`: not a name an import binds).
+fn member_root(code: &[u8], start: usize) -> Option<&[u8]> {
+    let mut at = start;
+    loop {
+        // At a name that follows a `.`: step over the `.` (or `?.`) to the name before.
+        let before = code[..at].trim_ascii_end();
+        let before = before.strip_suffix(b".")?;
+        let before = before.strip_suffix(b"?").unwrap_or(before).trim_ascii_end();
+        let end = before.len();
+        let begin = before.iter().rposition(|&b| !is_ident(b)).map_or(0, |p| p + 1);
+        if begin == end || code[begin].is_ascii_digit() {
+            return None;
+        }
+        if !code[..begin].trim_ascii_end().ends_with(b".") {
+            return Some(&code[begin..end]);
+        }
+        at = begin;
+    }
+}
+
+/// Whether the word at `start` of `code` follows a `.` (`Effect.retry`, `Effect\n  .retry`),
+/// not a spread's `...`.
 fn is_member(code: &[u8], start: usize) -> bool {
-    code[..start].trim_ascii_end().ends_with(b".")
+    let before = code[..start].trim_ascii_end();
+    before.ends_with(b".") && !before.ends_with(b"...")
 }
 
 /// The start of the last whole word `word` in `code`.
@@ -646,6 +787,55 @@ mod tests {
         assert!(!vue(
             "<template>Effect.retry(x) it's</template>\n<script>\nimport { Effect } from \"effect\"\n</script>"
         ));
+    }
+
+    #[test]
+    fn effect_words_count_read_through_an_imported_name() {
+        let config = Config::defaults(PathBuf::from("/"));
+        let all = Prefilter::new(&[Trigger::Retries, Trigger::Polls], &config);
+        let why = |text: &str| all.why(Language::TypeScript, text.as_bytes()).map(|k| k.because);
+        let ts = |text: &str| why(text).is_some();
+        let import = "import { Effect, Schedule as S } from \"effect\"\n";
+        let with = |body: &str| format!("{import}{body}");
+        // Through a name the import binds, as extraction resolves them: a member, across
+        // lines, renamed, a bare name imported from a module.
+        assert_eq!(
+            why(&with("x.pipe(Effect.retry({ times: 3 }))")),
+            Some(Because::EffectImport)
+        );
+        assert!(ts(&with("x.pipe(\n  Effect\n    .repeat(S.spaced(\"1 second\")))")));
+        assert!(ts(&with("const p = S.forever")));
+        assert!(ts(
+            "import { retry } from \"effect/Effect\"\npipe(x, retry({ times: 3 }))"
+        ));
+        assert!(ts(
+            "import { retry as r } from \"effect/Effect\"\npipe(x, r({ times: 3 }))"
+        ));
+        assert!(ts("import * as E from \"effect/Effect\"\nE.retry(x, policy)"));
+        assert!(ts("import * as Fx from \"effect\"\nFx.Effect?.retry(x)"));
+        // What a file that imports Effect reads off anything else is not Effect's: its own
+        // scheduler, an option, a method of an object, a spread.
+        assert!(!ts(&with("scheduler.schedule(task); options.retry; self.repeat(1)")));
+        assert!(!ts(&with("const retry = 3; if (retry > 0) tick()")));
+        assert!(!ts(&with(
+            "makeClient().retry(); items[0].schedule(); const o = { ...retry }"
+        )));
+        assert!(!ts(&with("this.forever = true")));
+        // An import whose names are not read here: any name can be Effect's.
+        assert!(ts(
+            "const { Effect } = await import(\"effect\")\nconst E = Effect\nE.retry(x)"
+        ));
+        assert!(ts("const E = require(\"effect/Effect\")\nE.retry(x)"));
+        // Through a project module that can re-export Effect: a member of a name it binds.
+        assert_eq!(
+            why("import * as P from \"./prelude\"\nP.Effect.retry(x)"),
+            Some(Because::AliasMember)
+        );
+        assert!(ts(
+            "import { type Layer, Schedule } from \"@app/prelude\"\nx.pipe(Schedule.repeat)"
+        ));
+        assert!(!ts("import * as P from \"./prelude\"\nclient.retry(x)"));
+        assert!(!ts("import { Schedule } from \"@app/prelude\"\nrunner.schedule(x)"));
     }
 
     #[test]
