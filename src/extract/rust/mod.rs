@@ -155,6 +155,7 @@ pub(super) fn extract(facts: &mut FileFacts, text: &[u8], tree: &Tree) {
         scanned: 0,
     };
     walk.node(root, 0);
+    helpers::reexported_retries(&rx, root, facts);
     shared::mark_shared_locals(&mut facts.retry_sites);
     // Calls inside a retried unit are followed into the file's functions; a file that
     // retries nothing needs none.
