@@ -444,6 +444,30 @@ mod tests {
     }
 
     #[test]
+    fn public_reexports_of_backoffs_retry_functions_are_helpers() {
+        let helpers = |text: &str| -> Vec<(String, usize)> {
+            facts(text)
+                .rust_helpers
+                .iter()
+                .filter(|h| h.library == Library::Backoff && h.strategy == Some(0) && h.op == Some(1) && h.op_direct)
+                .map(|h| (h.name.clone(), h.arity))
+                .collect()
+        };
+        assert_eq!(
+            helpers("pub use ::backoff::future::{retry, retry_notify as notify_retry};\npub use backoff::Error;\n"),
+            [("retry".to_string(), 2), ("notify_retry".to_string(), 3)]
+        );
+        assert_eq!(
+            helpers("pub use backoff::future::*;\n"),
+            [("retry".to_string(), 2), ("retry_notify".to_string(), 3)]
+        );
+        // A private `use`, one of an inline module, and another crate's `retry` are not.
+        assert!(helpers("use backoff::future::retry;\n").is_empty());
+        assert!(helpers("mod inner { pub use backoff::future::retry; }\n").is_empty());
+        assert!(helpers("pub use other::future::retry;\n").is_empty());
+    }
+
+    #[test]
     fn named_policies_and_helpers() {
         let f = facts(
             "use backon::ExponentialBuilder;\nuse std::time::Duration;\n\
