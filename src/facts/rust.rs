@@ -182,6 +182,10 @@ pub struct RustHelperArg {
     /// As an operation that is the retry's action: whether it classifies its errors, for
     /// tokio-retry2 (`RetryError::permanent` for some) and for backoff (`Error::permanent`).
     pub classifies: [super::Predicate; 2],
+    /// As an operation: it only (re)establishes a connection or claims one from a pool, so
+    /// its retry is a wait for the dependency (a reconnect supervisor), not a request retry.
+    #[serde(default)]
+    pub reconnects: bool,
 }
 
 /// A policy no retry site is given: a builder or strategy whose delays the code steps through

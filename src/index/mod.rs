@@ -80,6 +80,9 @@ pub struct Index {
     resolutions: std::sync::RwLock<HashMap<(FileId, String), resolve::Resolution>>,
     /// The TypeScript project of each file that resolved an import.
     file_projects: std::sync::RwLock<HashMap<FileId, Option<Arc<tsconfig::Project>>>>,
+    /// The workspace's Rust library crates by the name other crates write, built on first use
+    /// (see `rust.rs`).
+    rust_crates: std::sync::OnceLock<HashMap<String, PathBuf>>,
 }
 
 impl Index {
@@ -117,6 +120,7 @@ impl Index {
             config_dirs: std::sync::OnceLock::new(),
             resolutions: Default::default(),
             file_projects: Default::default(),
+            rust_crates: std::sync::OnceLock::new(),
         }
     }
 

@@ -22,6 +22,8 @@ pub struct ProjectFiles {
     /// Each directory's package.json.
     packages: Mutex<HashMap<PathBuf, Option<Arc<PackageJson>>>>,
     wrangler: Mutex<HashMap<PathBuf, Option<Option<u64>>>>,
+    /// The crate names each directory's `Cargo.toml` gives its library, by directory.
+    cargo_names: Mutex<HashMap<PathBuf, Vec<String>>>,
     /// Every package.json above the files is read to find them: kept with the rest.
     workspace: std::sync::OnceLock<WorkspacePackages>,
     /// Where project JSON may be read: the boundaries of the run's configs (their git roots,
@@ -163,6 +165,44 @@ impl ProjectFiles {
         })
         .flatten()
     }
+}
+
+impl ProjectFiles {
+    /// The names other crates of the workspace write for the library of the Cargo package in
+    /// `dir` (its `Cargo.toml` itself, read once): the package's name with `-` as `_`
+    /// (`omicron-common` is `omicron_common`) and a `[lib] name` when one is given. None when
+    /// there is no `Cargo.toml` there, or it is outside `boundary`.
+    pub fn cargo_crate_names(&self, dir: &Path, boundary: &Path) -> Vec<String> {
+        if let Some(known) = self.cargo_names.lock().unwrap_or_else(|e| e.into_inner()).get(dir) {
+            return known.clone();
+        }
+        let names = crate::files::read_text_inside(&dir.join("Cargo.toml"), crate::files::MAX_CONFIG_SIZE, boundary)
+            .ok()
+            .map(|text| cargo_names(&text))
+            .unwrap_or_default();
+        self.cargo_names
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(dir.to_path_buf(), names.clone());
+        names
+    }
+}
+
+/// The library names a `Cargo.toml` gives: `[lib] name`, and `[package] name` with `-` as `_`.
+fn cargo_names(text: &str) -> Vec<String> {
+    let Ok(value) = toml::from_str::<toml::Value>(text) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for table in ["lib", "package"] {
+        if let Some(name) = value.get(table).and_then(|t| t.get("name")).and_then(|n| n.as_str()) {
+            let name = name.replace('-', "_");
+            if !out.contains(&name) {
+                out.push(name);
+            }
+        }
+    }
+    out
 }
 
 /// The answer `read` gives for the nearest directory at or above `dir` (and inside `within`)
@@ -325,5 +365,19 @@ mod tests {
         let jsonc = "{\n  // comment\n  \"queues\": { \"consumers\": [ { \"queue\": \"a//b\", }, ], },\n}";
         assert_eq!(queue_max_retries("wrangler.jsonc", jsonc), Some(3));
         assert_eq!(queue_max_retries("wrangler.toml", "name = \"x\""), None);
+    }
+
+    #[test]
+    fn cargo_names_are_the_library_names() {
+        assert_eq!(
+            cargo_names("[package]\nname = \"omicron-common\"\n"),
+            ["omicron_common"]
+        );
+        assert_eq!(
+            cargo_names("[package]\nname = \"svc-common\"\n[lib]\nname = \"common\"\n"),
+            ["common", "svc_common"]
+        );
+        assert!(cargo_names("[workspace]\nmembers = []\n").is_empty());
+        assert!(cargo_names("not toml [").is_empty());
     }
 }

@@ -91,17 +91,40 @@ impl Index {
     }
 
     /// The source root of the workspace crate named `name` (`jstz_utils`): a `src/lib.rs` of
-    /// the project under a directory of that name (or with `-` for `_`).
+    /// the project under a directory of that name (or with `-` for `_`), else of the Cargo
+    /// package whose `Cargo.toml` names its library so (`omicron_common`: the package
+    /// `omicron-common` in `common/`).
     fn workspace_crate(&self, name: &str) -> Option<PathBuf> {
-        let dashed = name.replace('_', "-");
-        self.files.iter().find_map(|f| {
-            let src = f.absolute.parent()?;
-            let dir = src.parent()?.file_name()?.to_str()?;
-            let library = f.absolute.file_name().is_some_and(|n| n == "lib.rs")
-                && src.file_name().is_some_and(|n| n == "src")
-                && (dir == name || dir == dashed);
-            library.then(|| src.to_path_buf())
-        })
+        self.rust_crates
+            .get_or_init(|| {
+                let libraries: Vec<(FileId, &Path)> = self
+                    .files
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(id, f)| {
+                        let src = f.absolute.parent()?;
+                        let library = f.absolute.file_name().is_some_and(|n| n == "lib.rs")
+                            && src.file_name().is_some_and(|n| n == "src");
+                        library.then_some((id, src))
+                    })
+                    .collect();
+                let mut crates = std::collections::HashMap::new();
+                // By directory first, in file order: the first of a name is the one.
+                for (_, src) in &libraries {
+                    if let Some(dir) = src.parent().and_then(|d| d.file_name()).and_then(|d| d.to_str()) {
+                        crates.entry(dir.replace('-', "_")).or_insert_with(|| src.to_path_buf());
+                    }
+                }
+                for (id, src) in &libraries {
+                    let Some(package) = src.parent() else { continue };
+                    for crate_name in self.project.cargo_crate_names(package, self.boundary(*id)) {
+                        crates.entry(crate_name).or_insert_with(|| src.to_path_buf());
+                    }
+                }
+                crates
+            })
+            .get(name)
+            .cloned()
     }
 
     /// Makes each call of a Rust retry helper whose callee is loaded a retry site of the
@@ -109,13 +132,14 @@ impl Index {
     /// (`|_| true` is none), the operation as the retried unit. Idempotent; the pipeline calls
     /// it each round, so calls of helpers in files loaded on demand are expanded later.
     pub fn expand_rust_helpers(&mut self) {
-        let mut added: Vec<(FileId, Vec<RetrySite>)> = Vec::new();
+        let mut added: Vec<(FileId, Vec<RetrySite>, Vec<crate::facts::PollLoop>)> = Vec::new();
         for file in 0..self.len() {
             let Some(facts) = self.loaded(file) else { continue };
             if facts.rust_helper_calls.is_empty() {
                 continue;
             }
             let mut sites = Vec::new();
+            let mut polls = Vec::new();
             for call in &facts.rust_helper_calls {
                 if facts.retry_sites.iter().any(|s| s.span == call.span) {
                     continue;
@@ -130,18 +154,37 @@ impl Index {
                 if target == file && call.containers.iter().any(|c| c.name == helper.name) {
                     continue;
                 }
-                sites.push(helper_site(call, helper));
+                let site = helper_site(call, helper);
+                // An operation that only (re)connects: a wait for the dependency, judged as a
+                // loop, as a direct retry of it is (`extract::rust::sites`).
+                if helper.op.and_then(|i| call.args.get(i)).is_some_and(|op| op.reconnects) {
+                    polls.push(crate::facts::PollLoop {
+                        span: site.callee_span,
+                        call: site.callee.clone(),
+                        kind: crate::facts::PollKind::Retry,
+                        caught: true,
+                        retries: false,
+                        forked: false,
+                        endless: true,
+                    });
+                }
+                sites.push(site);
             }
             if !sites.is_empty() {
-                added.push((file, sites));
+                added.push((file, sites, polls));
             }
         }
-        for (file, sites) in added {
+        for (file, sites, polls) in added {
             let Some(shared) = self.loaded[file].facts.as_mut() else {
                 continue;
             };
             let facts = Arc::make_mut(shared);
             facts.retry_sites.extend(sites);
+            for poll in polls {
+                if !facts.polls.iter().any(|p| p.span == poll.span) {
+                    facts.polls.push(poll);
+                }
+            }
             facts.retry_sites.sort_by_key(|s| s.span.start);
             facts.lookups = Default::default();
         }

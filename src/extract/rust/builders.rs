@@ -647,7 +647,7 @@ impl<'t> Rx<'t> {
     }
 
     /// The declared type of `field` of this file's `struct owner`: its last path segment.
-    fn field_type(&self, owner: &str, field: &str) -> Option<String> {
+    pub(super) fn field_type(&self, owner: &str, field: &str) -> Option<String> {
         let declaration = *self.file_items().structs.get(owner)?;
         named_children(declaration.field("body")?)
             .into_iter()

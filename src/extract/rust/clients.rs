@@ -11,6 +11,7 @@
 
 use std::collections::HashSet;
 
+use super::units::HTTP_METHODS;
 use super::*;
 use crate::facts::ClientRequest;
 
@@ -23,6 +24,21 @@ const BUILDER_METHODS: &[&str] = &["with", "with_arc", "with_init", "with_arc_in
 
 /// Wrappers whose value is the client they are given.
 const WRAPPERS: &[&str] = &["Ok", "Some", "Arc::new", "std::sync::Arc::new", "Box::new"];
+
+/// A method of the project's that sends the method its caller gives through a retrying
+/// client (see `Rx::sender`).
+struct Sender {
+    /// The impl's type and the method's name.
+    owner: String,
+    name: String,
+    /// The parameter (after `self`) that is the HTTP method, and one of type `HeaderMap`.
+    method: usize,
+    headers: Option<usize>,
+    /// The client, as shown.
+    client: String,
+    /// The method sets an `Idempotency-Key` itself.
+    keyed: bool,
+}
 
 /// How a retrying client is named, and where that name means it.
 enum Name<'t> {
@@ -79,12 +95,15 @@ impl<'t> Rx<'t> {
         if names.is_empty() {
             return;
         }
+        let mut senders: Vec<Sender> = Vec::new();
         let mut cursor = root.walk();
         'walk: loop {
             let node = cursor.node();
             if node.kind_str() == "call_expression" {
                 if let Some(request) = self.request(node, &names) {
                     facts.client_requests.push(request);
+                } else if let Some(sender) = self.sender(node, &names) {
+                    senders.push(sender);
                 }
             }
             if cursor.goto_first_child() {
@@ -96,6 +115,113 @@ impl<'t> Rx<'t> {
                 }
             }
         }
+        if !senders.is_empty() {
+            self.each_descendant(root, |node| {
+                if node.kind_str() == "call_expression" {
+                    if let Some(request) = self.sender_call(node, &senders) {
+                        facts.client_requests.push(request);
+                    }
+                }
+            });
+        }
+    }
+
+    /// A method of the project's transport that sends whatever method its caller gives through
+    /// a retrying client (`fn send(&self, method: Method, …)` whose body is
+    /// `self.client.request(method, url)…`): its callers' methods are the requests.
+    fn sender(&self, call: Node<'t>, names: &[Name<'t>]) -> Option<Sender> {
+        let function = call.field("function").filter(|f| f.kind_str() == "field_expression")?;
+        if function.field("field").is_none_or(|f| self.text_of(f) != "request") {
+            return None;
+        }
+        let args = self.args(call);
+        let [verb, _] = args.as_slice() else { return None };
+        if verb.kind_str() != "identifier" || !matches!(self.local(*verb, self.text_of(*verb)), Local::Param) {
+            return None;
+        }
+        let client = self.client_of(call, function.field("value")?, names)?;
+        let item = self.parents.ancestors(call).find(|n| n.kind_str() == "function_item")?;
+        let owner = self.impl_type(item)?;
+        // The parameters after `self`, by position, as a caller passes them.
+        let params: Vec<Node<'t>> = named_children(item.field("parameters")?)
+            .into_iter()
+            .filter(|p| p.kind_str() == "parameter")
+            .collect();
+        let name_of = |p: &Node<'t>| p.field("pattern").map(|pattern| self.text_of(pattern).to_string());
+        let method = params
+            .iter()
+            .position(|p| name_of(p).as_deref() == Some(self.text_of(*verb)))?;
+        // A parameter the request's headers come from may carry the caller's key.
+        let headers = params
+            .iter()
+            .position(|p| p.field("type").is_some_and(|t| self.text_of(t).contains("HeaderMap")));
+        Some(Sender {
+            owner,
+            name: self.text_of(item.field("name")?).to_string(),
+            method,
+            headers,
+            client: self.shown(client),
+            keyed: self.text_of(item).to_ascii_lowercase().contains("idempotency-key"),
+        })
+    }
+
+    /// A call of a [`Sender`] with a method that is not safe to replay: `self.send(Method::POST,
+    /// …)` in the transport's impl, or `self.transport.send(Method::POST, …)` where the field
+    /// `transport` is declared of the transport's type.
+    fn sender_call(&self, call: Node<'t>, senders: &[Sender]) -> Option<ClientRequest> {
+        let function = call.field("function").filter(|f| f.kind_str() == "field_expression")?;
+        let called = self.text_of(function.field("field")?);
+        let receiver = function.field("value")?;
+        let owner = match receiver.kind_str() {
+            "self" => self.impl_type(call)?,
+            "field_expression" if receiver.field("value").is_some_and(|v| v.kind_str() == "self") => {
+                let field = self.text_of(receiver.field("field")?);
+                self.field_type(&self.impl_type(call)?, field)?
+            }
+            _ => return None,
+        };
+        let sender = senders.iter().find(|s| s.name == called && s.owner == owner)?;
+        let args = self.args(call);
+        let verb = args
+            .get(sender.method)
+            .filter(|v| v.kind_str() == "scoped_identifier")?;
+        let path = self.segments(*verb);
+        let [.., ty, name] = path.as_slice() else { return None };
+        let method = name.to_ascii_lowercase();
+        if ty != "Method" || !HTTP_METHODS.contains(&method.as_str()) {
+            return None;
+        }
+        // Headers the caller gives may hold a key: only `None` is known to hold none.
+        if sender
+            .headers
+            .is_some_and(|h| args.get(h).is_none_or(|a| self.text_of(*a) != "None"))
+        {
+            return None;
+        }
+        Some(ClientRequest {
+            client: sender.client.clone(),
+            method: Some(method),
+            idempotency_key: sender.keyed,
+            span: span(*verb),
+        })
+    }
+
+    /// The retrying client a request's receiver is.
+    fn client_of<'n>(&self, call: Node<'t>, receiver: Node<'t>, names: &'n [Name<'t>]) -> Option<&'n Name<'t>> {
+        names.iter().find(|name| match name {
+            Name::Let { name, block, after } => {
+                receiver.kind_str() == "identifier"
+                    && self.text_of(receiver) == name
+                    && call.start_byte() >= *after
+                    && block.start_byte() <= call.start_byte()
+                    && call.end_byte() <= block.end_byte()
+            }
+            Name::Field { field, owner } => {
+                self.self_field(receiver).is_some_and(|f| f == *field)
+                    && (owner.is_none() || self.impl_type(call).is_none_or(|t| Some(t) == *owner))
+            }
+            Name::Function(function) => receiver.kind_str() == "call_expression" && self.calls(receiver, function),
+        })
     }
 
     /// The name the client a node's value is goes by: the nearest `let`, assignment, struct
@@ -335,20 +461,7 @@ impl<'t> Rx<'t> {
         let function = call.field("function")?;
         let method = self.http_method(call)?;
         let receiver = function.field("value")?;
-        let client = names.iter().find(|name| match name {
-            Name::Let { name, block, after } => {
-                receiver.kind_str() == "identifier"
-                    && self.text_of(receiver) == name
-                    && call.start_byte() >= *after
-                    && block.start_byte() <= call.start_byte()
-                    && call.end_byte() <= block.end_byte()
-            }
-            Name::Field { field, owner } => {
-                self.self_field(receiver).is_some_and(|f| f == *field)
-                    && (owner.is_none() || self.impl_type(call).is_none_or(|t| Some(t) == *owner))
-            }
-            Name::Function(function) => receiver.kind_str() == "call_expression" && self.calls(receiver, function),
-        })?;
+        let client = self.client_of(call, receiver, names)?;
         Some(ClientRequest {
             client: self.shown(client),
             method: Some(method),

@@ -64,13 +64,15 @@ impl<'t> Walk<'_, 't, '_> {
                     n if matches!(n.kind_str(), "closure_expression" | "async_block") => Some(n),
                     _ => None,
                 };
-                op = action.and_then(|a| called_param(rx, a, &item.params, |n| n == 0, &[strategy]));
+                op = action.and_then(|a| called_param(rx, a, &item.params, |n| n == 0, &[strategy], false));
             }
         }
-        // The predicate: a parameter applied to the error (`should_retry(&e)`), or the filter.
+        // The predicate: a parameter applied to the error (`should_retry(&e)`) whose answer is
+        // used, or the filter. A callback whose result is dropped (`notify(error, count,
+        // elapsed);` in a `retry_notify` wrapper) is told of a failure, it does not decide.
         let predicate = filter
             .and_then(param)
-            .or_else(|| called_param(rx, body, &item.params, |n| n >= 1, &[strategy, op]));
+            .or_else(|| called_param(rx, body, &item.params, |n| n >= 1, &[strategy, op], true));
         if strategy.is_none() && op.is_none() && predicate.is_none() {
             return;
         }
@@ -158,18 +160,21 @@ impl<'t> Walk<'_, 't, '_> {
         let unit = (closure || stripped.kind_str() == "identifier")
             .then(|| rx.unit_of(stripped, &self.module))
             .flatten();
-        let backoff = match self.backoff_classifies(stripped) {
+        // The two libraries' actions classify alike: `?` is `From<E>`, a transient error.
+        let classifies = match self.backoff_classifies(stripped) {
             Some(true) => filter(rx, stripped, false),
             Some(false) => Predicate::None,
             None => Predicate::Unknown,
         };
+        let reconnects = unit.as_ref().is_some_and(|unit| super::sites::reconnects(rx, unit));
         RustHelperArg {
+            reconnects,
             span: span(arg),
             chain,
             local,
             predicate: predicate_arg(rx, stripped, 0),
             unit,
-            classifies: [retry_error_classifies(rx, stripped, &self.module), backoff],
+            classifies: [classifies.clone(), classifies],
         }
     }
 }
@@ -207,13 +212,15 @@ fn strip<'t>(rx: &Rx<'t>, mut node: Node<'t>) -> Node<'t> {
 }
 
 /// The first parameter of `params` called inside `within` with a number of arguments `arity`
-/// accepts, other than those in `except`.
+/// accepts, other than those in `except`; with `answered`, only a call whose result is used
+/// (not a statement of its own).
 fn called_param<'t>(
     rx: &Rx<'t>,
     within: Node<'t>,
     params: &[String],
     arity: impl Fn(usize) -> bool,
     except: &[Option<usize>],
+    answered: bool,
 ) -> Option<usize> {
     let mut cursor = within.walk();
     let mut steps = 0usize;
@@ -227,7 +234,12 @@ fn called_param<'t>(
             if let Some(function) = node.field("function").filter(|f| f.kind_str() == "identifier") {
                 let name = rx.text_of(function);
                 if let Some(index) = params.iter().position(|p| p == name) {
-                    if arity(rx.args(node).len()) && !except.contains(&Some(index)) {
+                    let dropped = answered
+                        && rx
+                            .parents
+                            .of(node)
+                            .is_some_and(|p| p.kind_str() == "expression_statement");
+                    if arity(rx.args(node).len()) && !except.contains(&Some(index)) && !dropped {
                         return Some(index);
                     }
                 }
@@ -295,28 +307,98 @@ fn predicate_arg<'t>(rx: &Rx<'t>, node: Node<'t>, depth: usize) -> Predicate {
     }
 }
 
-/// A tokio-retry2 action read for its classification: one that returns
-/// `RetryError::permanent` for some errors filters; one that makes each error
-/// `RetryError::transient` replays every one; otherwise unknown.
-fn retry_error_classifies<'t>(rx: &Rx<'t>, node: Node<'t>, module: &[String]) -> Predicate {
-    let body = match node.kind_str() {
-        "closure_expression" | "async_block" => node,
-        "identifier" => match rx.local(node, rx.text_of(node)) {
-            Local::Let { value, .. } if matches!(value.kind_str(), "closure_expression" | "async_block") => value,
-            Local::Let { .. } | Local::Param => return Predicate::Unknown,
-            Local::None => match rx.item(module, rx.text_of(node)).and_then(|i| i.body) {
-                Some(body) => body,
-                None => return Predicate::Unknown,
-            },
-        },
-        _ => return Predicate::Unknown,
-    };
-    let text = rx.text_of(body);
-    if text.contains("permanent") {
-        filter(rx, body, false)
-    } else if text.contains("transient") {
-        Predicate::None
-    } else {
-        Predicate::Unknown
+/// The backoff crate's retry functions a file re-exports (`pub use ::backoff::future::{retry,
+/// retry_notify};` in a project's `backoff` module, or `pub use backoff::future::*`), as retry
+/// helpers of the file: a call through the re-export (`omicron_common::backoff::retry_notify(
+/// policy, op, notify)`) is backoff's own, its strategy the first argument and its operation the
+/// second. Only the file's own `pub use`s (not those of an inline `mod`, nor a test module's).
+pub(super) fn reexported_retries(rx: &Rx, root: Node, facts: &mut FileFacts) {
+    let mut found: Vec<(String, Vec<String>, Span)> = Vec::new();
+    for child in named_children(root) {
+        if child.kind_str() != "use_declaration" {
+            continue;
+        }
+        let public = named_children(child)
+            .iter()
+            .any(|c| c.kind_str() == "visibility_modifier" && rx.text_of(*c).starts_with("pub"));
+        if !public {
+            continue;
+        }
+        if let Some(argument) = child.field("argument") {
+            reexports(rx, argument, &[], span(child), &mut found);
+        }
+    }
+    for (name, path, at) in found {
+        let names: Vec<&str> = path.iter().map(String::as_str).collect();
+        let arity = match names.as_slice() {
+            ["backoff", "future", "retry"] | ["backoff", "retry"] => 2,
+            ["backoff", "future", "retry_notify"] | ["backoff", "retry_notify"] => 3,
+            _ => continue,
+        };
+        if facts.rust_helpers.iter().any(|h| h.module.is_empty() && h.name == name) {
+            continue;
+        }
+        facts.rust_helpers.push(RustHelper {
+            name,
+            module: Vec::new(),
+            name_span: at,
+            library: Library::Backoff,
+            arity,
+            strategy: Some(0),
+            op: Some(1),
+            op_direct: true,
+            predicate: None,
+        });
+    }
+}
+
+/// The `(name, path)` pairs a `use` tree brings in, a glob of backoff's retry functions'
+/// modules as each of them.
+fn reexports(rx: &Rx, node: Node, prefix: &[String], at: Span, out: &mut Vec<(String, Vec<String>, Span)>) {
+    match node.kind_str() {
+        "identifier" | "scoped_identifier" => {
+            let mut path = prefix.to_vec();
+            path.extend(rx.segments(node));
+            if let Some(name) = path.last().cloned() {
+                out.push((name, path, at));
+            }
+        }
+        "use_as_clause" => {
+            let (Some(target), Some(alias)) = (node.field("path"), node.field("alias")) else {
+                return;
+            };
+            let mut path = prefix.to_vec();
+            path.extend(rx.segments(target));
+            out.push((rx.text_of(alias).to_string(), path, at));
+        }
+        "scoped_use_list" => {
+            let mut next = prefix.to_vec();
+            if let Some(path) = node.field("path") {
+                next.extend(rx.segments(path));
+            }
+            if let Some(list) = node.field("list") {
+                reexports(rx, list, &next, at, out);
+            }
+        }
+        "use_list" => {
+            for child in named_children(node) {
+                reexports(rx, child, prefix, at, out);
+            }
+        }
+        "use_wildcard" => {
+            let mut path = prefix.to_vec();
+            if let Some(inner) = named_children(node).first() {
+                path.extend(rx.segments(*inner));
+            }
+            let names: Vec<&str> = path.iter().map(String::as_str).collect();
+            if matches!(names.as_slice(), ["backoff", "future"] | ["backoff"]) {
+                for name in ["retry", "retry_notify"] {
+                    let mut full = path.clone();
+                    full.push(name.to_string());
+                    out.push((name.to_string(), full, at));
+                }
+            }
+        }
+        _ => {}
     }
 }

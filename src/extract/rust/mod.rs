@@ -156,6 +156,7 @@ pub(super) fn extract(facts: &mut FileFacts, text: &[u8], tree: &Tree) {
         scanned: 0,
     };
     walk.node(root, 0);
+    helpers::reexported_retries(&rx, root, facts);
     shared::mark_shared_locals(&mut facts.retry_sites);
     // Calls inside a retried unit are followed into the file's functions; a file that
     // retries nothing needs none.
@@ -441,6 +442,30 @@ mod tests {
             "use backon::Retryable;\nfn f(job: Job, n: u32) { job.retry(n); let op = || async { 1 }; op.retry(n); }\n",
         );
         assert_eq!(f.retry_sites.len(), 1, "only the closure is retried");
+    }
+
+    #[test]
+    fn public_reexports_of_backoffs_retry_functions_are_helpers() {
+        let helpers = |text: &str| -> Vec<(String, usize)> {
+            facts(text)
+                .rust_helpers
+                .iter()
+                .filter(|h| h.library == Library::Backoff && h.strategy == Some(0) && h.op == Some(1) && h.op_direct)
+                .map(|h| (h.name.clone(), h.arity))
+                .collect()
+        };
+        assert_eq!(
+            helpers("pub use ::backoff::future::{retry, retry_notify as notify_retry};\npub use backoff::Error;\n"),
+            [("retry".to_string(), 2), ("notify_retry".to_string(), 3)]
+        );
+        assert_eq!(
+            helpers("pub use backoff::future::*;\n"),
+            [("retry".to_string(), 2), ("retry_notify".to_string(), 3)]
+        );
+        // A private `use`, one of an inline module, and another crate's `retry` are not.
+        assert!(helpers("use backoff::future::retry;\n").is_empty());
+        assert!(helpers("mod inner { pub use backoff::future::retry; }\n").is_empty());
+        assert!(helpers("pub use other::future::retry;\n").is_empty());
     }
 
     #[test]

@@ -142,19 +142,17 @@ impl<'t> Walk<'_, 't, '_> {
                         )
                     }
                     // tokio-retry2: the action returns `RetryError::transient`/`permanent`, so
-                    // what `Retry::spawn` replays is the action's to say (unknown here).
+                    // what `Retry::spawn` replays is the action's to say, as backoff's
+                    // operation does (`?` is `From<E>`, a transient error).
                     ["tokio_retry2", .., ty @ ("Retry" | "RetryIf"), "spawn" | "spawn_notify"] if args.len() >= 2 => {
                         let condition = *ty == "RetryIf";
-                        if condition {
+                        let predicate = if condition {
                             filter = args.get(2).copied();
-                        }
-                        (
-                            Library::TokioRetry2,
-                            callee,
-                            span(function),
-                            args[0],
-                            condition.then_some(true),
-                        )
+                            Some(true)
+                        } else {
+                            self.backoff_classifies(args[1])
+                        };
+                        (Library::TokioRetry2, callee, span(function), args[0], predicate)
                     }
                     ["backoff", "retry" | "retry_notify"] | ["backoff", "future", "retry" | "retry_notify"]
                         if args.len() >= 2 =>
@@ -350,9 +348,11 @@ impl<'t> Walk<'_, 't, '_> {
         false
     }
 
-    /// Whether a `backoff` operation classifies its errors. `?` and `From` make every error
-    /// transient (backoff 0.4.0 src/error.rs), so the operation filters only when it returns
-    /// `backoff::Error::permanent(…)` / `Error::Permanent(…)` for some errors. An operation
+    /// Whether a `backoff` operation (or a tokio-retry2 action) classifies its errors. `?`
+    /// and `From` make every error transient (backoff 0.4.0 src/error.rs, tokio-retry2 0.9.1
+    /// src/error.rs), so the operation filters only when it returns
+    /// `backoff::Error::permanent(…)` / `Error::Permanent(…)` (`RetryError::permanent`) for
+    /// some errors. An operation
     /// passed by name from elsewhere, or one that calls a function of another module of the
     /// crate (`crate::retry::classify`), is unknown: that function may classify.
     pub(super) fn backoff_classifies(&self, op: Node<'t>) -> Option<bool> {
@@ -381,16 +381,17 @@ impl<'t> Walk<'_, 't, '_> {
     fn body_classifies(&self, body: Node<'t>, depth: usize, seen: &mut Vec<usize>) -> Option<bool> {
         let rx = self.rx;
         seen.push(body.id());
-        let text = rx.text_of(body);
-        if mentions_permanent(rx, body) {
+        if mentions_permanent(rx, body) || ends_on_some_errors(rx, body) {
             return Some(true);
         }
-        // An operation that builds each of its errors as `backoff::Error::transient(…)` and
-        // has no `?` classifies every error it can return: a wait for a condition ("not there
-        // yet") is transient by choice, not by `From`.
+        // An operation that builds each of its errors as `backoff::Error::transient(…)` from a
+        // value of its own and has no `?` classifies every error it can return: a wait for a
+        // condition ("not there yet") is transient by choice, not by `From`. One that makes a
+        // caught error transient (`.map_err(|e| Error::transient(e))`,
+        // `.map_err(Error::transient)`) converts it, as `?` does: nothing is classified.
         // Only the operation's own: a function it calls that makes every error transient
         // (`.map_err(to_transient)`) classifies nothing.
-        if depth == 0 && (text.contains("transient(") || text.contains("Transient")) && !has_try(body) {
+        if depth == 0 && !has_try(body) && transient_by_choice(rx, body) {
             return Some(true);
         }
         // Functions of the crate the operation calls may classify for it.
@@ -411,6 +412,33 @@ impl<'t> Walk<'_, 't, '_> {
                         rx.args(node)
                     }
                     Some("identifier" | "scoped_identifier") => function.into_iter().collect(),
+                    // `self.monitor(generation)`: a method of the impl the operation is in,
+                    // which may return `backoff::Error::permanent` for some errors.
+                    Some("field_expression")
+                        if function
+                            .and_then(|f| f.field("value"))
+                            .is_some_and(|v| v.kind_str() == "self") =>
+                    {
+                        let method = function.and_then(|f| f.field("field")).map(|f| rx.text_of(f));
+                        let callee = method.and_then(|method| {
+                            let ty = rx.impl_type(node)?;
+                            rx.associated(&self.module, &ty, method)?.body
+                        });
+                        match callee {
+                            Some(callee) if seen.contains(&callee.id()) => {}
+                            Some(callee) if depth < MAX_CLASSIFY_DEPTH => {
+                                match self.body_classifies(callee, depth + 1, seen) {
+                                    Some(true) => found = true,
+                                    Some(false) => {}
+                                    None => unknown = true,
+                                }
+                            }
+                            Some(callee) => found |= mentions_permanent(rx, callee),
+                            // A trait's method, or one of another impl: it may classify.
+                            None => unknown = true,
+                        }
+                        Vec::new()
+                    }
                     _ => Vec::new(),
                 };
                 for name in names {
@@ -419,6 +447,13 @@ impl<'t> Walk<'_, 't, '_> {
                     }
                     let path = rx.expand(rx.segments(name));
                     if path.first().is_some_and(|c| EXTERN_ROOTS.contains(&c.as_str())) {
+                        continue;
+                    }
+                    // `Error::Invalid(…)`, `Ok(…)`: a variant or a tuple struct built, no call.
+                    if path
+                        .last()
+                        .is_some_and(|n| n.starts_with(|c: char| c.is_ascii_uppercase()))
+                    {
                         continue;
                     }
                     match rx.item_of_path(&path, &self.module).and_then(|i| i.body) {
@@ -680,22 +715,27 @@ const NEUTRAL_CALLS: &[&str] = &[
 
 /// Whether a retried unit only (re)establishes a connection or a subscription: each of its
 /// steps connects (`connect_async(url)`, `TcpStream::connect(addr)`, `client.subscribe(topic)`)
+/// claims one from a pool (`pool.claim()`, `pool.acquire()`)
 /// or builds a value of a type (`Client::new(&url)`, fallible and awaited), and none sends a
 /// request, runs SQL or calls anything else. Such a retry restarts a connection for the
 /// work that uses it (a reconnect supervisor), not a request whose replay could apply twice.
-fn reconnects(rx: &Rx, unit: &Unit) -> bool {
+pub(super) fn reconnects(rx: &Rx, unit: &Unit) -> bool {
+    // `pool.claim()`, `pool.acquire()`: a connection from a pool, whose failures are that no
+    // backend is there yet (or the pool is closed).
     let connect_verb = |method: &str| {
         let method = method.to_ascii_lowercase();
         ["connect", "reconnect", "subscribe", "resubscribe"]
             .iter()
             .any(|verb| method.starts_with(verb))
+            || matches!(method.as_str(), "claim" | "acquire")
     };
     let mut connects = false;
     for op in &unit.ops {
         let OpKind::Call { method, .. } = &op.kind else {
             return false;
         };
-        if NEUTRAL_CALLS.contains(&method.as_str()) {
+        // Nor does wrapping the error for the retry (`BackoffError::transient(e)`).
+        if NEUTRAL_CALLS.contains(&method.as_str()) || matches!(method.as_str(), "transient" | "permanent") {
             continue;
         }
         let text = rx
@@ -715,6 +755,117 @@ fn reconnects(rx: &Rx, unit: &Unit) -> bool {
         connects = true;
     }
     connects
+}
+
+/// Whether `body` makes an error transient (backoff's `Error::transient(…)` /
+/// `Error::Transient { … }`, tokio-retry2's `RetryError::transient(…)`) and every one it makes
+/// is of a value of its own (`transient(Error::NotReady)`, `transient("not yet")`), none of an
+/// error it caught: a name a closure's parameters or a pattern (`Err(e) =>`, `if let Err(e)`)
+/// bind inside `body`, or the constructor handed over by name (`.map_err(Error::transient)`).
+fn transient_by_choice<'t>(rx: &Rx<'t>, body: Node<'t>) -> bool {
+    let is_transient = |name: &str| matches!(name, "transient" | "Transient" | "to_transient");
+    let last = |node: Node| match node.kind_str() {
+        "scoped_identifier" | "scoped_type_identifier" => node.field("name").map(|n| rx.text_of(n)),
+        "identifier" | "type_identifier" => Some(rx.text_of(node)),
+        _ => None,
+    };
+    let mut any = false;
+    let mut cursor = body.walk();
+    loop {
+        let node = cursor.node();
+        match node.kind_str() {
+            // `.map_err(Error::transient)`: every error of the call, converted.
+            "scoped_identifier" | "identifier"
+                if last(node).is_some_and(is_transient)
+                    && rx.parents.of(node).is_some_and(|p| p.kind_str() == "arguments") =>
+            {
+                return false;
+            }
+            // `.map_transient_err()`: the same, as a method.
+            "field_identifier" if rx.text_of(node) == "map_transient_err" => return false,
+            "call_expression" | "struct_expression" => {
+                let made = match node.kind_str() {
+                    "call_expression" => node.field("function"),
+                    _ => node.field("name"),
+                };
+                if made.and_then(last).is_some_and(is_transient) {
+                    let value = match node.kind_str() {
+                        "call_expression" => node.field("arguments"),
+                        _ => node.field("body"),
+                    };
+                    if value.is_some_and(|v| mentions_caught(rx, v, node, body)) {
+                        return false;
+                    }
+                    any = true;
+                }
+            }
+            _ => {}
+        }
+        if cursor.goto_first_child() {
+            continue;
+        }
+        if !crate::extract::step_past(&mut cursor, body) {
+            return any;
+        }
+    }
+}
+
+/// Whether `body` tests an error it caught and succeeds on some of them: `Err(e) => { if
+/// e.status().is_some() { return Ok(()) } … }` (any answer means the server is up), `Err(e) if
+/// e.is_not_found() => Ok(None)`. The errors that end the retry are chosen: a predicate.
+fn ends_on_some_errors<'t>(rx: &Rx<'t>, body: Node<'t>) -> bool {
+    let succeeds = |node: Option<Node<'t>>| node.is_some_and(|n| rx.text_of(n).contains("Ok("));
+    let mut cursor = body.walk();
+    loop {
+        let node = cursor.node();
+        let tested = match node.kind_str() {
+            "if_expression" => {
+                node.field("condition")
+                    .is_some_and(|c| mentions_caught(rx, c, node, body))
+                    && (succeeds(node.field("consequence")) || succeeds(node.field("alternative")))
+            }
+            "match_arm" => {
+                let guard = node.field("pattern").and_then(|p| p.field("condition"));
+                guard.is_some_and(|g| mentions_caught(rx, g, g, body)) && succeeds(node.field("value"))
+            }
+            _ => false,
+        };
+        if tested {
+            return true;
+        }
+        if cursor.goto_first_child() {
+            continue;
+        }
+        if !crate::extract::step_past(&mut cursor, body) {
+            return false;
+        }
+    }
+}
+
+/// Whether `value` (at `at`) names something a closure's parameters or an `Err(…)` pattern
+/// bind between `at` and `body`: an error the operation caught.
+fn mentions_caught<'t>(rx: &Rx<'t>, value: Node<'t>, at: Node<'t>, body: Node<'t>) -> bool {
+    let mut bound = Vec::new();
+    for node in rx.parents.ancestors(at) {
+        let pattern = match node.kind_str() {
+            "closure_expression" => node.field("parameters"),
+            // `Err(e) =>`, `if let Err(e) = …`: an error; `Ok(response) =>` is not.
+            "match_arm" | "let_condition" | "if_let_expression" => {
+                node.field("pattern").filter(|p| rx.text_of(*p).contains("Err"))
+            }
+            _ => None,
+        };
+        if let Some(pattern) = pattern {
+            rx.pattern_names(pattern, &mut bound);
+        }
+        if node == body {
+            break;
+        }
+    }
+    if bound.is_empty() {
+        return false;
+    }
+    predicate_mentions(rx, value).iter().any(|m| bound.contains(m))
 }
 
 /// Whether `node` holds a `?` (a `try_expression`).
