@@ -42,9 +42,8 @@ enum Needs {
     /// A name (`cron`, also an option's key): relevant if the file also imports Effect, or a
     /// module that can re-export it.
     EffectName,
-    /// A `Ref`, `let` or `Map`: relevant with an Effect import and a clock read.
-    Ref,
-    /// A clock read: relevant with an Effect import and a `Ref`.
+    /// A clock read: relevant with an Effect import (where a cursor keeps it, in a `Ref`, a
+    /// `let` or a `Map`, or a job's window starts from it).
     Clock,
     /// `retry`: relevant with an RS2 policy key.
     Rs2Retry,
@@ -108,7 +107,7 @@ impl Matcher {
             Some(script) => (&script.code[..], script.effect_import, script.alias_import),
             None => (text, false, false),
         };
-        let (mut names, mut reference, mut clock) = (false, false, false);
+        let (mut names, mut clock) = (false, false);
         let (mut retry, mut policy_key) = (false, false);
         // Overlapping: `Jobs` must not hide `Jobs.make`, which needs no Effect import.
         for found in automaton.find_overlapping_iter(text) {
@@ -122,12 +121,13 @@ impl Matcher {
                 // is read as one (`Effect.retry`, `P.Effect.retry`), never bare.
                 Needs::Effect => names |= effect || (alias && is_member(text, found.start())),
                 Needs::EffectName => names |= effect || alias,
-                Needs::Ref => reference = true,
                 Needs::Clock => clock = true,
                 Needs::Rs2Retry => retry = true,
                 Needs::Rs2Key => policy_key = true,
             }
-            if names || ((effect || alias) && reference && clock) || (retry && policy_key) {
+            // A clock read in an Effect file may start a job's window from the wall clock
+            // (`Date.now() - interval` in the handler a cron wrapper is given).
+            if names || ((effect || alias) && clock) || (retry && policy_key) {
                 return true;
             }
         }
@@ -157,17 +157,13 @@ impl Prefilter {
         };
         let has = |t: Trigger| triggers.contains(&t);
         if has(Trigger::Retries) {
-            typescript.extend(words(&["retry"], Needs::Effect));
+            // `ExecutionPlan.make` steps retry with `attempts` and `schedule`, no `retry` word.
+            typescript.extend(words(&["retry", "ExecutionPlan"], Needs::Effect));
             rust.extend(words(RUST_RETRY_TOKENS, Needs::Alone));
         }
         if has(Trigger::Jobs) {
             typescript.extend(words(&["cron", "Jobs"], Needs::EffectName));
             typescript.extend(words(&["Jobs.make"], Needs::Alone));
-            // Where a cursor can live: a `Ref`, a module `let`, a `Map`.
-            typescript.extend(words(
-                &["Ref.", "SynchronizedRef.", "SubscriptionRef.", "let ", "new Map"],
-                Needs::Ref,
-            ));
             typescript.extend(words(
                 &[
                     "currentTimeMillis",
@@ -568,6 +564,14 @@ mod tests {
         assert!(ts("import { Effect } from \"effect\"\nlet last = 0\nlast = Date.now()"));
         assert!(ts(
             "import { Clock } from \"effect\"\nconst runs = new Map()\nClock.currentTimeMillis"
+        ));
+        // A job's window started from the wall clock, in a handler a cron wrapper is given.
+        assert!(ts(
+            "import { Effect } from \"effect\"\nconst since = Date.now() - 60_000"
+        ));
+        assert!(!ts("const since = Date.now() - 60_000"), "no Effect import");
+        assert!(ts(
+            "import { ExecutionPlan } from \"effect\"\nExecutionPlan.make({ provide: L, attempts: 3 })"
         ));
         assert!(ts("// retrylint-ignore inline-schedule -- why"));
         assert!(all.is_relevant(Language::Sql, b"UPDATE jobs_leases SET x = 1"));
