@@ -388,7 +388,7 @@ pub fn passed<'i>(analysis: &super::Analysis, index: &'i Index, file: FileId) ->
 }
 
 /// The helper a call passes its policy to, and the helper's retry that runs it: a function
-/// (same file, or resolved across files) with an Effect retry in its body whose policy reads
+/// (same file, or resolved across files) with an Effect retry in its body whose schedule reads
 /// the option, through the parameter the options object is bound to (`opts.schedule`) or a
 /// pattern that names its key (`{ schedule }`, `{ retryTransientErrors: schedule }`).
 fn passed_helper<'i>(
@@ -439,7 +439,9 @@ fn passed_helper<'i>(
         site.library == Library::Effect
             && span.start <= site.span.start
             && site.span.end <= span.end
-            && matches!(&site.policy, PolicyArg::Effect(policy) if reads_option(policy))
+            // The option is the schedule (or part of it): a predicate passed so is no policy.
+            && matches!(&site.policy, PolicyArg::Effect(_))
+            && site.schedule().is_some_and(reads_option)
     })?;
     Some((target, function, site))
 }
