@@ -165,6 +165,33 @@ fn effect_v4_beta_is_judged_with_the_betas_schedule_api() {
             "{help}"
         );
     }
+    // `Activity.retry` has no `schedule` option on 4.x: its burst's help says so, and where a
+    // backoff can go; an `Effect.retry` burst's help names the options' schedule.
+    let bursts: Vec<(String, String)> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["rule"] == "unjittered-schedule" && d["message"].as_str().unwrap().contains("at once"))
+        .map(|d| {
+            (
+                d["path"].as_str().unwrap().to_string(),
+                d["help"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let activity: Vec<&(String, String)> = bursts
+        .iter()
+        .filter(|(path, _)| path.ends_with("workflows/Charge.ts"))
+        .collect();
+    assert_eq!(activity.len(), 1, "{bursts:#?}");
+    assert!(
+        activity[0].1.contains("takes no `schedule`") && activity[0].1.contains("execute"),
+        "{}",
+        activity[0].1
+    );
+    for (path, help) in bursts.iter().filter(|(path, _)| !path.ends_with("workflows/Charge.ts")) {
+        assert!(!help.contains("takes no `schedule`"), "{path}: {help}");
+    }
 }
 
 #[test]

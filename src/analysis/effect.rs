@@ -235,6 +235,39 @@ pub fn evaluate_factory(
     (sched, evaluator.problems.into_inner())
 }
 
+/// The policy a project helper's retry runs when the helper is called with `args` (written in
+/// `caller`): `policy` (the retry's schedule or options, written in `helper_file`) read with the
+/// helper's parameters bound to the arguments. Only the argument `options` (the options
+/// object that passes the policy) is read; the others are unknown.
+#[allow(clippy::too_many_arguments)]
+pub fn evaluate_passed(
+    index: &Index,
+    caller: FileId,
+    args: &[Expr],
+    options: usize,
+    helper_file: FileId,
+    helper: &Expr,
+    policy: &Expr,
+    version: u8,
+) -> (Sched, Vec<Problem>) {
+    let evaluator = Evaluator::new(index, version);
+    let sched = match evaluator.eval(helper_file, helper, &Env::new()) {
+        Val::Func(func) => {
+            let values = (0..args.len())
+                .map(|i| match i == options {
+                    true => evaluator.eval(caller, &args[i], &Env::new()),
+                    false => Val::Unknown,
+                })
+                .collect();
+            let env = evaluator.bind_params(&func, values);
+            let value = evaluator.eval(helper_file, policy, &env);
+            evaluator.options_or_schedule(value)
+        }
+        _ => Sched::Unknown,
+    };
+    (sched, evaluator.problems.into_inner())
+}
+
 /// Evaluates an expression that is either a schedule or `Effect.retry` options.
 pub fn evaluate_policy_expr(index: &Index, file: FileId, expr: &Expr, version: u8) -> (Sched, Vec<Problem>) {
     let evaluator = Evaluator::new(index, version);
@@ -278,10 +311,15 @@ impl<'p> Evaluator<'p> {
             None => Sched::Forever,
         };
         match field("times") {
-            None => schedule,
             Some(Val::Num(n)) if n >= 0.0 => Sched::Times(Box::new(schedule), n as u64),
             // `times: config.retries`: some count.
             Some(_) => Sched::Max(vec![schedule, Sched::RecursSome]),
+            // An `ExecutionPlan` step's `attempts` count its first try: `attempts - 1` retries.
+            None => match field("attempts") {
+                None => schedule,
+                Some(Val::Num(n)) if n >= 1.0 => Sched::Times(Box::new(schedule), n as u64 - 1),
+                Some(_) => Sched::Max(vec![schedule, Sched::RecursSome]),
+            },
         }
     }
 
@@ -586,6 +624,12 @@ impl<'p> Evaluator<'p> {
 
     fn apply_func(&self, func: &Func<'p>, args: Vec<Val<'p>>) -> Val<'p> {
         let Some(body) = func.body else { return Val::Unknown };
+        let env = self.bind_params(func, args);
+        self.eval(func.file, body, &env)
+    }
+
+    /// The environment of `func`'s body called with `args`: its parameters bound to them.
+    fn bind_params(&self, func: &Func<'p>, args: Vec<Val<'p>>) -> Env<'p> {
         let mut env = (*func.env).clone();
         for (i, param) in func.params.iter().enumerate() {
             // An argument not passed (or `undefined`) takes the parameter's default; with
@@ -625,7 +669,7 @@ impl<'p> Evaluator<'p> {
             }
             env.insert(param.clone(), value);
         }
-        self.eval(func.file, body, &env)
+        env
     }
 
     fn pipe(&self, values: Vec<Val<'p>>) -> Val<'p> {

@@ -87,7 +87,9 @@ fn effect(analysis: &Analysis, index: &Index, file: FileId, site: &RetrySite) ->
     if let Some(times) = bare_times(site) {
         return Some(Inline {
             span: times.span(),
-            how: How::BareTimes { text: times.render() },
+            how: How::BareTimes {
+                text: format!("{}: {}", site.times_key(), times.render()),
+            },
             fix: None,
         });
     }

@@ -30,12 +30,48 @@ use rayon::prelude::*;
 
 pub use durable::Durable;
 pub use inline::{Followed, How, Inline};
-pub use policy::{bound_options, rows, table, Insertion, Origin, Policy, PolicyRow, Problem};
+pub use policy::{bound_options, passed, rows, table, Insertion, Origin, Passed, Policy, PolicyRow, Problem};
+
+/// The `Schedule.*` builder `value` (an expression of `file`) is built with, through bindings
+/// and helpers outside the retry module: `None` for a retry-module policy or an unknown value.
+pub fn inline_builder(index: &Index, file: FileId, value: &Expr) -> Option<String> {
+    inline::builder(index, file, value)
+}
 pub use replay::{Finding, Replays, Role, Stacked};
 
 use crate::facts::{duration_millis, string_value, Expr, PolicyArg, PollKind, PollLoop, Predicate, RetrySite};
 use crate::index::{FileId, Index, Resolved};
 use crate::source::Span;
+
+/// The cron wrapper a callback is passed to, and the handler of it the callback is: the callee
+/// resolved (in this file or across files) to a function whose file records it as a wrapper
+/// that hands that argument its slot.
+pub fn cron_wrapper_of<'i>(
+    index: &'i Index,
+    file: FileId,
+    since: &crate::facts::SinceFromNow,
+) -> Option<(FileId, &'i crate::facts::CronWrapper, &'i crate::facts::CronHandler)> {
+    let (file, value) = match &since.callee {
+        Expr::Local { value, .. } => (file, value.as_ref()),
+        callee => match index.resolve_path(file, callee) {
+            Resolved::Value { file, value, .. } => (file, value),
+            _ => return None,
+        },
+    };
+    let value = match value {
+        Expr::Local { value, .. } => value.as_ref(),
+        other => other,
+    };
+    let Expr::Function { span, .. } = value else {
+        return None;
+    };
+    let wrapper = index.facts(file)?.cron_wrappers.iter().find(|w| w.span == *span)?;
+    let handler = wrapper
+        .handlers
+        .iter()
+        .find(|h| h.param == since.arg && h.key == since.key)?;
+    Some((file, wrapper, handler))
+}
 
 /// What analysis found about one retry site (same order as the file's `retry_sites`).
 #[derive(Debug, Clone)]

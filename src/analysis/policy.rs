@@ -8,7 +8,7 @@
 
 use super::{effect, rs2, rust};
 use crate::effect_version::EffectVersion;
-use crate::facts::{Export, Expr, PolicyArg, Retried, RetrySite};
+use crate::facts::{Export, Expr, PassedPolicy, PolicyArg, Retried, RetrySite};
 use crate::index::{FileId, Index, Resolved};
 use crate::schedule::api;
 use crate::schedule::duration::format_ms;
@@ -283,7 +283,167 @@ pub(super) fn collect(analysis: &super::Analysis, index: &Index, file: FileId) -
             uses: Vec::new(),
         });
     }
+    // Policies passed to a project helper that retries with them: judged here, at the call,
+    // as the helper's retry runs them (its parameters bound to this call's arguments).
+    for passed in passed(analysis, index, file) {
+        let PolicyArg::Effect(policy) = &passed.site.policy else {
+            continue;
+        };
+        let (sched, problems) = effect::evaluate_passed(
+            index,
+            file,
+            &passed.fact.args,
+            passed.fact.arg,
+            passed.helper_file,
+            passed.function,
+            policy,
+            version,
+        );
+        if matches!(sched, Sched::Unknown) && problems.is_empty() {
+            continue;
+        }
+        out.push(Policy {
+            origin: Origin::Site {
+                callee: passed.helper.clone(),
+            },
+            span: passed.value.span(),
+            schedule: Some(passed.value.span()),
+            text: passed.value.render(),
+            summary: schedule::summarize(&sched),
+            problems,
+            library: Library::Effect,
+            effect,
+            jitter_fix: Vec::new(),
+            uses: vec![(passed.helper_file, passed.site.span)],
+        });
+    }
     out
+}
+
+/// A policy passed in an options object to a project helper that retries with it
+/// (`retryTransientErrors(effect, { schedule: backoff })`, the helper's body doing
+/// `Effect.retry(opts.schedule)` or `HttpClient.retryTransient({ schedule })`).
+pub struct Passed<'i> {
+    pub fact: &'i PassedPolicy,
+    /// The passed policy, as written at the call.
+    pub value: &'i Expr,
+    /// How messages name the helper.
+    pub helper: String,
+    /// The helper's retry that runs the passed policy.
+    pub helper_file: FileId,
+    pub site: &'i RetrySite,
+    /// The helper, a function value.
+    pub function: &'i Expr,
+}
+
+/// The calls of `file` that pass a policy to a project helper retrying with it. A policy
+/// named in the retry module is named (silent here), and one bound to a name that retry sites
+/// use directly is reported where it is bound.
+pub fn passed<'i>(analysis: &super::Analysis, index: &'i Index, file: FileId) -> Vec<Passed<'i>> {
+    let Some(facts) = index.facts(file) else {
+        return Vec::new();
+    };
+    if facts.passed_policies.is_empty() || index.is_retry_module(file) {
+        return Vec::new();
+    }
+    facts
+        .passed_policies
+        .iter()
+        .filter_map(|fact| {
+            let value = fact.value()?;
+            if names_retry_module_policy(index, file, Some(value)) {
+                return None;
+            }
+            let bound = match value {
+                Expr::Local { def, .. } => Some((file, *def)),
+                Expr::Ident(..) | Expr::Member(..) => match index.resolve_path(file, value) {
+                    Resolved::Value { file, span, .. } => Some((file, span)),
+                    _ => None,
+                },
+                _ => None,
+            };
+            if bound.is_some_and(|(f, span)| {
+                analysis
+                    .named_policies(index)
+                    .iter()
+                    .any(|n| n.file == f && n.binding == span)
+            }) {
+                return None;
+            }
+            let (helper_file, function, site) = passed_helper(index, file, fact)?;
+            let helper = match &fact.callee {
+                Expr::Local { name, .. } => name.clone(),
+                other => other.path().map(|p| p.join("."))?,
+            };
+            Some(Passed {
+                fact,
+                value,
+                helper,
+                helper_file,
+                site,
+                function,
+            })
+        })
+        .collect()
+}
+
+/// The helper a call passes its policy to, and the helper's retry that runs it: a function
+/// (same file, or resolved across files) with an Effect retry in its body whose schedule reads
+/// the option, through the parameter the options object is bound to (`opts.schedule`) or a
+/// pattern that names its key (`{ schedule }`, `{ retryTransientErrors: schedule }`).
+fn passed_helper<'i>(
+    index: &'i Index,
+    file: FileId,
+    fact: &'i PassedPolicy,
+) -> Option<(FileId, &'i Expr, &'i RetrySite)> {
+    let (target, function) = match &fact.callee {
+        Expr::Local { value, .. } => (file, value.as_ref()),
+        callee => match index.resolve_path(file, callee) {
+            Resolved::Value {
+                file: target, value, ..
+            } => (target, value),
+            _ => return None,
+        },
+    };
+    let function = match function {
+        Expr::Local { value, .. } => value.as_ref(),
+        other => other,
+    };
+    let Expr::Function { params, span, .. } = function else {
+        return None;
+    };
+    let param = params.get(fact.arg)?;
+    // The name the option is bound to in the body, when the parameter is a pattern.
+    let bound_name = match param.strip_prefix('{').and_then(|p| p.strip_suffix('}')) {
+        Some(fields) if !fields.contains(['{', '[', '=']) => fields.split(',').map(str::trim).find_map(|field| {
+            let (key, name) = field
+                .split_once(':')
+                .map_or((field, field), |(k, n)| (k.trim(), n.trim()));
+            (key == fact.key).then(|| name.to_string())
+        }),
+        _ => None,
+    };
+    let reads_option = |e: &Expr| {
+        let mut found = false;
+        e.walk(&mut |e| match e {
+            Expr::Member(object, key, _) if *key == fact.key => {
+                found |= matches!(object.as_ref(), Expr::Param(p, _) if p == param);
+            }
+            Expr::Param(name, _) => found |= bound_name.as_deref() == Some(name.as_str()),
+            _ => {}
+        });
+        found
+    };
+    let facts = index.facts(target)?;
+    let site = facts.retry_sites.iter().find(|site| {
+        site.library == Library::Effect
+            && span.start <= site.span.start
+            && site.span.end <= span.end
+            // The option is the schedule (or part of it): a predicate passed so is no policy.
+            && matches!(&site.policy, PolicyArg::Effect(_))
+            && site.schedule().is_some_and(reads_option)
+    })?;
+    Some((target, function, site))
 }
 
 fn has_choice(sched: &Sched) -> bool {

@@ -42,9 +42,8 @@ enum Needs {
     /// A name (`cron`, also an option's key): relevant if the file also imports Effect, or a
     /// module that can re-export it.
     EffectName,
-    /// A `Ref`, `let` or `Map`: relevant with an Effect import and a clock read.
-    Ref,
-    /// A clock read: relevant with an Effect import and a `Ref`.
+    /// A clock read: relevant with an Effect import (where a cursor keeps it, in a `Ref`, a
+    /// `let` or a `Map`, or a job's window starts from it).
     Clock,
     /// `retry`: relevant with an RS2 policy key.
     Rs2Retry,
@@ -135,7 +134,7 @@ impl Matcher {
                 None
             }
         };
-        let (mut reference, mut clock) = (false, false);
+        let mut clock = false;
         let (mut retry, mut policy_key) = (false, false);
         let kept = |found: &aho_corasick::Match, because| Kept {
             word: String::from_utf8_lossy(&text[found.range()]).into_owned(),
@@ -153,10 +152,6 @@ impl Matcher {
                 Needs::EffectName if effect => Some(Because::EffectImport),
                 Needs::EffectName if alias => Some(Because::AliasImport),
                 Needs::EffectName => None,
-                Needs::Ref => {
-                    reference = true;
-                    None
-                }
                 Needs::Clock => {
                     clock = true;
                     None
@@ -170,8 +165,10 @@ impl Matcher {
                     None
                 }
             };
+            // A clock read in an Effect file may start a job's window from the wall clock
+            // (`Date.now() - interval` in the handler a cron wrapper is given), or a cursor.
             let because = because
-                .or_else(|| ((effect || alias) && reference && clock).then_some(Because::RefAndClock))
+                .or_else(|| ((effect || alias) && clock).then_some(Because::EffectClock))
                 .or_else(|| (retry && policy_key).then_some(Because::Rs2RetryAndKey));
             if let Some(because) = because {
                 return Some(kept(&found, because));
@@ -202,8 +199,8 @@ pub enum Because {
     AliasMember,
     /// A name (`cron`) in such a file.
     AliasImport,
-    /// A `Ref`, `let` or `Map` and a clock read, with an import that can bring Effect.
-    RefAndClock,
+    /// A clock read, with an import that can bring Effect.
+    EffectClock,
     /// RS2: `retry` and a policy key.
     Rs2RetryAndKey,
 }
@@ -230,17 +227,13 @@ impl Prefilter {
         };
         let has = |t: Trigger| triggers.contains(&t);
         if has(Trigger::Retries) {
-            typescript.extend(words(&["retry"], Needs::Effect));
+            // `ExecutionPlan.make` steps retry with `attempts` and `schedule`, no `retry` word.
+            typescript.extend(words(&["retry", "ExecutionPlan"], Needs::Effect));
             rust.extend(words(RUST_RETRY_TOKENS, Needs::Alone));
         }
         if has(Trigger::Jobs) {
             typescript.extend(words(&["cron", "Jobs"], Needs::EffectName));
             typescript.extend(words(&["Jobs.make"], Needs::Alone));
-            // Where a cursor can live: a `Ref`, a module `let`, a `Map`.
-            typescript.extend(words(
-                &["Ref.", "SynchronizedRef.", "SubscriptionRef.", "let ", "new Map"],
-                Needs::Ref,
-            ));
             typescript.extend(words(
                 &[
                     "currentTimeMillis",
@@ -709,6 +702,14 @@ mod tests {
         assert!(ts("import { Effect } from \"effect\"\nlet last = 0\nlast = Date.now()"));
         assert!(ts(
             "import { Clock } from \"effect\"\nconst runs = new Map()\nClock.currentTimeMillis"
+        ));
+        // A job's window started from the wall clock, in a handler a cron wrapper is given.
+        assert!(ts(
+            "import { Effect } from \"effect\"\nconst since = Date.now() - 60_000"
+        ));
+        assert!(!ts("const since = Date.now() - 60_000"), "no Effect import");
+        assert!(ts(
+            "import { ExecutionPlan } from \"effect\"\nExecutionPlan.make({ provide: L, attempts: 3 })"
         ));
         assert!(ts("// retrylint-ignore inline-schedule -- why"));
         assert!(all.is_relevant(Language::Sql, b"UPDATE jobs_leases SET x = 1"));

@@ -51,6 +51,51 @@ pub enum SlotUse {
     Unknown,
 }
 
+/// A project function that runs a cron job (its body calls `ClusterCron.make` or
+/// `Schedule.cron`) and hands a handler it is given the fire's slot: `(name, cron, run) =>
+/// ClusterCron.make({ …, execute: Effect.flatMap(ClusterCron.CurrentScheduledTime, run) })`.
+/// The jobs that pass it their handler are written elsewhere ([`SinceFromNow`]).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CronWrapper {
+    /// The function (its value's span: an arrow's, a declaration's).
+    pub span: Span,
+    /// The binding's name, for messages.
+    pub name: String,
+    /// The handlers it calls with an argument (or passes on to a call), by parameter.
+    pub handlers: Vec<CronHandler>,
+}
+
+/// A handler a cron wrapper calls with the slot: parameter `param` itself, or its property
+/// `key` (`options.run`, `{ run }`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CronHandler {
+    pub param: usize,
+    pub key: Option<String>,
+    /// Where the handler is called or handed on.
+    pub span: Span,
+}
+
+/// A window's start computed from the wall clock minus an interval (`Date.now() - 3_600_000`,
+/// `DateTime.subtract(now, { hours: 1 })`) in a callback passed to a call: when the call is
+/// of a cron wrapper that hands that callback its slot, the job reads the clock instead of its
+/// slot.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SinceFromNow {
+    /// The subtraction.
+    pub span: Span,
+    /// As written, shortened: `Date.now() - 3_600_000`.
+    pub text: String,
+    /// The call the callback is passed to, and its callee as written.
+    pub call: Span,
+    pub callee: Expr,
+    /// The callback's argument position, and its key when it is a property of an object
+    /// argument (`{ run: (slot) => … }`).
+    pub arg: usize,
+    pub key: Option<String>,
+    /// Whether the callback reads its first parameter (the slot).
+    pub slot: SlotUse,
+}
+
 /// An Effect `Schedule.cron(…)`: outside the jobs runtime, a recurring job that is not a
 /// `Jobs.make` value.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -21,9 +21,12 @@ mod unit;
 use serde::{Deserialize, Serialize};
 
 pub use expr::{duration_millis, format_number, string_value, Expr, Property};
-pub use jobs::{ClockRead, CronRepeat, CursorAccess, CursorKind, JobDef, JobRun, PollKind, PollLoop, SlotUse};
+pub use jobs::{
+    ClockRead, CronHandler, CronRepeat, CronWrapper, CursorAccess, CursorKind, JobDef, JobRun, PollKind, PollLoop,
+    SinceFromNow, SlotUse,
+};
 pub use module::{is_effect_source, Binding, EffectAlias, Export, Import, ImportKind, EFFECT_MODULE_NAMES};
-pub use retry::{PolicyArg, Predicate, Retried, RetrySite};
+pub use retry::{PassedPolicy, PolicyArg, Predicate, Retried, RetrySite};
 pub use rs2::{EffectClass, Rs2Call, Rs2Facts, Rs2Policy};
 pub use rust::{
     RustBase, RustChain, RustHelper, RustHelperArg, RustHelperCall, RustOp, RustPath, RustPolicy, RustPolicyArg,
@@ -96,6 +99,8 @@ pub struct FileFacts {
     pub exports: Vec<Export>,
     pub bindings: Vec<Binding>,
     pub retry_sites: Vec<RetrySite>,
+    /// Calls that pass a policy in an options object, to a function that may retry with it.
+    pub passed_policies: Vec<PassedPolicy>,
     /// Named units of this file (functions, `Effect.fn`s, object methods), so a retried unit's
     /// calls to them are followed. Collected only when the file retries something.
     pub units: Vec<Unit>,
@@ -124,6 +129,10 @@ pub struct FileFacts {
     pub cursors: Vec<CursorAccess>,
     /// `Date.now()` / `new Date()`.
     pub clock_reads: Vec<ClockRead>,
+    /// Functions of this file that run a cron job and hand their handler its slot.
+    pub cron_wrappers: Vec<CronWrapper>,
+    /// "Now minus an interval" in callbacks passed to calls (a cron wrapper's jobs).
+    pub since_from_now: Vec<SinceFromNow>,
     /// Loops that poll or restart on an interval.
     pub polls: Vec<PollLoop>,
     /// Rust: every `fn` without parameters, `const` and `static` whose value is a retry
@@ -165,6 +174,7 @@ impl FileFacts {
             exports: Vec::new(),
             bindings: Vec::new(),
             retry_sites: Vec::new(),
+            passed_policies: Vec::new(),
             units: Vec::new(),
             handlers: Vec::new(),
             services: Vec::new(),
@@ -176,6 +186,8 @@ impl FileFacts {
             cron_repeats: Vec::new(),
             cursors: Vec::new(),
             clock_reads: Vec::new(),
+            cron_wrappers: Vec::new(),
+            since_from_now: Vec::new(),
             polls: Vec::new(),
             rust_policies: Vec::new(),
             rust_helpers: Vec::new(),
@@ -199,6 +211,9 @@ impl FileFacts {
             && self.cron_repeats.is_empty()
             && self.cursors.is_empty()
             && self.clock_reads.is_empty()
+            && self.since_from_now.is_empty()
+            && self.cron_wrappers.is_empty()
+            && self.passed_policies.is_empty()
             && self.polls.is_empty()
             && self.client_requests.is_empty()
             && self.retrying_clients.is_empty()

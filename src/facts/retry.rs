@@ -31,6 +31,32 @@ pub struct RetrySite {
     pub unit: Option<Unit>,
 }
 
+/// A call of a function that passes a policy in an options object
+/// (`retryTransientErrors(effect, { schedule: backoff })`, `makeClient({ retryTransientErrors:
+/// schedule })`): when the function is a project helper whose retry takes its schedule from that
+/// option, the passed schedule is judged here, at the call, as a direct `Effect.retry(schedule)`
+/// would be. Recorded for options whose key names a policy (`schedule`, or a key with `retry` or
+/// `schedule` in it) and whose value can be one (a name, a member, a call).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PassedPolicy {
+    /// The whole call.
+    pub span: Span,
+    /// The callee as written: `retryTransientErrors`, `Http.withRetries`.
+    pub callee: Expr,
+    /// Every argument of the call: the helper's parameters are bound to them.
+    pub args: Vec<Expr>,
+    /// The argument that is the options object, and the key of the policy in it.
+    pub arg: usize,
+    pub key: String,
+}
+
+impl PassedPolicy {
+    /// The passed policy: the option's value.
+    pub fn value(&self) -> Option<&Expr> {
+        self.args.get(self.arg)?.property(&self.key)
+    }
+}
+
 /// What a retry replays on failure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Retried {
@@ -92,9 +118,21 @@ impl RetrySite {
         }
     }
 
-    /// The Effect `times` option.
+    /// The Effect `times` option, or an `ExecutionPlan` step's `attempts` (its tries, the
+    /// first included).
     pub fn times(&self) -> Option<&Expr> {
-        self.options()?.property("times")
+        let options = self.options()?;
+        options.property("times").or_else(|| options.property("attempts"))
+    }
+
+    /// How the site spells its attempt cap: `times`, or `attempts` in an `ExecutionPlan` step.
+    pub fn times_key(&self) -> &'static str {
+        match self.options() {
+            Some(options) if options.property("times").is_none() && options.property("attempts").is_some() => {
+                "attempts"
+            }
+            _ => "times",
+        }
     }
 
     /// Whether the site gives a schedule (an Effect schedule, a Rust builder).

@@ -15,6 +15,7 @@ pub const RULE: Rule = Rule {
 };
 
 fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
+    passed_to_helpers(ctx, out);
     // A policy bound to a name that sites use: once, where it is defined.
     for (named, builder) in ctx.analysis.built_here(ctx.index, ctx.file) {
         // Whose help: the library the policy is built with (a Rust function's, or Effect's).
@@ -118,7 +119,7 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
         let (builder, changed, via) = match &inline.how {
             How::BareTimes { text } => {
                 out.push(
-                    RULE.report(ctx, inline.span, format!("attempt cap `times: {text}` set at the call site instead of a named policy"))
+                    RULE.report(ctx, inline.span, format!("attempt cap `{text}` set at the call site instead of a named policy"))
                         .with_help("use a named policy from the retry module, e.g. `{ schedule: Retry.contention, while: Retry.isContention }`"),
                 );
                 continue;
@@ -174,6 +175,29 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
             diagnostic
                 .with_help(name_policy_help(ctx, site.library))
                 .with_fix(inline.fix.clone()),
+        );
+    }
+}
+
+/// A policy built here and passed in an options object to a project helper that retries
+/// with it (`retryTransientErrors(effect, { schedule: Schedule.spaced("1 second") })`): built
+/// inline as surely as in `Effect.retry(…)`, with the helper's retry as a related place.
+fn passed_to_helpers(ctx: &Context, out: &mut Vec<Diagnostic>) {
+    for passed in crate::analysis::passed(ctx.analysis, ctx.index, ctx.file) {
+        let Some(builder) = crate::analysis::inline_builder(ctx.index, ctx.file, passed.value) else {
+            continue;
+        };
+        out.push(
+            RULE.report(
+                ctx,
+                passed.value.span(),
+                format!(
+                    "retry policy built inline with `{builder}` and passed to `{}`, which retries with it: copies of a policy drift from the team's budget",
+                    passed.helper
+                ),
+            )
+            .with_label(passed.helper_file, passed.site.span, format!("`{}` retries with it here", passed.helper))
+            .with_help(name_policy_help(ctx, crate::schedule::Library::Effect)),
         );
     }
 }

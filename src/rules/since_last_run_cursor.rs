@@ -112,6 +112,34 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
         }
     }
 
+    // A job of the project's own cron wrapper that starts its window from the wall clock
+    // instead of the slot the wrapper hands it.
+    for since in &facts.since_from_now {
+        let SlotUse::Ignored { param } = &since.slot else {
+            continue;
+        };
+        let Some((wrapper_file, wrapper, handler)) = crate::analysis::cron_wrapper_of(ctx.index, ctx.file, since)
+        else {
+            continue;
+        };
+        let slot = match param {
+            Some(param) => format!("never reads the slot `{param}` it is given"),
+            None => "takes no slot".to_string(),
+        };
+        out.push(
+            RULE.report(
+                ctx,
+                since.span,
+                format!(
+                    "this job of `{}` computes its window from the wall clock (`{}`) and {slot}: a late or retried fire processes a different window than the slot it stands for",
+                    wrapper.name, since.text
+                ),
+            )
+            .with_label(wrapper_file, handler.span, format!("`{}` hands the job its slot here", wrapper.name))
+            .with_help("take the slot the wrapper passes and compute the window from it (`(slot) => … DateTime.subtract(slot, { hours: 1 })`), so each fire processes what was due as of its slot"),
+        );
+    }
+
     for job in &facts.jobs {
         let name = job.display_name();
         let Some(run) = &job.run else { continue };

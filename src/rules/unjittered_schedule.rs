@@ -81,10 +81,24 @@ fn burst(ctx: &Context, policy: &crate::analysis::Policy) -> Option<Diagnostic> 
         "retry policy {name} retries {retries} times at once, with no delay: a burst of {} attempts into the dependency that just failed, sent together by every replica that failed together",
         if retries.starts_with("up to") { format!("up to {}", n + 1) } else { (n + 1).to_string() }
     );
-    let help = format!(
-        "wait between attempts with a capped, jittered backoff (decision 3), named in the retry module: {}",
-        api::cap_snippet(policy.effect)
-    );
+    // On 4.x `Activity.retry` takes `times`, `while` and `until` but no `schedule`: no backoff
+    // can be written in its options, so the help says where one can be.
+    let activity_v4 = matches!(&policy.origin, Origin::Site { callee } if callee == "Activity.retry")
+        && matches!(
+            policy.effect,
+            crate::effect_version::EffectVersion::V4Beta(_) | crate::effect_version::EffectVersion::V4 { .. }
+        );
+    let help = if activity_v4 {
+        format!(
+            "`Activity.retry` takes no `schedule` in effect 4 (only `times`, `while`, `until`), so no backoff can be named here: retry inside the activity's `execute` with `Effect.retry` and a capped, jittered schedule from the retry module (decision 3), e.g. {}",
+            api::cap_snippet(policy.effect)
+        )
+    } else {
+        format!(
+            "wait between attempts with a capped, jittered backoff (decision 3), named in the retry module: {}",
+            api::cap_snippet(policy.effect)
+        )
+    };
     Some(RULE.report(ctx, policy.span, message).with_help(help))
 }
 

@@ -60,7 +60,11 @@ impl<'t> Extractor<'t, '_> {
                 });
             }
             "string" | "template_string" => self.sql_literal(node),
-            "call_expression" => self.query_builder_update(node),
+            "call_expression" => {
+                self.query_builder_update(node);
+                self.since_from_now(node);
+            }
+            "binary_expression" => self.since_from_now(node),
             "assignment_expression" => self.module_cursor_write(node),
             "identifier" => self.module_cursor_read(node),
             _ => {}
@@ -194,6 +198,9 @@ impl<'t> Extractor<'t, '_> {
             .named_children(&mut cursor)
             .filter(|a| a.kind_str() != "comment")
             .collect();
+        if effect == Some(("ClusterCron", "make")) {
+            self.cron_wrapper(node);
+        }
         if path.ends_with(&["Jobs", "make"]) || effect == Some(("ClusterCron", "make")) {
             self.job_def(node, &args);
             return;
@@ -208,7 +215,10 @@ impl<'t> Extractor<'t, '_> {
             return;
         }
         match effect {
-            Some(("Schedule", "cron")) => self.cron_repeat(node),
+            Some(("Schedule", "cron")) => {
+                self.cron_wrapper(node);
+                self.cron_repeat(node)
+            }
             Some(("Ref" | "SynchronizedRef" | "SubscriptionRef", member)) => {
                 let member = member.to_string();
                 self.cursor_access(node, &member, &args);
@@ -331,6 +341,283 @@ impl<'t> Extractor<'t, '_> {
             span,
             body: Some(span),
             slot,
+        }
+    }
+
+    // ---------------------------------------------------------------- cron wrappers
+
+    /// A `ClusterCron.make` or `Schedule.cron` call inside a project function (the outermost
+    /// function a top-level declaration binds): when that function calls a handler it is given
+    /// (a parameter, or a parameter's property) with an argument, or hands it on to a call, it
+    /// is a cron wrapper that passes its jobs their slot.
+    fn cron_wrapper(&mut self, node: Node<'t>) {
+        let mut function = None;
+        let mut current = node;
+        for _ in 0..MAX_ANCESTORS {
+            let Some(parent) = self.parent(current) else { break };
+            if is_function(parent) {
+                function = Some(parent);
+            }
+            current = parent;
+        }
+        let Some(function) = function else { return };
+        let span = Self::span(function);
+        if self.facts.cron_wrappers.iter().any(|w| w.span == span) {
+            return;
+        }
+        let name = if function.kind_str().ends_with("_declaration") {
+            function.field("name")
+        } else {
+            self.parent(function)
+                .filter(|p| p.kind_str() == "variable_declarator")
+                .and_then(|p| p.field("name"))
+        };
+        let Some(name) = name.filter(|n| n.kind_str() == "identifier") else {
+            return;
+        };
+        // Each parameter: its name, or the keys a pattern binds (key, local name).
+        let mut params: Vec<WrapperParam<'t>> = Vec::new();
+        if let Some(param) = function.field("parameter") {
+            params.push((Some(self.text_of(param)), Vec::new()));
+        }
+        if let Some(list) = function.field("parameters") {
+            let mut cursor = list.walk();
+            for param in list.named_children(&mut cursor).filter(|p| p.kind_str() != "comment") {
+                let pattern = param.field("pattern").unwrap_or(param);
+                params.push(match pattern.kind_str() {
+                    "identifier" => (Some(self.text_of(pattern)), Vec::new()),
+                    "object_pattern" => (None, self.pattern_keys(pattern)),
+                    _ => (None, Vec::new()),
+                });
+            }
+        }
+        let Some(body) = function.field("body") else { return };
+        // Which handler an expression names: `run`, `options.run`, a pattern's `run`.
+        let handler_of = |node: Node<'t>| -> Option<(usize, Option<String>)> {
+            match node.kind_str() {
+                "identifier" => {
+                    let text = self.text_of(node);
+                    params.iter().enumerate().find_map(|(i, (name, keys))| {
+                        if *name == Some(text) {
+                            return Some((i, None));
+                        }
+                        keys.iter()
+                            .find(|(_, local)| *local == text)
+                            .map(|(key, _)| (i, Some(key.clone())))
+                    })
+                }
+                "member_expression" => {
+                    let object = node.field("object").filter(|o| o.kind_str() == "identifier")?;
+                    let key = self.text_of(node.field("property")?).to_string();
+                    let text = self.text_of(object);
+                    params
+                        .iter()
+                        .position(|(name, _)| *name == Some(text))
+                        .map(|i| (i, Some(key)))
+                }
+                _ => None,
+            }
+        };
+        let mut handlers: Vec<crate::facts::CronHandler> = Vec::new();
+        let mut cursor = body.walk();
+        loop {
+            let node = cursor.node();
+            if node.kind_str() == "call_expression" {
+                let args: Vec<Node<'t>> = node.field("arguments").map_or(Vec::new(), |a| {
+                    let mut inner = a.walk();
+                    a.named_children(&mut inner)
+                        .filter(|c| c.kind_str() != "comment")
+                        .collect()
+                });
+                // Called with the slot, or handed on to run with it (`Effect.flatMap(slot,
+                // run)`); a value only read (`Cron.prev(options.cron, now)`) is no handler.
+                let callee = node.field("function");
+                let called = callee.and_then(handler_of).filter(|_| !args.is_empty());
+                let chains = callee.is_some_and(|c| {
+                    let text = self.text_of(c);
+                    ["flatMap", "andThen", "tap"].iter().any(|m| text.ends_with(m))
+                });
+                let handed = args.iter().filter(|_| chains).find_map(|a| handler_of(*a));
+                if let Some((param, key)) = called.or(handed) {
+                    if !handlers.iter().any(|h| h.param == param && h.key == key) {
+                        handlers.push(crate::facts::CronHandler {
+                            param,
+                            key,
+                            span: Self::span(node),
+                        });
+                    }
+                }
+            }
+            if cursor.goto_first_child() {
+                continue;
+            }
+            if !super::step_past(&mut cursor, body) {
+                break;
+            }
+        }
+        if handlers.is_empty() {
+            return;
+        }
+        self.facts.cron_wrappers.push(crate::facts::CronWrapper {
+            span,
+            name: self.text_of(name).to_string(),
+            handlers,
+        });
+    }
+
+    /// The keys an object pattern binds, with their local names: `{ run, name: label }`.
+    fn pattern_keys(&self, pattern: Node<'t>) -> Vec<(String, &'t str)> {
+        let mut cursor = pattern.walk();
+        let mut out = Vec::new();
+        for child in pattern.named_children(&mut cursor) {
+            match child.kind_str() {
+                "shorthand_property_identifier_pattern" => {
+                    out.push((self.text_of(child).to_string(), self.text_of(child)));
+                }
+                "pair_pattern" => {
+                    let (Some(key), Some(value)) = (child.field("key"), child.field("value")) else {
+                        continue;
+                    };
+                    if value.kind_str() == "identifier" {
+                        out.push((super::string_value(self.text_of(key)), self.text_of(value)));
+                    }
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// The current time, also as a number or a `Date` (`DateTime.toEpochMillis(now)`,
+    /// `now.getTime()`).
+    fn is_now_value(&self, node: Node<'t>) -> bool {
+        if self.is_clock_read(node, 0) {
+            return true;
+        }
+        if node.kind_str() != "call_expression" {
+            return false;
+        }
+        let Some(callee) = node.field("function") else {
+            return false;
+        };
+        let first = node.field("arguments").and_then(|a| {
+            let mut cursor = a.walk();
+            let first = a.named_children(&mut cursor).find(|c| c.kind_str() != "comment");
+            first
+        });
+        let expr = self.expr(callee, MAX_EXPR_DEPTH - 3);
+        if matches!(
+            self.facts.effect_member(&expr),
+            Some(("DateTime", "toEpochMillis" | "toDate" | "toDateUtc"))
+        ) {
+            return first.is_some_and(|f| self.is_clock_read(f, 0));
+        }
+        callee.kind_str() == "member_expression"
+            && callee
+                .field("property")
+                .is_some_and(|p| matches!(self.text_of(p), "getTime" | "valueOf"))
+            && callee.field("object").is_some_and(|o| self.is_clock_read(o, 0))
+    }
+
+    /// `Date.now() - 3_600_000`, `DateTime.subtract(now, { hours: 1 })`: a window's start
+    /// computed from the wall clock. Recorded when it sits in a callback passed to a call that
+    /// is not Effect's (a cron wrapper's job, say): analysis decides whether the callee hands
+    /// the callback a slot.
+    pub(super) fn since_from_now(&mut self, node: Node<'t>) {
+        let since = match node.kind_str() {
+            "binary_expression" => {
+                let minus = node.field("operator").is_some_and(|o| self.text_of(o) == "-");
+                let (Some(left), Some(right)) = (node.field("left"), node.field("right")) else {
+                    return;
+                };
+                minus && self.is_now_value(left) && !self.is_now_value(right)
+            }
+            "call_expression" => {
+                let Some(callee) = node.field("function") else { return };
+                if !matches!(callee.kind_str(), "member_expression" | "identifier") {
+                    return;
+                }
+                let expr = self.expr(callee, MAX_EXPR_DEPTH - 3);
+                let subtracts = matches!(
+                    self.facts.effect_member(&expr),
+                    Some(("DateTime", "subtract" | "subtractDuration"))
+                );
+                subtracts
+                    && node.field("arguments").is_some_and(|a| {
+                        let mut cursor = a.walk();
+                        let args: Vec<Node<'t>> = a
+                            .named_children(&mut cursor)
+                            .filter(|c| c.kind_str() != "comment")
+                            .collect();
+                        args.len() == 2 && self.is_now_value(args[0])
+                    })
+            }
+            _ => false,
+        };
+        if !since {
+            return;
+        }
+        let mut current = node;
+        for _ in 0..MAX_ANCESTORS {
+            let Some(parent) = self.parent(current) else { return };
+            current = parent;
+            if !is_function(parent) {
+                continue;
+            }
+            let Some(holder) = self.parent(parent) else { return };
+            let (arguments, key, argument) = match holder.kind_str() {
+                "arguments" => (holder, None, parent),
+                "pair" => {
+                    let Some(object) = self.parent(holder).filter(|o| o.kind_str() == "object") else {
+                        return;
+                    };
+                    let Some(arguments) = self.parent(object).filter(|a| a.kind_str() == "arguments") else {
+                        return;
+                    };
+                    let key = holder.field("key").map(|k| super::string_value(self.text_of(k)));
+                    (arguments, key, object)
+                }
+                // A function bound to a name, a method: not a callback handed to a call.
+                _ => return,
+            };
+            let Some(call) = self.parent(arguments).filter(|c| c.kind_str() == "call_expression") else {
+                return;
+            };
+            let Some(callee) = call.field("function") else { return };
+            let callee_expr = self.expr(callee, 0);
+            // `Effect.gen(function* () { … })`, `Effect.flatMap(…)`: Effect's own callbacks;
+            // the job's callback is further out.
+            if self.facts.effect_member(&callee_expr).is_some() {
+                continue;
+            }
+            // A `Jobs.make` run is judged as a job.
+            if callee_expr.path().is_some_and(|p| p.ends_with(&["Jobs", "make"])) {
+                return;
+            }
+            let mut cursor = arguments.walk();
+            let Some(arg) = arguments
+                .named_children(&mut cursor)
+                .filter(|c| c.kind_str() != "comment")
+                .position(|c| c == argument)
+            else {
+                return;
+            };
+            let text = self.text_of(node);
+            let text = match text.char_indices().nth(60) {
+                Some((at, _)) => format!("{}…", &text[..at]),
+                None => text.to_string(),
+            };
+            let slot = self.run_function(parent).slot;
+            self.facts.since_from_now.push(crate::facts::SinceFromNow {
+                span: Self::span(node),
+                text,
+                call: Self::span(call),
+                callee: callee_expr,
+                arg,
+                key,
+                slot,
+            });
+            return;
         }
     }
 
@@ -756,6 +1043,21 @@ impl<'t> Extractor<'t, '_> {
 }
 
 /// `sql`, `db.sql`, `this.sql`: a template tag that builds a statement.
+/// A cron wrapper's parameter: its name, or the keys a pattern binds (key, local name).
+type WrapperParam<'t> = (Option<&'t str>, Vec<(String, &'t str)>);
+
+fn is_function(node: Node) -> bool {
+    matches!(
+        node.kind_str(),
+        "arrow_function"
+            | "function_expression"
+            | "function"
+            | "function_declaration"
+            | "generator_function"
+            | "generator_function_declaration"
+    )
+}
+
 fn is_sql_tag(tag: &str) -> bool {
     let last = tag.rsplit('.').next().unwrap_or(tag).trim();
     last.eq_ignore_ascii_case("sql")
@@ -824,6 +1126,67 @@ export const e = Jobs.make({ name: "e", cron: "0 3 * * *", run(slot) { return Ef
                 ),
                 (Some("d"), &SlotUse::Unknown),
                 (Some("e"), &SlotUse::Used),
+            ]
+        );
+    }
+
+    #[test]
+    fn cron_wrappers_know_their_handlers_and_jobs_their_windows() {
+        let facts = extract(
+            r#"
+import * as ClusterCron from "effect/unstable/cluster/ClusterCron"
+import { Clock, Cron, DateTime, Effect } from "effect"
+export const makeCronJob = (options: { name: string; cron: Cron.Cron; run: (slot: DateTime.Utc) => Effect.Effect<void> }) =>
+  ClusterCron.make({ name: options.name, cron: options.cron, execute: Effect.gen(function* () {
+    const now = yield* DateTime.now
+    yield* options.run(DateTime.fromDateUnsafe(Cron.prev(options.cron, now)))
+  }) })
+export function cronJob(name: string, { run }: { run: (slot: Date) => Effect.Effect<void> }) {
+  return ClusterCron.make({ name, cron: Cron.parseUnsafe("0 * * * *"), execute: Effect.flatMap(ClusterCron.CurrentScheduledTime, run) })
+}
+export const describe = (cron: string) => Schedule.cron(cron)
+export const a = makeCronJob({ name: "a", cron: c, run: () => Effect.gen(function* () {
+  const now = yield* Clock.currentTimeMillis
+  yield* digests.sendSince(now - 3_600_000)
+}) })
+export const b = cronJob("b", { run: (slot) => digests.sendWindow(DateTime.subtract(slot, { hours: 1 })) })
+export const c = helper((_slot) => Effect.gen(function* () { return DateTime.subtract(yield* DateTime.now, { days: 7 }) }))
+export const d = later.then(() => Date.now() - 1000 > start)
+"#,
+        );
+        let wrappers: Vec<String> = facts
+            .cron_wrappers
+            .iter()
+            .map(|w| {
+                let handlers: Vec<String> = w
+                    .handlers
+                    .iter()
+                    .map(|h| format!("{}.{}", h.param, h.key.as_deref().unwrap_or("")))
+                    .collect();
+                format!("{}({})", w.name, handlers.join(", "))
+            })
+            .collect();
+        // `options.cron` is only read, `cron` of `describe` is no handler: neither is called.
+        assert_eq!(wrappers, ["makeCronJob(0.run)", "cronJob(1.run)"]);
+        let windows: Vec<(&str, usize, Option<&str>, &SlotUse)> = facts
+            .since_from_now
+            .iter()
+            .map(|s| (s.text.as_str(), s.arg, s.key.as_deref(), &s.slot))
+            .collect();
+        // `slot` minus an hour is no wall-clock window.
+        assert_eq!(
+            windows,
+            [
+                ("now - 3_600_000", 0, Some("run"), &SlotUse::Ignored { param: None }),
+                (
+                    "DateTime.subtract(yield* DateTime.now, { days: 7 })",
+                    0,
+                    None,
+                    &SlotUse::Ignored {
+                        param: Some("_slot".into())
+                    }
+                ),
+                ("Date.now() - 1000", 0, None, &SlotUse::Ignored { param: None }),
             ]
         );
     }

@@ -120,6 +120,8 @@ fn note_walks(facts: &mut FileFacts, walks: &units::WalkBudget) {
 /// reads as SQL. A subtree with none of them holds no fact, whatever else it holds.
 const MARKS: &[&str] = &[
     "retry",
+    // `ExecutionPlan.make({ provide, attempts })` steps retry without the word.
+    "executionplan",
     // Requests through a named client (`api.execute(HttpClientRequest.post(…))`, `api.post(…)`):
     // the client may be a retrying one.
     "httpclientrequest",
@@ -207,6 +209,9 @@ fn marks(text: &[u8], imports: &[crate::facts::Import], module_state: &[(&str, b
         for (name, _) in module_state {
             out.extend(memchr::memmem::find_iter(text, name.as_bytes()).map(|at| at as u32));
         }
+        // A window started from a clock read bound to a local (`now - 3_600_000`, the
+        // subtraction written with spaces, as formatters write it).
+        out.extend(memchr::memmem::find_iter(text, b" - ").map(|at| at as u32));
         if memchr::memmem::find(text, b"new Map").is_some() {
             for method in [".get(", ".set("] {
                 out.extend(memchr::memmem::find_iter(text, method.as_bytes()).map(|at| at as u32));

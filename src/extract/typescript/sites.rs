@@ -18,6 +18,10 @@ enum RetryKind {
     /// `HttpClient.retry(schedule | options)`: every request of the client, replayed as
     /// `Effect.retry` replays an effect.
     HttpRetry,
+    /// `Activity.retry(activity, options)` (`@effect/workflow` on 3.x, where it is typed as
+    /// `Effect.retry`; `effect/unstable/workflow` on 4.x, whose options have no `schedule`):
+    /// the activity's effect, replayed as `Effect.retry` replays it, each attempt numbered.
+    ActivityRetry,
 }
 
 impl RetryKind {
@@ -28,6 +32,7 @@ impl RetryKind {
             RetryKind::StreamRetry => "Stream.retry",
             RetryKind::HttpRetryTransient => "HttpClient.retryTransient",
             RetryKind::HttpRetry => "HttpClient.retry",
+            RetryKind::ActivityRetry => "Activity.retry",
         }
     }
 }
@@ -45,6 +50,8 @@ fn interesting(module: &str, member: &str) -> Option<(&'static str, String)> {
         ) => "Effect",
         ("Stream", "retry" | "tick") => "Stream",
         ("HttpClient", "retryTransient" | "retry") => "HttpClient",
+        ("Activity", "retry") => "Activity",
+        ("ExecutionPlan", "make") => "ExecutionPlan",
         ("Schedule", "cron") => "Schedule",
         ("ClusterCron", "make") => "ClusterCron",
         ("Layer", "effect" | "succeed" | "scoped" | "sync" | "function") => "Layer",
@@ -84,6 +91,7 @@ impl<'t> Extractor<'t, '_> {
             }
             _ => None,
         };
+        let effect_call = effect_pair.is_some();
         let (module, member) = match (&path, effect_pair) {
             (Some(_), Some((module, member))) => (Some(module), Some(member)),
             _ => (None, None),
@@ -110,10 +118,17 @@ impl<'t> Extractor<'t, '_> {
             Some(("Stream", "retry")) => Some(RetryKind::StreamRetry),
             Some(("HttpClient", "retryTransient")) => Some(RetryKind::HttpRetryTransient),
             Some(("HttpClient", "retry")) => Some(RetryKind::HttpRetry),
+            Some(("Activity", "retry")) => Some(RetryKind::ActivityRetry),
             _ => None,
         };
         if let Some(kind) = retry {
             self.retry_site(node, callee, kind);
+        }
+        if effect == Some(("ExecutionPlan", "make")) {
+            self.execution_plan(node, callee, arguments);
+        }
+        if !effect_call && written.is_some() {
+            self.passed_policy(node, callee, arguments);
         }
         if let Some(path) = &path {
             self.job_call(node, arguments, path, effect);
@@ -214,7 +229,7 @@ impl<'t> Extractor<'t, '_> {
             RetryKind::StreamRetry => Retried::Stream,
             RetryKind::HttpRetryTransient | RetryKind::HttpRetry => Retried::Client,
             RetryKind::EffectRetry if transform.is_some() => Retried::Client,
-            RetryKind::EffectRetry | RetryKind::EffectRetryOrElse => Retried::Operation,
+            RetryKind::EffectRetry | RetryKind::EffectRetryOrElse | RetryKind::ActivityRetry => Retried::Operation,
         };
         self.facts.retry_sites.push(RetrySite {
             span: Self::span(node),
@@ -231,6 +246,99 @@ impl<'t> Extractor<'t, '_> {
             containers: self.containers(),
             unit: target,
         });
+    }
+
+    /// A call that passes a policy in an options object (`retryTransientErrors(effect, {
+    /// schedule: backoff })`): recorded for analysis to judge at the call when the callee is
+    /// a project helper that retries with that option. Only a key that names a policy
+    /// (`schedule`, or one with `retry` or `schedule` in it) and a value that can be one (a
+    /// name, a member, a call) are read: flags and numbers are not policies.
+    fn passed_policy(&mut self, node: Node<'t>, callee: Node<'t>, arguments: Node<'t>) {
+        if arguments.kind_str() != "arguments" || node.has_error() {
+            return;
+        }
+        let mut cursor = arguments.walk();
+        let args: Vec<Node<'t>> = arguments
+            .named_children(&mut cursor)
+            .filter(|a| a.kind_str() != "comment")
+            .collect();
+        let found = args.iter().enumerate().find_map(|(position, arg)| {
+            if arg.kind_str() != "object" {
+                return None;
+            }
+            let mut inner = arg.walk();
+            let pairs: Vec<Node<'t>> = arg.named_children(&mut inner).collect();
+            pairs.into_iter().find_map(|pair| {
+                let key = match pair.kind_str() {
+                    "pair" => super::string_value(self.text_of(pair.field("key")?)),
+                    "shorthand_property_identifier" => self.text_of(pair).to_string(),
+                    _ => return None,
+                };
+                let lower = key.to_ascii_lowercase();
+                if !(lower.contains("schedule") || lower.contains("retry")) {
+                    return None;
+                }
+                let value = pair.field("value").unwrap_or(pair);
+                matches!(
+                    value.kind_str(),
+                    "identifier" | "shorthand_property_identifier" | "member_expression" | "call_expression"
+                )
+                .then_some((position, key))
+            })
+        });
+        let Some((arg, key)) = found else { return };
+        let callee = self.expr(callee, 0);
+        if !matches!(callee, Expr::Ident(..) | Expr::Member(..) | Expr::Local { .. }) {
+            return;
+        }
+        let args = args.iter().map(|a| self.expr(*a, 0)).collect();
+        self.facts.passed_policies.push(crate::facts::PassedPolicy {
+            span: Self::span(node),
+            callee,
+            args,
+            arg,
+            key,
+        });
+    }
+
+    /// `ExecutionPlan.make(step, …)`: each step that gives `attempts` or a `schedule` retries
+    /// its `provide` that way before the plan falls back to the next step (as
+    /// `Effect.retry({ schedule, times: attempts - 1, while })`, the first try included in
+    /// `attempts`). One retry site per such step, its options the step object; a step with
+    /// neither is tried once. What a plan replays is the effect `Effect.withExecutionPlan` is
+    /// given elsewhere, so a step without `while` says nothing of its predicate (unknown).
+    fn execution_plan(&mut self, node: Node<'t>, callee: Node<'t>, arguments: Node<'t>) {
+        if node.has_error() || arguments.kind_str() != "arguments" {
+            return;
+        }
+        let mut cursor = arguments.walk();
+        let steps: Vec<Node<'t>> = arguments
+            .named_children(&mut cursor)
+            .filter(|a| a.kind_str() == "object")
+            .collect();
+        for step in steps {
+            let options = self.expr(step, 0);
+            let Expr::Object(props, _) = &options else { continue };
+            if props.iter().any(|p| p.key == "...") || !props.iter().any(|p| p.key == "attempts" || p.key == "schedule")
+            {
+                continue;
+            }
+            let predicate = match self.predicate(&options) {
+                Predicate::None => Predicate::Unknown,
+                other => other,
+            };
+            self.facts.retry_sites.push(RetrySite {
+                span: Self::span(step),
+                callee_span: Self::span(callee),
+                callee: "ExecutionPlan.make".to_string(),
+                library: Library::Effect,
+                retried: Retried::Operation,
+                policy: PolicyArg::Effect(options),
+                predicate,
+                containers: self.containers(),
+                unit: None,
+            });
+        }
     }
 
     /// Which failures an Effect retry replays: its `while`/`until` option, or a bare schedule
