@@ -139,8 +139,11 @@ impl FactsCache {
             return FactsCache::default();
         }
         let file = build_dir.join("facts.bin");
-        let (entries, damaged) = match crate::files::read_file(&file, MAX_CACHE_SIZE, false) {
-            Ok(bytes) => decode(&bytes),
+        // Read a frame at a time: the file is never held in memory whole.
+        let opened = crate::files::open_regular(&file, MAX_CACHE_SIZE, false)
+            .and_then(|opened| Ok((opened.metadata()?.len(), opened)));
+        let (entries, damaged) = match opened {
+            Ok((size, opened)) => decode_from(std::io::BufReader::with_capacity(1 << 16, opened), size),
             Err(_) => (HashMap::new(), false),
         };
         FactsCache {
@@ -248,8 +251,8 @@ impl FactsCache {
                 let _ = std::fs::remove_dir_all(entry.path());
             }
         }
-        let bytes = encode(&self.entries())?;
-        crate::files::write_atomically(file, &bytes)
+        let entries = self.entries();
+        crate::files::write_atomically_streamed(file, |out| encode_to(&entries, out))
     }
 
     /// Forgets what the cache knows of `path`: a watcher said it changed, and its size and
@@ -277,43 +280,71 @@ const MAGIC: &[u8] = b"retrylint facts 2\n";
 /// a checksum of its bytes (`u64`, [`frame_checksum`]), and the entry (path and [`Entry`],
 /// postcard). Each entry is checked on its own, so a damaged one (a flipped bit, a file cut
 /// short) is dropped, and its file read and extracted again, while the rest still answer.
-fn encode(entries: &HashMap<PathBuf, Entry>) -> std::io::Result<Vec<u8>> {
-    let mut out = MAGIC.to_vec();
+/// Written a frame at a time: the file is never held in memory whole.
+fn encode_to(entries: &HashMap<PathBuf, Entry>, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    out.write_all(MAGIC)?;
+    let mut body = Vec::new();
     for (path, entry) in entries {
-        let body = postcard::to_allocvec(&(path, entry)).map_err(std::io::Error::other)?;
+        body.clear();
+        body = postcard::to_io(&(path, entry), body).map_err(std::io::Error::other)?;
         let Ok(len) = u32::try_from(body.len()) else { continue };
-        out.extend_from_slice(&len.to_le_bytes());
-        out.extend_from_slice(&frame_checksum(&body).to_le_bytes());
-        out.extend_from_slice(&body);
+        out.write_all(&len.to_le_bytes())?;
+        out.write_all(&frame_checksum(&body).to_le_bytes())?;
+        out.write_all(&body)?;
     }
+    Ok(())
+}
+
+#[cfg(test)]
+fn encode(entries: &HashMap<PathBuf, Entry>) -> std::io::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    encode_to(entries, &mut out)?;
     Ok(out)
 }
 
 /// The entries of a cache file whose checksums hold, and whether any was dropped (or the
 /// file is not a cache of this layout at all).
+#[cfg(test)]
 fn decode(bytes: &[u8]) -> (HashMap<PathBuf, Entry>, bool) {
+    decode_from(bytes, bytes.len() as u64)
+}
+
+/// [`decode`] of a cache file of `size` bytes read from `input`, a frame at a time.
+fn decode_from(mut input: impl std::io::Read, size: u64) -> (HashMap<PathBuf, Entry>, bool) {
     let mut entries = HashMap::new();
-    let Some(mut rest) = bytes.strip_prefix(MAGIC) else {
+    let mut magic = [0; MAGIC.len()];
+    if input.read_exact(&mut magic).is_err() || magic != MAGIC {
         return (entries, true);
-    };
+    }
+    let mut left = size.saturating_sub(MAGIC.len() as u64);
     let mut damaged = false;
-    while !rest.is_empty() {
-        let (Some(len), Some(checksum)) = (rest.get(..4), rest.get(4..12)) else {
+    let mut body = Vec::new();
+    while left > 0 {
+        let mut header = [0; 12];
+        if left < 12 || input.read_exact(&mut header).is_err() {
             damaged = true;
             break;
-        };
-        let len = u32::from_le_bytes(len.try_into().unwrap_or_default());
-        let checksum = u64::from_le_bytes(checksum.try_into().unwrap_or_default());
-        let Some(body) = rest.get(12..12 + len as usize) else {
+        }
+        left -= 12;
+        let len = u64::from(u32::from_le_bytes(header[..4].try_into().unwrap_or_default()));
+        let checksum = u64::from_le_bytes(header[4..].try_into().unwrap_or_default());
+        // A length past the end is a file cut short (or a damaged length): nothing after it
+        // can be told apart.
+        if len > left {
             damaged = true;
             break;
-        };
-        rest = &rest[12 + len as usize..];
-        if frame_checksum(body) != checksum {
+        }
+        left -= len;
+        body.resize(len as usize, 0);
+        if input.read_exact(&mut body).is_err() {
+            damaged = true;
+            break;
+        }
+        if frame_checksum(&body) != checksum {
             damaged = true;
             continue;
         }
-        match postcard::from_bytes::<(PathBuf, Entry)>(body) {
+        match postcard::from_bytes::<(PathBuf, Entry)>(&body) {
             Ok((path, entry)) => {
                 entries.insert(path, entry);
             }
