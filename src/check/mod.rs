@@ -241,6 +241,7 @@ pub fn load_for(
         skip_generated: &skip_generated,
         trust_cache: false,
         max_file_size: max_file_size(&configs),
+        keep_facts: None,
     };
     load_index(configs.clone(), files, &loader)
 }
@@ -327,12 +328,20 @@ pub fn run_files(
     let configs: Configs = configs.into();
     let enabled = enabled_rules(&configs, options);
     let prefilter = prefilter_for(&prefilter_config(&configs), &enabled, options.prefilter);
+    // Every file parsed: the files that hold nothing are kept as the prefilter keeps them.
+    let keep_facts = prefilter_for(&prefilter_config(&configs), &enabled, !options.prefilter);
     let root = configs.root.root.clone();
     // Each file's config says whether its generated files are checked.
     let skip_generated = |path: &std::path::Path| !configs.for_path(path).check_generated;
     let loader = Loader {
-        prefilter_key: prefilter.as_ref().map_or(0, Prefilter::key),
+        // A verdict of a run that parsed every file differs from the prefilter's own.
+        prefilter_key: prefilter
+            .as_ref()
+            .map(Prefilter::key)
+            .or_else(|| keep_facts.as_ref().map(|p| p.key().rotate_left(17) ^ 0x5bd1_e995))
+            .unwrap_or(0),
         prefilter,
+        keep_facts,
         overlay: &options.overlay,
         cache: kept.cache,
         root: &root,
