@@ -95,7 +95,8 @@ fn racy(modified: u128) -> bool {
 
 #[derive(Default)]
 pub struct FactsCache {
-    entries: Mutex<HashMap<PathBuf, Entry>>,
+    /// By [`path_key`]: a word per file where the path itself was a copy of every path.
+    entries: Mutex<HashMap<u64, Entry>>,
     /// Where the cache is written; `None` in memory.
     file: Option<PathBuf>,
     keep_texts: bool,
@@ -160,7 +161,7 @@ impl FactsCache {
         self.keep_texts
     }
 
-    fn entries(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, Entry>> {
+    fn entries(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Entry>> {
         self.entries.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -170,7 +171,7 @@ impl FactsCache {
     /// read.
     pub fn by_stat(&self, path: &Path, stat: Stat) -> Option<(Verdict, u64)> {
         let entries = self.entries();
-        let entry = entries.get(path)?;
+        let entry = entries.get(&path_key(path))?;
         (entry.stat == Some(stat) && !entry.racy).then(|| (entry.verdict.clone(), entry.hash))
     }
 
@@ -178,14 +179,14 @@ impl FactsCache {
     /// its text, for a caller that hears of every change ([`FactsCache::forget`]).
     pub fn on_disk(&self, path: &Path) -> Option<(Verdict, u64)> {
         let entries = self.entries();
-        let entry = entries.get(path)?;
+        let entry = entries.get(&path_key(path))?;
         entry.stat.is_some().then(|| (entry.verdict.clone(), entry.hash))
     }
 
     /// The facts of `path` if its text hashes as cached.
     pub fn by_hash(&self, path: &Path, hash: u64) -> Option<(Arc<FileFacts>, bool)> {
         let entries = self.entries();
-        let entry = entries.get(path)?;
+        let entry = entries.get(&path_key(path))?;
         match &entry.verdict {
             Verdict::Extracted { facts, generated, .. } if entry.hash == hash => Some((facts.clone(), *generated)),
             _ => None,
@@ -195,7 +196,7 @@ impl FactsCache {
     /// The prefilter that ruled `path` out, if its text hashes as cached.
     pub fn skipped_by_hash(&self, path: &Path, hash: u64) -> Option<u64> {
         let entries = self.entries();
-        let entry = entries.get(path)?;
+        let entry = entries.get(&path_key(path))?;
         match entry.verdict {
             Verdict::Skipped { prefilter, .. } if entry.hash == hash => Some(prefilter),
             _ => None,
@@ -214,7 +215,7 @@ impl FactsCache {
         };
         let racy = stat.is_some_and(|stat| racy(stat.modified));
         self.entries().insert(
-            path.to_path_buf(),
+            path_key(path),
             Entry {
                 stat,
                 racy,
@@ -258,7 +259,7 @@ impl FactsCache {
     /// Forgets what the cache knows of `path`: a watcher said it changed, and its size and
     /// modification time may not show it (a copy that keeps the time, a clock too coarse).
     pub fn forget(&self, path: &Path) {
-        if self.entries().remove(path).is_some() {
+        if self.entries().remove(&path_key(path)).is_some() {
             self.changed.store(true, Ordering::Relaxed);
         }
     }
@@ -274,14 +275,22 @@ impl FactsCache {
 }
 
 /// The first bytes of a cache file: its layout.
-const MAGIC: &[u8] = b"retrylint facts 2\n";
+const MAGIC: &[u8] = b"retrylint facts 3\n";
+
+/// What an entry is keyed by: a hash of the file's canonical path. Two paths that hash alike
+/// (once in 2^64 per pair) share an entry, and the second file is read and hashed again: its
+/// size and time must match the entry to be trusted by them, and facts found by the text's
+/// hash are that text's wherever it lies.
+fn path_key(path: &Path) -> u64 {
+    fnv1a64(path.as_os_str().as_encoded_bytes())
+}
 
 /// The cache file: [`MAGIC`], then one frame per entry: its length (`u32`, little-endian),
-/// a checksum of its bytes (`u64`, [`frame_checksum`]), and the entry (path and [`Entry`],
-/// postcard). Each entry is checked on its own, so a damaged one (a flipped bit, a file cut
+/// a checksum of its bytes (`u64`, [`frame_checksum`]), and the entry ([`path_key`] and
+/// [`Entry`], postcard). Each entry is checked on its own, so a damaged one (a flipped bit, a file cut
 /// short) is dropped, and its file read and extracted again, while the rest still answer.
 /// Written a frame at a time: the file is never held in memory whole.
-fn encode_to(entries: &HashMap<PathBuf, Entry>, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+fn encode_to(entries: &HashMap<u64, Entry>, out: &mut dyn std::io::Write) -> std::io::Result<()> {
     out.write_all(MAGIC)?;
     let mut body = Vec::new();
     for (path, entry) in entries {
@@ -296,7 +305,7 @@ fn encode_to(entries: &HashMap<PathBuf, Entry>, out: &mut dyn std::io::Write) ->
 }
 
 #[cfg(test)]
-fn encode(entries: &HashMap<PathBuf, Entry>) -> std::io::Result<Vec<u8>> {
+fn encode(entries: &HashMap<u64, Entry>) -> std::io::Result<Vec<u8>> {
     let mut out = Vec::new();
     encode_to(entries, &mut out)?;
     Ok(out)
@@ -305,12 +314,12 @@ fn encode(entries: &HashMap<PathBuf, Entry>) -> std::io::Result<Vec<u8>> {
 /// The entries of a cache file whose checksums hold, and whether any was dropped (or the
 /// file is not a cache of this layout at all).
 #[cfg(test)]
-fn decode(bytes: &[u8]) -> (HashMap<PathBuf, Entry>, bool) {
+fn decode(bytes: &[u8]) -> (HashMap<u64, Entry>, bool) {
     decode_from(bytes, bytes.len() as u64)
 }
 
 /// [`decode`] of a cache file of `size` bytes read from `input`, a frame at a time.
-fn decode_from(mut input: impl std::io::Read, size: u64) -> (HashMap<PathBuf, Entry>, bool) {
+fn decode_from(mut input: impl std::io::Read, size: u64) -> (HashMap<u64, Entry>, bool) {
     let mut entries = HashMap::new();
     let mut magic = [0; MAGIC.len()];
     if input.read_exact(&mut magic).is_err() || magic != MAGIC {
@@ -344,7 +353,7 @@ fn decode_from(mut input: impl std::io::Read, size: u64) -> (HashMap<PathBuf, En
             damaged = true;
             continue;
         }
-        match postcard::from_bytes::<(PathBuf, Entry)>(&body) {
+        match postcard::from_bytes::<(u64, Entry)>(&body) {
             Ok((path, entry)) => {
                 entries.insert(path, entry);
             }
@@ -468,7 +477,7 @@ mod tests {
     }
 
     /// Entries of real facts, as a run stores them.
-    fn sample_entries() -> HashMap<PathBuf, Entry> {
+    fn sample_entries() -> HashMap<u64, Entry> {
         let texts = [
             "import { Effect, Schedule } from \"effect\"\nexport const a = Effect.succeed(1).pipe(Effect.retry({ schedule: Schedule.spaced(\"1 second\"), times: 3 }))\n",
             "export const b = 2\n",
@@ -477,7 +486,7 @@ mod tests {
         for (at, text) in texts.iter().enumerate() {
             let facts = Arc::new(crate::extract::extract_file(Language::TypeScript, text.as_bytes()));
             entries.insert(
-                PathBuf::from(format!("/project/src/{at}.ts")),
+                path_key(Path::new(&format!("/project/src/{at}.ts"))),
                 Entry {
                     stat: Some(Stat {
                         size: text.len() as u64,
@@ -494,7 +503,7 @@ mod tests {
             );
         }
         entries.insert(
-            PathBuf::from("/project/src/skipped.ts"),
+            path_key(Path::new("/project/src/skipped.ts")),
             Entry {
                 stat: Some(Stat { size: 9, modified: 5 }),
                 racy: false,
@@ -509,7 +518,7 @@ mod tests {
     }
 
     /// Each decoded entry must be one of the originals, byte for byte.
-    fn assert_only_originals(decoded: &HashMap<PathBuf, Entry>, originals: &HashMap<PathBuf, Entry>, what: &str) {
+    fn assert_only_originals(decoded: &HashMap<u64, Entry>, originals: &HashMap<u64, Entry>, what: &str) {
         for (path, entry) in decoded {
             let original = originals
                 .get(path)
