@@ -95,7 +95,8 @@ fn racy(modified: u128) -> bool {
 
 #[derive(Default)]
 pub struct FactsCache {
-    entries: Mutex<HashMap<PathBuf, Entry>>,
+    /// By [`path_key`]: a word per file where the path itself was a copy of every path.
+    entries: Mutex<HashMap<u64, Entry>>,
     /// Where the cache is written; `None` in memory.
     file: Option<PathBuf>,
     keep_texts: bool,
@@ -139,8 +140,11 @@ impl FactsCache {
             return FactsCache::default();
         }
         let file = build_dir.join("facts.bin");
-        let (entries, damaged) = match crate::files::read_file(&file, MAX_CACHE_SIZE, false) {
-            Ok(bytes) => decode(&bytes),
+        // Read a frame at a time: the file is never held in memory whole.
+        let opened = crate::files::open_regular(&file, MAX_CACHE_SIZE, false)
+            .and_then(|opened| Ok((opened.metadata()?.len(), opened)));
+        let (entries, damaged) = match opened {
+            Ok((size, opened)) => decode_from(std::io::BufReader::with_capacity(1 << 16, opened), size),
             Err(_) => (HashMap::new(), false),
         };
         FactsCache {
@@ -157,7 +161,7 @@ impl FactsCache {
         self.keep_texts
     }
 
-    fn entries(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, Entry>> {
+    fn entries(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Entry>> {
         self.entries.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -167,7 +171,7 @@ impl FactsCache {
     /// read.
     pub fn by_stat(&self, path: &Path, stat: Stat) -> Option<(Verdict, u64)> {
         let entries = self.entries();
-        let entry = entries.get(path)?;
+        let entry = entries.get(&path_key(path))?;
         (entry.stat == Some(stat) && !entry.racy).then(|| (entry.verdict.clone(), entry.hash))
     }
 
@@ -175,14 +179,14 @@ impl FactsCache {
     /// its text, for a caller that hears of every change ([`FactsCache::forget`]).
     pub fn on_disk(&self, path: &Path) -> Option<(Verdict, u64)> {
         let entries = self.entries();
-        let entry = entries.get(path)?;
+        let entry = entries.get(&path_key(path))?;
         entry.stat.is_some().then(|| (entry.verdict.clone(), entry.hash))
     }
 
     /// The facts of `path` if its text hashes as cached.
     pub fn by_hash(&self, path: &Path, hash: u64) -> Option<(Arc<FileFacts>, bool)> {
         let entries = self.entries();
-        let entry = entries.get(path)?;
+        let entry = entries.get(&path_key(path))?;
         match &entry.verdict {
             Verdict::Extracted { facts, generated, .. } if entry.hash == hash => Some((facts.clone(), *generated)),
             _ => None,
@@ -192,7 +196,7 @@ impl FactsCache {
     /// The prefilter that ruled `path` out, if its text hashes as cached.
     pub fn skipped_by_hash(&self, path: &Path, hash: u64) -> Option<u64> {
         let entries = self.entries();
-        let entry = entries.get(path)?;
+        let entry = entries.get(&path_key(path))?;
         match entry.verdict {
             Verdict::Skipped { prefilter, .. } if entry.hash == hash => Some(prefilter),
             _ => None,
@@ -211,7 +215,7 @@ impl FactsCache {
         };
         let racy = stat.is_some_and(|stat| racy(stat.modified));
         self.entries().insert(
-            path.to_path_buf(),
+            path_key(path),
             Entry {
                 stat,
                 racy,
@@ -248,14 +252,14 @@ impl FactsCache {
                 let _ = std::fs::remove_dir_all(entry.path());
             }
         }
-        let bytes = encode(&self.entries())?;
-        crate::files::write_atomically(file, &bytes)
+        let entries = self.entries();
+        crate::files::write_atomically_streamed(file, |out| encode_to(&entries, out))
     }
 
     /// Forgets what the cache knows of `path`: a watcher said it changed, and its size and
     /// modification time may not show it (a copy that keeps the time, a clock too coarse).
     pub fn forget(&self, path: &Path) {
-        if self.entries().remove(path).is_some() {
+        if self.entries().remove(&path_key(path)).is_some() {
             self.changed.store(true, Ordering::Relaxed);
         }
     }
@@ -271,49 +275,85 @@ impl FactsCache {
 }
 
 /// The first bytes of a cache file: its layout.
-const MAGIC: &[u8] = b"retrylint facts 2\n";
+const MAGIC: &[u8] = b"retrylint facts 3\n";
+
+/// What an entry is keyed by: a hash of the file's canonical path. Two paths that hash alike
+/// (once in 2^64 per pair) share an entry, and the second file is read and hashed again: its
+/// size and time must match the entry to be trusted by them, and facts found by the text's
+/// hash are that text's wherever it lies.
+fn path_key(path: &Path) -> u64 {
+    fnv1a64(path.as_os_str().as_encoded_bytes())
+}
 
 /// The cache file: [`MAGIC`], then one frame per entry: its length (`u32`, little-endian),
-/// a checksum of its bytes (`u64`, [`frame_checksum`]), and the entry (path and [`Entry`],
-/// postcard). Each entry is checked on its own, so a damaged one (a flipped bit, a file cut
+/// a checksum of its bytes (`u64`, [`frame_checksum`]), and the entry ([`path_key`] and
+/// [`Entry`], postcard). Each entry is checked on its own, so a damaged one (a flipped bit, a file cut
 /// short) is dropped, and its file read and extracted again, while the rest still answer.
-fn encode(entries: &HashMap<PathBuf, Entry>) -> std::io::Result<Vec<u8>> {
-    let mut out = MAGIC.to_vec();
+/// Written a frame at a time: the file is never held in memory whole.
+fn encode_to(entries: &HashMap<u64, Entry>, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    out.write_all(MAGIC)?;
+    let mut body = Vec::new();
     for (path, entry) in entries {
-        let body = postcard::to_allocvec(&(path, entry)).map_err(std::io::Error::other)?;
+        body.clear();
+        body = postcard::to_io(&(path, entry), body).map_err(std::io::Error::other)?;
         let Ok(len) = u32::try_from(body.len()) else { continue };
-        out.extend_from_slice(&len.to_le_bytes());
-        out.extend_from_slice(&frame_checksum(&body).to_le_bytes());
-        out.extend_from_slice(&body);
+        out.write_all(&len.to_le_bytes())?;
+        out.write_all(&frame_checksum(&body).to_le_bytes())?;
+        out.write_all(&body)?;
     }
+    Ok(())
+}
+
+#[cfg(test)]
+fn encode(entries: &HashMap<u64, Entry>) -> std::io::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    encode_to(entries, &mut out)?;
     Ok(out)
 }
 
 /// The entries of a cache file whose checksums hold, and whether any was dropped (or the
 /// file is not a cache of this layout at all).
-fn decode(bytes: &[u8]) -> (HashMap<PathBuf, Entry>, bool) {
+#[cfg(test)]
+fn decode(bytes: &[u8]) -> (HashMap<u64, Entry>, bool) {
+    decode_from(bytes, bytes.len() as u64)
+}
+
+/// [`decode`] of a cache file of `size` bytes read from `input`, a frame at a time.
+fn decode_from(mut input: impl std::io::Read, size: u64) -> (HashMap<u64, Entry>, bool) {
     let mut entries = HashMap::new();
-    let Some(mut rest) = bytes.strip_prefix(MAGIC) else {
+    let mut magic = [0; MAGIC.len()];
+    if input.read_exact(&mut magic).is_err() || magic != MAGIC {
         return (entries, true);
-    };
+    }
+    let mut left = size.saturating_sub(MAGIC.len() as u64);
     let mut damaged = false;
-    while !rest.is_empty() {
-        let (Some(len), Some(checksum)) = (rest.get(..4), rest.get(4..12)) else {
+    let mut body = Vec::new();
+    while left > 0 {
+        let mut header = [0; 12];
+        if left < 12 || input.read_exact(&mut header).is_err() {
             damaged = true;
             break;
-        };
-        let len = u32::from_le_bytes(len.try_into().unwrap_or_default());
-        let checksum = u64::from_le_bytes(checksum.try_into().unwrap_or_default());
-        let Some(body) = rest.get(12..12 + len as usize) else {
+        }
+        left -= 12;
+        let len = u64::from(u32::from_le_bytes(header[..4].try_into().unwrap_or_default()));
+        let checksum = u64::from_le_bytes(header[4..].try_into().unwrap_or_default());
+        // A length past the end is a file cut short (or a damaged length): nothing after it
+        // can be told apart.
+        if len > left {
             damaged = true;
             break;
-        };
-        rest = &rest[12 + len as usize..];
-        if frame_checksum(body) != checksum {
+        }
+        left -= len;
+        body.resize(len as usize, 0);
+        if input.read_exact(&mut body).is_err() {
+            damaged = true;
+            break;
+        }
+        if frame_checksum(&body) != checksum {
             damaged = true;
             continue;
         }
-        match postcard::from_bytes::<(PathBuf, Entry)>(body) {
+        match postcard::from_bytes::<(u64, Entry)>(&body) {
             Ok((path, entry)) => {
                 entries.insert(path, entry);
             }
@@ -437,7 +477,7 @@ mod tests {
     }
 
     /// Entries of real facts, as a run stores them.
-    fn sample_entries() -> HashMap<PathBuf, Entry> {
+    fn sample_entries() -> HashMap<u64, Entry> {
         let texts = [
             "import { Effect, Schedule } from \"effect\"\nexport const a = Effect.succeed(1).pipe(Effect.retry({ schedule: Schedule.spaced(\"1 second\"), times: 3 }))\n",
             "export const b = 2\n",
@@ -446,7 +486,7 @@ mod tests {
         for (at, text) in texts.iter().enumerate() {
             let facts = Arc::new(crate::extract::extract_file(Language::TypeScript, text.as_bytes()));
             entries.insert(
-                PathBuf::from(format!("/project/src/{at}.ts")),
+                path_key(Path::new(&format!("/project/src/{at}.ts"))),
                 Entry {
                     stat: Some(Stat {
                         size: text.len() as u64,
@@ -463,7 +503,7 @@ mod tests {
             );
         }
         entries.insert(
-            PathBuf::from("/project/src/skipped.ts"),
+            path_key(Path::new("/project/src/skipped.ts")),
             Entry {
                 stat: Some(Stat { size: 9, modified: 5 }),
                 racy: false,
@@ -478,7 +518,7 @@ mod tests {
     }
 
     /// Each decoded entry must be one of the originals, byte for byte.
-    fn assert_only_originals(decoded: &HashMap<PathBuf, Entry>, originals: &HashMap<PathBuf, Entry>, what: &str) {
+    fn assert_only_originals(decoded: &HashMap<u64, Entry>, originals: &HashMap<u64, Entry>, what: &str) {
         for (path, entry) in decoded {
             let original = originals
                 .get(path)

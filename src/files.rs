@@ -32,6 +32,27 @@ fn replace_through_temporary(
     result
 }
 
+/// Replaces `path` atomically with what `write` writes, streamed through a buffer: a reader
+/// sees the old file or the new one, never half of it, and the content is never held in
+/// memory whole (the facts cache of a large monorepo).
+pub fn write_atomically_streamed(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let temporary = temporary_beside(path);
+    let result = (|| {
+        let mut out = std::io::BufWriter::with_capacity(1 << 16, std::fs::File::create(&temporary)?);
+        write(&mut out)?;
+        let file = out.into_inner().map_err(std::io::IntoInnerError::into_error)?;
+        file.sync_all()?;
+        std::fs::rename(&temporary, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    result
+}
+
 /// Where a replacement of `path` is written first: beside it, on the same file system.
 fn temporary_beside(path: &Path) -> std::path::PathBuf {
     let dir = path

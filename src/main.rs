@@ -138,7 +138,8 @@ struct CheckArgs {
     /// When to colour human and short output.
     #[arg(long, value_enum, default_value_t = Color::Auto)]
     color: Color,
-    /// Parse every file instead of only those that can hold a fact (for verifying the prefilter).
+    /// Parse every file instead of only those that can hold a fact (for verifying the
+    /// prefilter: a file that holds nothing is then kept as the prefilter keeps it).
     #[arg(long, hide = true)]
     no_prefilter: bool,
     /// Neither read nor write the facts cache (.retrylint_cache/ at the project root, or

@@ -174,19 +174,28 @@ impl NamedPolicy {
 
 /// Analysis results per file, computed on first use and kept.
 pub struct Analysis {
-    policies: Vec<OnceLock<Vec<Policy>>>,
-    sites: Vec<OnceLock<Vec<SiteAnalysis>>>,
-    jobs: Vec<OnceLock<Vec<JobAnalysis>>>,
-    polls: Vec<OnceLock<Vec<PollAnalysis>>>,
+    /// What is known of each file, made on first use: most files of a large project are
+    /// never asked about (the prefilter ruled them out), and cost a pointer.
+    files: Vec<OnceLock<Box<FileAnalysis>>>,
     named: OnceLock<Vec<NamedPolicy>>,
-    built: Vec<OnceLock<Vec<(NamedPolicy, String)>>>,
-    rs2: Vec<OnceLock<rs2::Rs2File>>,
-    supervisors: Vec<OnceLock<Supervisors>>,
-    /// Per retry module, what its exports are (see `names`); per file, the names it sees.
-    module_names: Vec<OnceLock<Option<names::ModuleNames>>>,
-    names: Vec<OnceLock<names::Names>>,
-    /// Per file that may hold a repository's retry, the store it reaches (see `store`).
-    stores: Vec<OnceLock<Option<store::Store>>>,
+}
+
+/// What the analysis found about one file, each part on first use.
+#[derive(Default)]
+struct FileAnalysis {
+    policies: OnceLock<Vec<Policy>>,
+    sites: OnceLock<Vec<SiteAnalysis>>,
+    jobs: OnceLock<Vec<JobAnalysis>>,
+    polls: OnceLock<Vec<PollAnalysis>>,
+    built: OnceLock<Vec<(NamedPolicy, String)>>,
+    rs2: OnceLock<rs2::Rs2File>,
+    supervisors: OnceLock<Supervisors>,
+    /// For a retry module, what its exports are (see `names`); for any file, the names it
+    /// sees.
+    module_names: OnceLock<Option<names::ModuleNames>>,
+    names: OnceLock<names::Names>,
+    /// For a file that may hold a repository's retry, the store it reaches (see `store`).
+    stores: OnceLock<Option<store::Store>>,
 }
 
 /// The spans of a file's supervisor retries, in order of their starts, each with the
@@ -219,36 +228,36 @@ impl Supervisors {
 impl Analysis {
     pub fn new(index: &Index) -> Analysis {
         Analysis {
-            policies: (0..index.len()).map(|_| OnceLock::new()).collect(),
-            sites: (0..index.len()).map(|_| OnceLock::new()).collect(),
-            jobs: (0..index.len()).map(|_| OnceLock::new()).collect(),
-            polls: (0..index.len()).map(|_| OnceLock::new()).collect(),
+            files: (0..index.len()).map(|_| OnceLock::new()).collect(),
             named: OnceLock::new(),
-            built: (0..index.len()).map(|_| OnceLock::new()).collect(),
-            rs2: (0..index.len()).map(|_| OnceLock::new()).collect(),
-            supervisors: (0..index.len()).map(|_| OnceLock::new()).collect(),
-            module_names: (0..index.len()).map(|_| OnceLock::new()).collect(),
-            names: (0..index.len()).map(|_| OnceLock::new()).collect(),
-            stores: (0..index.len()).map(|_| OnceLock::new()).collect(),
         }
+    }
+
+    /// What is known of `file` so far.
+    fn file(&self, file: FileId) -> &FileAnalysis {
+        self.files[file].get_or_init(Box::default)
     }
 
     /// What a retry module's exports are, by the role each plays in remedies.
     pub fn module_names(&self, index: &Index, module: FileId) -> Option<&names::ModuleNames> {
-        self.module_names[module]
+        self.file(module)
+            .module_names
             .get_or_init(|| names::read_module(index, module, &index.config_of(module).vocabulary))
             .as_ref()
     }
 
     /// The names `file`'s help lines and fixes use: its retry module's exports.
     pub fn names(&self, index: &Index, file: FileId) -> &names::Names {
-        self.names[file].get_or_init(|| names::Names::of_file(index, file, &|m| self.module_names(index, m).cloned()))
+        self.file(file)
+            .names
+            .get_or_init(|| names::Names::of_file(index, file, &|m| self.module_names(index, m).cloned()))
     }
 
     /// Whether `span` lies within a retry of `file` that restarts long-running work (see
     /// [`SiteAnalysis::supervisor`]).
     pub fn within_supervisor(&self, index: &Index, file: FileId, span: Span) -> bool {
-        self.supervisors[file]
+        self.file(file)
+            .supervisors
             .get_or_init(|| {
                 let spans = index.facts(file).map_or(Vec::new(), |facts| {
                     facts
@@ -275,7 +284,7 @@ impl Analysis {
     /// The named policies defined in `file` that are built there from `Schedule.*` (not named
     /// in the retry module), with the builder: `inline-schedule` reports each once.
     pub fn built_here(&self, index: &Index, file: FileId) -> &[(NamedPolicy, String)] {
-        self.built[file].get_or_init(|| {
+        self.file(file).built.get_or_init(|| {
             let Some(facts) = index.facts(file) else {
                 return Vec::new();
             };
@@ -363,25 +372,28 @@ impl Analysis {
     /// The retry policies `file` defines or builds: the retry module's exports, and every
     /// policy a site builds or changes itself.
     pub fn policies(&self, index: &Index, file: FileId) -> &[Policy] {
-        self.policies[file].get_or_init(|| policy::collect(self, index, file))
+        self.file(file)
+            .policies
+            .get_or_init(|| policy::collect(self, index, file))
     }
 
     /// The store `file` reaches, directly or through a project module that wraps its client:
     /// what makes a repository-named unit a repository.
     pub fn store(&self, index: &Index, file: FileId) -> Option<&store::Store> {
-        self.stores[file]
+        self.file(file)
+            .stores
             .get_or_init(|| store::reached_store(index, file))
             .as_ref()
     }
 
     /// What analysis found about an RS2 document: its policies' levels, its calls' policies.
     pub fn rs2(&self, index: &Index, file: FileId) -> &rs2::Rs2File {
-        self.rs2[file].get_or_init(|| rs2::analyse(index, file))
+        self.file(file).rs2.get_or_init(|| rs2::analyse(index, file))
     }
 
     /// What analysis found about each job definition of `file`.
     pub fn jobs(&self, index: &Index, file: FileId) -> &[JobAnalysis] {
-        self.jobs[file].get_or_init(|| {
+        self.file(file).jobs.get_or_init(|| {
             let Some(facts) = index.facts(file) else {
                 return Vec::new();
             };
@@ -397,7 +409,7 @@ impl Analysis {
 
     /// What analysis found about each loop of `file`.
     pub fn polls(&self, index: &Index, file: FileId) -> &[PollAnalysis] {
-        self.polls[file].get_or_init(|| {
+        self.file(file).polls.get_or_init(|| {
             let Some(facts) = index.facts(file) else {
                 return Vec::new();
             };
@@ -418,7 +430,7 @@ impl Analysis {
 
     /// What analysis found about each retry site of `file`.
     pub fn sites(&self, index: &Index, file: FileId) -> &[SiteAnalysis] {
-        self.sites[file].get_or_init(|| {
+        self.file(file).sites.get_or_init(|| {
             let Some(facts) = index.facts(file) else {
                 return Vec::new();
             };

@@ -32,6 +32,14 @@ pub struct Loader<'o> {
     /// The most a source file is read to: the largest `max-file-size` of the run's configs
     /// (discovery held each file to its own; a file that grew since is skipped with a note).
     pub max_file_size: u64,
+    /// When every file is parsed (`prefilter` is `None`: `check --no-prefilter`), the
+    /// prefilter of the run's rules: a parsed file that holds nothing a finding can be about
+    /// ([`crate::facts::FileFacts::holds_findings`]) and that it rules out is kept as a file
+    /// it ruled out — its facts dropped, read again if resolution asks for it —, as a check
+    /// with the prefilter keeps it. Memory stays that of a check with the prefilter, and the
+    /// files the prefilter would miss (those with findings) are still found. `None`: every
+    /// parsed file's facts are kept (`policies`, `init`, the recall measurement).
+    pub keep_facts: Option<Prefilter>,
 }
 
 impl Loader<'_> {
@@ -254,6 +262,25 @@ impl Loader<'_> {
         let facts = Arc::new(crate::crash::within(&file.path, "extract", || {
             extract::extract_file_with(file.language, &text, &[], depth)
         }));
+        let emptied = filtered
+            && !facts.holds_findings()
+            && self
+                .keep_facts
+                .as_ref()
+                .is_some_and(|prefilter| !prefilter.is_relevant(file.language, &text));
+        if emptied {
+            if let (Some(cache), Some(hash)) = (self.cache, hash) {
+                let verdict = Verdict::Skipped {
+                    prefilter: self.key(file),
+                    generated: false,
+                };
+                cache.store(&file.absolute, stat, hash, verdict);
+            }
+            return Loaded {
+                prefiltered: true,
+                ..Loaded::default()
+            };
+        }
         if let (Some(cache), Some(hash)) = (self.cache, hash) {
             let verdict = Verdict::Extracted {
                 facts: facts.clone(),
@@ -274,6 +301,67 @@ impl Loader<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::extract::Trigger;
+
+    /// With every file parsed, a file that holds nothing and that the prefilter rules out is
+    /// kept as one it ruled out (read again on demand); a file that holds something is kept,
+    /// whatever the prefilter says of it.
+    #[test]
+    fn every_file_parsed_keeps_the_facts_of_files_that_hold_something() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let file = |name: &str, text: &str| {
+            let absolute = root.join(name);
+            std::fs::write(&absolute, text).unwrap();
+            SourceFile {
+                path: PathBuf::from(name),
+                absolute,
+                language: crate::source::Language::TypeScript,
+            }
+        };
+        let plain = file(
+            "plain.ts",
+            "import { Effect } from \"effect\"\nexport const a = Effect.succeed(1)\n",
+        );
+        // A clock read alone: the prefilter rules it out (no `Ref` beside it), yet it is a fact.
+        let clock = file("clock.ts", "export const startedAt = Date.now()\n");
+        let retried = file(
+            "retried.ts",
+            "import { Effect } from \"effect\"\nexport const b = Effect.retry(Effect.succeed(1), { times: 3 })\n",
+        );
+        let overlay = HashMap::new();
+        let triggers = [
+            Trigger::Retries,
+            Trigger::Jobs,
+            Trigger::Leases,
+            Trigger::Polls,
+            Trigger::Suppressions,
+            Trigger::Rs2,
+        ];
+        let config = crate::config::Config::defaults(root.clone());
+        let prefilter = Prefilter::new(&triggers, &config);
+        assert!(!prefilter.is_relevant(clock.language, b"export const startedAt = Date.now()\n"));
+        let loader = |keep_facts: Option<Prefilter>| Loader {
+            prefilter: None,
+            prefilter_key: 1,
+            overlay: &overlay,
+            cache: None,
+            root: &root,
+            skip_generated: &|_: &std::path::Path| true,
+            trust_cache: false,
+            max_file_size: crate::config::DEFAULT_MAX_FILE_SIZE,
+            keep_facts,
+        };
+        let emptying = loader(Some(Prefilter::new(&triggers, &config)));
+        let dropped = emptying.load(&plain, true, false);
+        assert!(dropped.facts.is_none() && dropped.prefiltered, "{dropped:?}");
+        assert!(emptying.load(&clock, true, false).facts.is_some_and(|f| f.parsed));
+        assert!(emptying.load(&retried, true, false).facts.is_some_and(|f| f.parsed));
+        // Asked for by resolution (the demand stage), a file is read in full whatever it holds.
+        assert!(emptying.load(&plain, false, false).facts.is_some_and(|f| f.parsed));
+        // Without the prefilter to keep them as, every parsed file's facts are kept.
+        assert!(loader(None).load(&plain, true, false).facts.is_some_and(|f| f.parsed));
+    }
 
     #[test]
     fn a_trusted_cache_answers_without_the_file_system() {
@@ -297,6 +385,7 @@ mod tests {
             skip_generated: &|_: &std::path::Path| true,
             trust_cache,
             max_file_size: crate::config::DEFAULT_MAX_FILE_SIZE,
+            keep_facts: None,
         };
         let first = loader(false).load(&file, true, true);
         assert!(!first.cached);

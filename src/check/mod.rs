@@ -5,6 +5,7 @@
 //! its files and owns what is kept between runs (the facts cache, the project files).
 
 mod load;
+mod progress;
 mod suppress;
 
 use std::collections::HashMap;
@@ -15,6 +16,7 @@ use std::time::{Duration, Instant};
 use rayon::prelude::*;
 
 pub use load::Loader;
+pub use progress::{Progress, Stage};
 
 use crate::analysis::Analysis;
 use crate::config::{Config, Configs};
@@ -42,6 +44,8 @@ pub struct CheckOptions {
     /// Report only the findings in (or naming) these canonical files and directories; the
     /// rest of `paths` is analysed as their context (`check FILE` in a larger project).
     pub only: Option<Vec<PathBuf>>,
+    /// Counted as the check goes, for a progress line.
+    pub progress: Option<Arc<Progress>>,
 }
 
 /// What a workspace keeps between runs, handed to the pipeline.
@@ -67,6 +71,7 @@ impl CheckOptions {
             baseline: None,
             overlay: HashMap::new(),
             only: None,
+            progress: None,
         }
     }
 }
@@ -137,18 +142,30 @@ pub fn load_index(
     files: Vec<crate::source::SourceFile>,
     loader: &Loader,
 ) -> (Index, Analysis) {
-    load_into(Index::new(configs, files), loader)
+    load_into(Index::new(configs, files), loader, None)
 }
 
-/// [`load_index`] into an index made by the caller.
-fn load_into(mut index: Index, loader: &Loader) -> (Index, Analysis) {
+/// [`load_index`] into an index made by the caller, counting the files read in `progress`.
+fn load_into(mut index: Index, loader: &Loader, progress: Option<&Progress>) -> (Index, Analysis) {
     let retry_modules: Vec<bool> = (0..index.len()).map(|f| index.is_retry_module(f)).collect();
+    if let Some(progress) = progress {
+        progress.start_reading(index.len());
+    }
     let loaded: Vec<_> = (0..index.len())
         .into_par_iter()
-        .map(|file| loader.load(&index.files[file], !retry_modules[file], retry_modules[file]))
+        .map(|file| {
+            let loaded = loader.load(&index.files[file], !retry_modules[file], retry_modules[file]);
+            if let Some(progress) = progress {
+                progress.file_read();
+            }
+            loaded
+        })
         .collect();
     for (file, loaded) in loaded.into_iter().enumerate() {
         index.set(file, loaded);
+    }
+    if let Some(progress) = progress {
+        progress.set_stage(Stage::Analysing);
     }
     // Rounds of reading files again with the Effect aliases the index found: a prelude that
     // re-exports another prelude takes one more. A bound, so a pathological chain ends.
@@ -241,6 +258,7 @@ pub fn load_for(
         skip_generated: &skip_generated,
         trust_cache: false,
         max_file_size: max_file_size(&configs),
+        keep_facts: None,
     };
     load_index(configs.clone(), files, &loader)
 }
@@ -327,12 +345,20 @@ pub fn run_files(
     let configs: Configs = configs.into();
     let enabled = enabled_rules(&configs, options);
     let prefilter = prefilter_for(&prefilter_config(&configs), &enabled, options.prefilter);
+    // Every file parsed: the files that hold nothing are kept as the prefilter keeps them.
+    let keep_facts = prefilter_for(&prefilter_config(&configs), &enabled, !options.prefilter);
     let root = configs.root.root.clone();
     // Each file's config says whether its generated files are checked.
     let skip_generated = |path: &std::path::Path| !configs.for_path(path).check_generated;
     let loader = Loader {
-        prefilter_key: prefilter.as_ref().map_or(0, Prefilter::key),
+        // A verdict of a run that parsed every file differs from the prefilter's own.
+        prefilter_key: prefilter
+            .as_ref()
+            .map(Prefilter::key)
+            .or_else(|| keep_facts.as_ref().map(|p| p.key().rotate_left(17) ^ 0x5bd1_e995))
+            .unwrap_or(0),
         prefilter,
+        keep_facts,
         overlay: &options.overlay,
         cache: kept.cache,
         root: &root,
@@ -344,7 +370,11 @@ pub fn run_files(
     if let Some(project) = &kept.project {
         index.share_project_files(project.clone());
     }
-    let (index, analysis) = load_into(index, &loader);
+    let progress = options.progress.as_deref();
+    let (index, analysis) = load_into(index, &loader, progress);
+    if let Some(progress) = progress {
+        progress.set_stage(Stage::Checking);
+    }
 
     // Test code is not held to the production policy. Discovery leaves out what the `tests`
     // globs match (an open editor buffer of such a file is left out here); a file that imports

@@ -297,11 +297,24 @@ pub fn run(mut args: CheckArgs) -> Result<ExitCode, Report> {
 
     // After fixes, the config is read again: a fix never edits it, but the files it names changed.
     let config = if args.fix { load_config(&args)? } else { config };
-    let outcome = workspace::check(config, &options, cache.clone())?;
+    // A check that takes a while says how far it is, on a terminal.
+    let ticker = super::progress::wanted(
+        std::io::stderr().is_terminal(),
+        std::env::var_os("CI").as_deref(),
+        args.quiet,
+    )
+    .then(|| {
+        let progress = std::sync::Arc::new(check::Progress::default());
+        options.progress = Some(progress.clone());
+        super::progress::Ticker::start(progress, super::progress::delay())
+    });
+    let outcome = workspace::check(config, &options, cache.clone());
     // A cache that cannot be written (a read-only checkout) only costs the next run time.
-    if let Some(cache) = &cache {
+    if let (Some(cache), Ok(_)) = (&cache, &outcome) {
         let _ = cache.save();
     }
+    drop(ticker);
+    let outcome = outcome?;
     if let Some(path) = &args.write_baseline {
         let count = baseline::write(path, &outcome.index, &outcome.diagnostics)?;
         say!(

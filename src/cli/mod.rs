@@ -4,6 +4,7 @@
 
 pub mod check;
 pub mod commands;
+mod progress;
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};

@@ -64,7 +64,9 @@ pub struct Index {
     loaded: Vec<Loaded>,
     /// Texts read again for rendering (see `Loaded::hash`).
     reread: Vec<std::sync::OnceLock<Option<Arc<[u8]>>>>,
-    by_absolute: HashMap<PathBuf, FileId>,
+    /// The files in the byte order of their absolute paths: a file's id by its path is a
+    /// bisection, a word per file where a map by path held a copy of every path.
+    by_absolute: Vec<FileId>,
     /// The configured retry modules, then the inferred ones.
     retry_modules: Vec<FileId>,
     /// The configured ones alone, in file order: matched against the globs once.
@@ -91,11 +93,9 @@ impl Index {
         let config = configs.root.clone();
         let file_configs: Vec<usize> = files.iter().map(|f| configs.position(&f.absolute)).collect();
         let boundaries: Vec<PathBuf> = configs.all().map(|c| crate::files::boundary(&c.root)).collect();
-        let by_absolute = files
-            .iter()
-            .enumerate()
-            .map(|(id, s)| (s.absolute.clone(), id))
-            .collect();
+        let key = |id: FileId| files[id].absolute.as_os_str().as_encoded_bytes();
+        let mut by_absolute: Vec<FileId> = (0..files.len()).collect();
+        by_absolute.sort_by(|&a, &b| key(a).cmp(key(b)));
         let retry_modules: Vec<FileId> = (0..files.len())
             .filter(|&f| configs.at(file_configs[f]).is_retry_module(&files[f].absolute))
             .collect();
@@ -338,7 +338,13 @@ impl Index {
     }
 
     pub fn file_id(&self, absolute: &Path) -> Option<FileId> {
-        self.by_absolute.get(absolute).copied()
+        // The last of the files with that path, as a map by path kept it.
+        let wanted = absolute.as_os_str().as_encoded_bytes();
+        let after = self
+            .by_absolute
+            .partition_point(|&id| self.files[id].absolute.as_os_str().as_encoded_bytes() <= wanted);
+        let id = *self.by_absolute.get(after.checked_sub(1)?)?;
+        (self.files[id].absolute == absolute).then_some(id)
     }
 
     pub fn is_retry_module(&self, file: FileId) -> bool {

@@ -409,7 +409,7 @@ fn alias_of<'p>(paths: &'p [(String, Vec<String>)], specifier: &str) -> Option<&
 
 impl Host for Index {
     fn probe(&self, path: &Path) -> Option<Hit> {
-        if let Some(&id) = self.by_absolute.get(path) {
+        if let Some(id) = self.file_id(path) {
             return Some(Hit::File(id));
         }
         std::fs::metadata(path)
