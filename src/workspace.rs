@@ -261,6 +261,7 @@ pub fn check_texts_with(config: Config, files: &[(&str, &str)], options: &CheckO
         baseline: None,
         overlay: options.overlay.clone(),
         only: None,
+        progress: None,
     };
     let sources = files
         .iter()
