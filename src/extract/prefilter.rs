@@ -42,9 +42,12 @@ enum Needs {
     /// A name (`cron`, also an option's key): relevant if the file also imports Effect, or a
     /// module that can re-export it.
     EffectName,
-    /// A clock read: relevant with an Effect import (where a cursor keeps it, in a `Ref`, a
-    /// `let` or a `Map`, or a job's window starts from it).
+    /// A clock read: relevant with an Effect import and a [`Needs::Window`].
     Clock,
+    /// Where a clock read can be kept or start a window: a `Ref`, a module `let`, a `Map` (a
+    /// cursor), or a subtraction from it (`Date.now() - interval`, `now - interval`,
+    /// `DateTime.subtract`: a job's window started from the wall clock).
+    Window,
     /// `retry`: relevant with an RS2 policy key.
     Rs2Retry,
     /// An RS2 policy key: relevant with `retry`.
@@ -126,6 +129,8 @@ impl Matcher {
             };
             if script.effect_names.iter().any(|n| n == name) || (effect && script.effect_unnamed) {
                 Some(Because::EffectImport)
+            } else if (effect || alias) && !is_member(text, start) && is_key(text, start + name.len()) {
+                Some(Because::OptionKey)
             } else if script.alias_names.iter().any(|n| n == name) && is_member(text, start) {
                 // A project module re-exports modules, not their members: through it a
                 // member is read as one (`Effect.retry`, `P.Effect.retry`), never bare.
@@ -134,7 +139,7 @@ impl Matcher {
                 None
             }
         };
-        let mut clock = false;
+        let (mut clock, mut window) = (false, false);
         let (mut retry, mut policy_key) = (false, false);
         let kept = |found: &aho_corasick::Match, because| Kept {
             word: String::from_utf8_lossy(&text[found.range()]).into_owned(),
@@ -156,6 +161,10 @@ impl Matcher {
                     clock = true;
                     None
                 }
+                Needs::Window => {
+                    window = true;
+                    None
+                }
                 Needs::Rs2Retry => {
                     retry = true;
                     None
@@ -165,10 +174,11 @@ impl Matcher {
                     None
                 }
             };
-            // A clock read in an Effect file may start a job's window from the wall clock
-            // (`Date.now() - interval` in the handler a cron wrapper is given), or a cursor.
+            // A clock read in an Effect file may be a cursor's (kept in a `Ref`, a `let`, a
+            // `Map`) or start a job's window (`Date.now() - interval` in the handler a cron
+            // wrapper is given).
             let because = because
-                .or_else(|| ((effect || alias) && clock).then_some(Because::EffectClock))
+                .or_else(|| ((effect || alias) && clock && window).then_some(Because::EffectClock))
                 .or_else(|| (retry && policy_key).then_some(Because::Rs2RetryAndKey));
             if let Some(because) = because {
                 return Some(kept(&found, because));
@@ -199,8 +209,11 @@ pub enum Because {
     AliasMember,
     /// A name (`cron`) in such a file.
     AliasImport,
-    /// A clock read, with an import that can bring Effect.
+    /// A clock read kept or subtracted from, with an import that can bring Effect.
     EffectClock,
+    /// `retry…` or `…schedule` as an object's key (`{ retryTransientErrors: schedule }`) in a
+    /// file that imports Effect: a schedule handed to a helper that retries with it.
+    OptionKey,
     /// RS2: `retry` and a policy key.
     Rs2RetryAndKey,
 }
@@ -234,6 +247,19 @@ impl Prefilter {
         if has(Trigger::Jobs) {
             typescript.extend(words(&["cron", "Jobs"], Needs::EffectName));
             typescript.extend(words(&["Jobs.make"], Needs::Alone));
+            typescript.extend(words(
+                &[
+                    "Ref.",
+                    "SynchronizedRef.",
+                    "SubscriptionRef.",
+                    "let ",
+                    "new Map",
+                    "Date.now() - ",
+                    "now - ",
+                    "DateTime.subtract",
+                ],
+                Needs::Window,
+            ));
             typescript.extend(words(
                 &[
                     "currentTimeMillis",
@@ -381,6 +407,13 @@ const REGEX_AFTER: &[&[u8]] = &[
     b"await",
     b"instanceof",
 ];
+
+/// Whether an object key's `:` follows at `end` (spaces and a `?` between), not `::`.
+fn is_key(code: &[u8], end: usize) -> bool {
+    let rest = code.get(end..).unwrap_or_default();
+    let rest = &rest[rest.iter().take_while(|b| matches!(b, b' ' | b'\t' | b'?')).count()..];
+    rest.first() == Some(&b':') && rest.get(1) != Some(&b':')
+}
 
 fn is_ident(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_' || b == b'$' || b >= 0x80
@@ -698,6 +731,16 @@ mod tests {
         assert!(ts("export const job = Jobs.make({})"));
         assert!(ts("import { Ref } from \"effect\"\nRef.set(r, Date.now())"));
         assert!(!ts("import { Ref } from \"effect\"\nRef.set(r, 1)"));
+        // A clock read alone is no cursor and starts no window.
+        assert!(!ts("import { Effect } from \"effect\"\nconst stamp = Date.now()"));
+        // A schedule handed to a helper as an option's value.
+        assert!(ts(
+            "import { Schedule } from \"effect\"\nmakeClient({ retryTransientErrors: Schedule.exponential(\"1 second\") })"
+        ));
+        assert!(!ts(
+            "import { Schedule } from \"effect\"\nconst ok = options.retryTransientErrors"
+        ));
+        assert!(!ts("makeClient({ retryTransientErrors: policy })"), "no Effect import");
         // A cursor in a module `let` or a `Map`.
         assert!(ts("import { Effect } from \"effect\"\nlet last = 0\nlast = Date.now()"));
         assert!(ts(
