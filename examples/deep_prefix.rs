@@ -312,8 +312,52 @@ fn scan(dirs: &[String]) {
     }
 }
 
+/// `--work DIR…`: the work tree-sitter spends on every TypeScript, JavaScript and Rust file
+/// (progress callbacks per kilobyte, the measure `extract::PARSE_WORK_PER_KB` bounds), the
+/// largest first.
+fn work(dirs: &[String]) {
+    use retrylint::source::Language;
+    let mut rates = Vec::new();
+    for dir in dirs {
+        for entry in ignore::WalkBuilder::new(dir)
+            .hidden(false)
+            .git_ignore(false)
+            .build()
+            .flatten()
+        {
+            let path = entry.path();
+            let language = match path.extension().and_then(|e| e.to_str()) {
+                Some("rs") => Language::Rust,
+                Some("ts" | "mts" | "cts") => Language::TypeScript,
+                Some("tsx" | "js" | "jsx" | "mjs" | "cjs") => Language::Tsx,
+                _ => continue,
+            };
+            let Ok(text) = std::fs::read(path) else { continue };
+            let work = retrylint::extract::parse_work(language, &text);
+            let kb = (text.len() as u64).div_ceil(1024).max(1);
+            rates.push((work / kb, work, path.display().to_string()));
+        }
+    }
+    rates.sort();
+    let over = rates
+        .iter()
+        .filter(|(_, w, p)| {
+            let bytes = std::fs::metadata(p).map_or(0, |m| m.len());
+            *w > retrylint::extract::PARSE_WORK_FLOOR + retrylint::extract::PARSE_WORK_PER_KB * bytes.div_ceil(1024)
+        })
+        .count();
+    println!("files={} over_budget={over}", rates.len());
+    for (rate, work, path) in rates.iter().rev().take(10) {
+        println!("{rate:>8}/KB {work:>10} {path}");
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("--work") {
+        work(&args[1..]);
+        return;
+    }
     if args.first().map(String::as_str) == Some("--scan") {
         scan(&args[1..]);
         return;
