@@ -88,6 +88,10 @@ pub const PARSE_WORK_FLOOR: u64 = 2_000;
 /// cancelled) and the work spent, in progress callbacks.
 fn parse_within_budget(parser: &mut Parser, text: &[u8]) -> (Option<Tree>, u64) {
     let budget = PARSE_WORK_FLOOR + PARSE_WORK_PER_KB * (text.len() as u64).div_ceil(1024);
+    parse_within(parser, text, budget)
+}
+
+fn parse_within(parser: &mut Parser, text: &[u8], budget: u64) -> (Option<Tree>, u64) {
     let mut work = 0u64;
     let mut progress = |_: &tree_sitter::ParseState| {
         work += 1;
@@ -789,6 +793,22 @@ pub(crate) fn step_past(cursor: &mut tree_sitter::TreeCursor, root: tree_sitter:
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_parse_past_its_work_budget_is_cancelled() {
+        let mut parser = Parser::new();
+        parser
+            .set_language(&tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into())
+            .expect("grammar");
+        let text = "export const retry = (n: number) => n + 1\n".repeat(200);
+        let (tree, work) = parse_within_budget(&mut parser, text.as_bytes());
+        assert!(tree.is_some(), "real code is far within the budget");
+        assert!(work > 1, "the callback counts work: {work}");
+        let (cancelled, spent) = parse_within(&mut parser, text.as_bytes(), work / 2);
+        assert!(cancelled.is_none(), "a parse past its budget gives no tree");
+        assert_eq!(spent, work / 2 + 1);
+        assert!(parse(Language::TypeScript, text.as_bytes()).is_some());
+    }
+
     use super::*;
 
     fn cost(text: &str, rust: bool) -> usize {
