@@ -32,6 +32,7 @@ pub mod index;
 pub mod init;
 pub mod lsp;
 pub mod render;
+mod rule_tester;
 pub mod rules;
 pub mod schedule;
 pub mod settings;

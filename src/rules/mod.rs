@@ -24,7 +24,7 @@ mod uncapped_schedule;
 mod unjittered_schedule;
 mod unused_suppression;
 
-mod tester;
+pub(crate) mod tester;
 
 use crate::analysis::{Analysis, Origin, Policy, SiteAnalysis};
 pub use crate::diagnostic::{Diagnostic, Edit, Fix, FixSafety, Label, Severity};
