@@ -83,6 +83,14 @@ pub fn parse(language: Language, text: &[u8]) -> Option<Tree> {
 pub const PARSE_WORK_PER_KB: u64 = 256;
 /// The budget of a small file.
 pub const PARSE_WORK_FLOOR: u64 = 2_000;
+/// The wall-clock time a parse may take, a second guard under the work budget. Some of
+/// tree-sitter's recovery calls no progress callback (`ts_parser__do_all_potential_reductions`):
+/// the fuzzer found 2,000 of `delete :` (17 KB) parsing for a minute on 109 callbacks, gaps of
+/// up to 2.3 s between them. The recovery-cost scan now counts that shape; this bounds any
+/// other such gap. It depends on the machine, so it is set far above real code: the largest
+/// real files parse in tens of milliseconds, and a file it stops is skipped with a note, as
+/// one past its work budget is.
+pub const PARSE_TIME_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Parses `text` unless tree-sitter's work passes its budget: the tree (none when it was
 /// cancelled) and the work spent, in progress callbacks.
@@ -93,9 +101,10 @@ fn parse_within_budget(parser: &mut Parser, text: &[u8]) -> (Option<Tree>, u64) 
 
 fn parse_within(parser: &mut Parser, text: &[u8], budget: u64) -> (Option<Tree>, u64) {
     let mut work = 0u64;
+    let started = std::time::Instant::now();
     let mut progress = |_: &tree_sitter::ParseState| {
         work += 1;
-        if work > budget {
+        if work > budget || started.elapsed() > PARSE_TIME_LIMIT {
             std::ops::ControlFlow::Break(())
         } else {
             std::ops::ControlFlow::Continue(())
@@ -218,7 +227,7 @@ fn long_tag_run(text: &[u8]) -> bool {
 /// minutes; 64 took 0.15 s. Each error costs one per bracket level and operator left open
 /// around it, so the budget is spent by about 45 errors nested in one another, or by about
 /// 1,000 apart (whose recovery is linear but slow: 80 ms a kilobyte). Real code costs little:
-/// at most 196 over the Effect repository's 1,487 TypeScript files (template substitutions
+/// at most 198 over the Effect repository's TypeScript files (template substitutions
 /// scanned as code; 99 before they were) and 449 (syn's `op.rs`, a
 /// file of `Token![…]` macros) over 5,255 Rust files of crates.io sources; a half-typed line
 /// costs a few.
@@ -227,9 +236,10 @@ pub const RECOVERY_BUDGET: usize = 1024;
 /// Whether the errors in `text` cost tree-sitter's recovery past [`RECOVERY_BUDGET`]. An error
 /// here is an operator that wants
 /// an operand — a prefix one where an operand may start (`!` `-` `+` `~` `&` `*` `&&` `||`,
-/// `typeof` `void` `await` `delete` `new`), or one whose right side nests (`=` and its compound
-/// forms, `**`, `=>`) — followed by a token no operand starts with (`,` `;` `:` `?` a closer,
-/// an assignment, the end of the file), or a closer that closes nothing or another bracket. A
+/// `typeof` `void` `await` `delete` `new`, and TypeScript's `++` `--`), or one whose right side
+/// nests (`=` and its compound forms, `**`, `=>`) — followed by a token no operand starts with
+/// (`,` `;` `:` `?` a closer, an assignment, a binary operator such as `>` or `==`, the end of
+/// the file), or a closer that closes nothing or another bracket. A
 /// linear scan of the tokens (strings, comments and regular expressions skipped): it can
 /// over-count on broken text only.
 fn operands_missing(text: &[u8], rust: bool) -> bool {
@@ -259,8 +269,9 @@ fn recovery_cost(text: &[u8], rust: bool, stop: usize, depth: usize) -> usize {
     let mut wanting = false;
     // The last token was `.`, `?.` or `::`: a member name follows (`x.await`, `a::*`).
     let mut member = false;
-    // The last token's text (a word's or a string's stands for itself).
+    // The last token's text (a word's or a string's stands for itself), and the one before it.
     let mut previous: &[u8] = b"";
+    let mut before: &[u8] = b"";
     let mut i = 0;
     let n = text.len();
     while i < n {
@@ -301,11 +312,15 @@ fn recovery_cost(text: &[u8], rust: bool, stop: usize, depth: usize) -> usize {
                 i += 1;
             }
             let word = &text[start..i];
-            // A key or a member (`{ delete: f }`, `new?: boolean`) is a name, not an operator.
-            let key = text[i..]
-                .iter()
-                .find(|b| !matches!(b, b' ' | b'\t'))
-                .is_some_and(|b| matches!(b, b':' | b'?'));
+            // A key or a member (`{ delete: f }`, `new?: boolean`) is a name, not an operator;
+            // no key follows `:`, `?` or an operator that wants an operand, so there `delete :`
+            // is an operator missing its operand (a chain of them took a minute to parse).
+            let key = !wanting
+                && !matches!(previous, b":" | b"?")
+                && text[i..]
+                    .iter()
+                    .find(|b| !matches!(b, b' ' | b'\t'))
+                    .is_some_and(|b| matches!(b, b':' | b'?'));
             let hashes = text[i..].iter().take_while(|b| **b == b'#').count();
             if rust && matches!(word, b"r" | b"br" | b"cr") && text.get(i + hashes) == Some(&b'"') {
                 // A raw string, to its quote and as many `#`.
@@ -321,9 +336,13 @@ fn recovery_cost(text: &[u8], rust: bool, stop: usize, depth: usize) -> usize {
             } else if !rust && !after_operand && matches!(word, b"typeof" | b"await" | b"delete" | b"new") {
                 Token::Wants
             } else if !rust && !after_operand && word == b"void" {
-                // `void` is a type after `:`, `<`, `,`, `[`, `(`, `|`, `&` or `=>` (`Promise<void>`,
-                // `Effect<A, E, void>`); a separator skipped as an error is no such token.
-                if matches!(previous, b":" | b"<" | b"," | b"[" | b"(" | b"|" | b"&" | b"=>") {
+                // `void` is a type after `:`, `<`, `,`, `[`, `(`, `|`, `&`, `=>` or `?` (`Promise<void>`,
+                // `Effect<A, E, void>`, `T extends U ? void : never`); a separator skipped as an
+                // error is no such token. No type is `: void :`, and `void, void` is an error's
+                // chain at least as often as a type's list (`void , void ,…` took seconds).
+                let next = text[i..].iter().find(|b| !matches!(b, b' ' | b'\t'));
+                let chained = (previous == b":" && next == Some(&b':')) || (previous == b"," && before == b"void");
+                if !chained && matches!(previous, b":" | b"<" | b"," | b"[" | b"(" | b"|" | b"&" | b"=>" | b"?") {
                     Token::Operand
                 } else {
                     Token::Wants
@@ -432,6 +451,7 @@ fn recovery_cost(text: &[u8], rust: bool, stop: usize, depth: usize) -> usize {
                     i += 1;
                 }
                 i = (i + 1).min(n);
+                before = previous;
                 previous = b"x";
                 member = false;
                 after_operand = true;
@@ -445,6 +465,7 @@ fn recovery_cost(text: &[u8], rust: bool, stop: usize, depth: usize) -> usize {
                 // In a Rust macro's pattern, `,*` and `,+` repeat (`$($x:expr),*`).
                 b"*" | b"+" if rust && start > 1 && &text[start - 2..start] == b")," => Token::Other,
                 b"!" | b"~" | b"-" | b"+" | b"&" | b"*" | b"&&" | b"||" if !after_operand && !member => Token::Wants,
+                b"++" | b"--" if !rust && !after_operand && !member => Token::Wants,
                 b"=" | b"**" | b"=>" => Token::Wants,
                 _ if op.len() == 2 && op[1] == b'=' && !matches!(op, b"==" | b"!=" | b"<=" | b">=") => Token::Wants,
                 _ if op.ends_with(b"=") && op.len() == 3 && !matches!(op, b"===" | b"!==") => Token::Wants,
@@ -452,8 +473,18 @@ fn recovery_cost(text: &[u8], rust: bool, stop: usize, depth: usize) -> usize {
             }
         };
         member = matches!(&text[start..i], b"." | b"?." | b"::");
+        // A binary operator where an operand was wanted (`- >`, `typeof ==`) is one missing,
+        // and the operator wants its own (not `<`: a generic arrow or a cast, `= <T,>(x)`; nor
+        // `|`: a union's first member, `= | A | B`, or a Rust closure).
+        let binary = wanting
+            && matches!(token, Token::Other)
+            && matches!(
+                &text[start..i],
+                b">" | b">=" | b"==" | b"===" | b"!=" | b"!==" | b"<=" | b"^" | b"%" | b"<<" | b">>" | b"??"
+            );
         let skipped = wanting && matches!(token, Token::Separator);
         if !skipped {
+            before = previous;
             previous = &text[start..i];
         }
         // A separator, closer or the end where an operand was wanted: one missing, recovered
@@ -463,7 +494,7 @@ fn recovery_cost(text: &[u8], rust: bool, stop: usize, depth: usize) -> usize {
             || (text[start..i].len() >= 2
                 && text[i - 1] == b'='
                 && !matches!(&text[start..i], b"==" | b"!=" | b"<=" | b">=" | b"===" | b"!=="));
-        let missing = wanting && (matches!(token, Token::Separator | Token::Close) || assigns);
+        let missing = wanting && (matches!(token, Token::Separator | Token::Close) || assigns || binary);
         if missing {
             cost += open.len() + total;
             if cost > stop {
@@ -520,7 +551,7 @@ fn recovery_cost(text: &[u8], rust: bool, stop: usize, depth: usize) -> usize {
             }
             Token::Other => {
                 after_operand = false;
-                wanting = false;
+                wanting = binary;
             }
         }
     }
@@ -551,8 +582,8 @@ pub(crate) fn unparsed_note(language: Language, text: &[u8]) -> String {
          `&;&;…`), which retrylint does not parse"
             .to_string()
     } else {
-        "skipped: the parser's error recovery went past its work budget on this file (or gave up), so \
-         retrylint does not read it"
+        "skipped: the parser's error recovery went past its work or time budget on this file (or gave up), \
+         so retrylint does not read it"
             .to_string()
     }
 }
@@ -835,6 +866,16 @@ mod tests {
             ("void }", false),
             ("await ;", false),
             ("delete }", false),
+            ("delete :", false),
+            ("typeof ?", false),
+            ("await :", false),
+            ("new ?", false),
+            ("void :", false),
+            ("void ,", false),
+            ("++ :", false),
+            ("-- ,", false),
+            ("- >", false),
+            ("typeof ==", false),
             ("a = }", false),
             ("a = ,", false),
             ("() => ,", false),
@@ -865,6 +906,10 @@ mod tests {
             "const a = !b, c = -d; x = typeof y === \"string\" ? void 0 : await z\n",
             "type A = Effect.Effect<void, E, R>; const f = (): Promise<void> => g(); let t: [void, number]\n",
             "const o = { delete: () => 1, new: 2, typeof: 3 }; x!.y; x! + 1; i++; --j; a ||= b; c ??= d\n",
+            "type M = { new?: boolean; delete: () => void }; type V<T> = T extends string ? void : never\n",
+            "const k = a ? { await: 1 } : { new: 2 }; let o: { typeof?: number, void: 0 }\n",
+            "type U = | \"a\" | \"b\"; const id = <T,>(x: T) => x; ++i; x = --j + k++; t: [void, void]\n",
+            "const e: Effect.Effect<void, void, never> = f(); if (!(a > b) && -c >= d) g()\n",
             "const r = /[)}\\]]+/g; const s = \"(}]\"; const t = `${a}(]`; // ) } ]\n/* ( */\n",
             "export const run = () => () => () => Effect.retry(task, { times: 3 })\n",
             "<p>Hello, world! Don't - stop</p>\n",
