@@ -414,14 +414,21 @@ fn an_edit_during_the_swap_is_put_back_and_the_fix_skipped() {
 /// A writer races `--fix`: in each trial a thread appends a line to the file being fixed at a
 /// moment around its write (once the fix's temporary file appears, after a pseudo-random
 /// pause of up to 3 ms). The line is never lost: either the fix is skipped with a note, or
-/// the fix is written and the line appended to it.
+/// the fix is written and the line appended to it. The one exception is the window
+/// `write_fix` documents, which no tool closes without locks: the writer opened the file that
+/// was at the path and wrote to it after the fix took its place and the displaced file was
+/// checked. A trial is in that window only when the path named another file right after the
+/// writer wrote (had it still named the writer's file, the write went in before any swap and
+/// must be seen); such a trial may lose the line, no other.
+#[cfg(unix)]
 #[test]
 fn a_line_appended_while_the_fix_is_written_is_never_lost() {
     use std::io::Write;
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Arc;
     let trials = 50;
-    let (mut lost, mut skipped, mut written, mut raced) = (Vec::new(), 0, 0, 0);
+    use std::os::unix::fs::MetadataExt;
+    let (mut lost, mut skipped, mut written, mut raced, mut window) = (Vec::new(), 0, 0, 0, 0);
     let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
     for trial in 0..trials {
         seed ^= seed << 13;
@@ -450,15 +457,20 @@ fn a_line_appended_while_the_fix_is_written_is_never_lost() {
                 }
                 let mut file = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
                 file.write_all(line.as_bytes()).unwrap();
-                saw
+                let held = file.metadata().unwrap();
+                let at_path = std::fs::metadata(&path).unwrap();
+                (saw, (held.dev(), held.ino()) != (at_path.dev(), at_path.ino()))
             })
         };
         let output = check(dir.path(), &[".", "--fix"]);
         done.store(true, Ordering::Relaxed);
-        raced += usize::from(appender.join().unwrap());
+        let (saw, displaced) = appender.join().unwrap();
+        raced += usize::from(saw);
         let stderr = String::from_utf8_lossy(&output.stderr);
         let text = read(&dir, "src/features/a.ts");
-        if !text.contains(&line) {
+        if !text.contains(&line) && displaced {
+            window += 1;
+        } else if !text.contains(&line) {
             lost.push((trial, stderr.to_string()));
         } else if text.contains("schedule: Retry.contention,") {
             written += 1;
@@ -469,8 +481,13 @@ fn a_line_appended_while_the_fix_is_written_is_never_lost() {
     }
     assert!(
         lost.is_empty(),
-        "{} of {trials} trials lost the appended line ({written} written, {skipped} skipped): {lost:#?}",
+        "{} of {trials} trials lost the appended line ({written} written, {skipped} skipped, {window} in the \
+         window no tool closes): {lost:#?}",
         lost.len()
+    );
+    assert!(
+        window <= trials / 10,
+        "{window} of {trials} trials fell in the window: it is a few system calls wide"
     );
     assert!(raced >= trials / 2, "only {raced} of {trials} trials raced the write");
 }
