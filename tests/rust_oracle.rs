@@ -1,6 +1,6 @@
 //! Differential test of the Rust retry model against the crates themselves (issue 16.6):
-//! backon 1.6, tokio-retry 0.3, tokio-retry2 0.9, backoff 0.4 and retry-policies 0.5
-//! (reqwest-retry's policies) are dev-dependencies. A seeded generator writes builder chains as source text;
+//! backon 1.6, tokio-retry 0.3, tokio-retry2 0.9, backoff 0.4, retry-policies 0.5
+//! (reqwest-retry's policies) and exponential-backoff 2.1 are dev-dependencies. A seeded generator writes builder chains as source text;
 //! retrylint extracts each one (`extract_file`) and evaluates it in its model
 //! (`schedule::rust`), and the same chain is built with the real crate and its iterator or
 //! policy run against an operation that fails instantly (on a virtual clock where the crate
@@ -9,8 +9,9 @@
 //! not know is counted per builder method and printed as a coverage table.
 //!
 //! Jitter is off, or seeded (backon's `with_jitter_seed`); where a crate's jitter cannot be
-//! seeded (tokio-retry, tokio-retry2, backoff, retry-policies) each delay must lie in the range
-//! the model claims around the nominal one.
+//! seeded (tokio-retry, tokio-retry2, backoff, retry-policies, exponential-backoff) each delay
+//! must lie in the range the model claims around the nominal one. exponential-backoff's setters
+//! take `&mut self`: its chains are written as a `let mut` and statements.
 
 use std::cell::Cell;
 use std::collections::BTreeMap;
@@ -21,7 +22,7 @@ use retrylint::schedule::rust::{self as model, Backoff};
 use retrylint::schedule::{Attempts, Gap, Jitter, Sched};
 use retrylint::source::Language;
 
-/// Chains per library; with five libraries, 6,000 chains.
+/// Chains per library; with six libraries, 7,200 chains.
 const PER_LIBRARY: usize = 1200;
 const SEED: u64 = 16;
 /// Delays drawn from a crate before a policy is called endless (the model simulates more;
@@ -80,6 +81,9 @@ enum A {
     JitterRange(u32, u32),
     /// tokio-retry2's `jitter_with_bounds(min, max)`.
     JitterBounds(f64, f64),
+    /// exponential-backoff's `Backoff::new(attempts, min, max)`, `max` a `Duration` (`Some`
+    /// written bare or as `Some(…)`) or `None`.
+    Attempts(u64, u64, Option<u64>, bool),
 }
 
 fn duration_src(ms: u64, secs: bool) -> String {
@@ -106,6 +110,15 @@ impl A {
             A::IntFloat(n, f) => format!("{n}, {f:?}"),
             A::JitterRange(lo, hi) => format!("jitter_range({lo}..{hi})"),
             A::JitterBounds(lo, hi) => format!("jitter_with_bounds({lo:?}, {hi:?})"),
+            A::Attempts(n, min, max, wrapped) => format!(
+                "{n}, {}, {}",
+                duration_src(min, false),
+                match (max, wrapped) {
+                    (None, _) => "None".to_string(),
+                    (Some(max), false) => duration_src(max, true),
+                    (Some(max), true) => format!("Some({})", duration_src(max, true)),
+                }
+            ),
         }
     }
     fn ms(&self) -> Duration {
@@ -129,6 +142,7 @@ enum Lib {
     TokioRetry2,
     Backoff,
     RetryPolicies,
+    ExponentialBackoff,
 }
 
 /// A generated chain: the constructor (how it is written, and a key for the real one), its
@@ -156,6 +170,7 @@ impl Chain {
             }
             Lib::Backoff => "use backoff::backoff::{Constant, Stop, Zero};\nuse backoff::{ExponentialBackoff, ExponentialBackoffBuilder};",
             Lib::RetryPolicies => "use retry_policies::policies::ExponentialBackoff;\nuse retry_policies::Jitter;",
+            Lib::ExponentialBackoff => "use exponential_backoff::Backoff;",
         };
         format!(
             "{uses}\nuse std::time::Duration;\n\npub fn policy() -> Policy {{\n    {}\n}}\n",
@@ -164,6 +179,13 @@ impl Chain {
     }
 
     fn expr(&self) -> String {
+        if self.lib == Lib::ExponentialBackoff {
+            let mut out = format!("let mut b = {}({});", self.ctor, self.ctor_arg.src());
+            for (method, arg) in &self.ops {
+                out.push_str(&format!("\n    b.{method}({});", arg.src()));
+            }
+            return out + "\n    b";
+        }
         if self.literal {
             let fields: Vec<String> = self
                 .ops
@@ -192,6 +214,7 @@ impl Chain {
                 true
             }
             (Lib::RetryPolicies, _) => true,
+            (Lib::ExponentialBackoff, _) => return self.exponential_jittered(),
             _ => false,
         };
         for (method, arg) in &self.ops {
@@ -207,6 +230,25 @@ impl Chain {
             }
         }
         jitter
+    }
+
+    /// exponential-backoff: whether its jitter, in whole percents, moves a delay (over 1 %),
+    /// and a delay can move (some gap lies between `min` and `max`: the crate clamps to them).
+    fn exponential_jittered(&self) -> bool {
+        let (mut attempts, mut min, mut max, mut jitter) = match self.ctor_arg {
+            A::Attempts(n, min, max, _) => (n, min, max, 0.3f32),
+            _ => (3, 100, Some(10_000), 0.3),
+        };
+        for (method, arg) in &self.ops {
+            match (*method, arg) {
+                ("set_jitter", A::Float(f)) => jitter = *f as f32,
+                ("set_min", A::Ms(ms, _)) => min = *ms,
+                ("set_max", A::Ms(ms, _)) => max = Some(*ms),
+                ("set_max_attempts", A::Int(n)) => attempts = *n,
+                _ => {}
+            }
+        }
+        (jitter * 100f32) as u32 > 1 && max.is_none_or(|max| max > min) && attempts >= 2
     }
 
     /// Every method's name, for the coverage table.
@@ -463,6 +505,38 @@ fn generate(lib: Lib, rng: &mut Rng) -> Chain {
                 _ => A::Ms(total, false),
             };
             chain.ops.push((build, arg));
+        }
+        Lib::ExponentialBackoff => {
+            // `min ≤ max` (`Duration::clamp` panics otherwise), factors whose powers fit a u32
+            // over the attempts drawn.
+            let ms = |rng: &mut Rng| rng.pick(&[1, 10, 50, 100, 250, 500, 1000, 5000]);
+            let min = ms(rng);
+            let max = |rng: &mut Rng, min: u64| match rng.below(3) {
+                0 => None,
+                _ => Some(min * rng.pick(&[1, 2, 5, 30, 100, 1000])),
+            };
+            if rng.chance(20) {
+                chain.ctor = "Backoff::default";
+            } else {
+                chain.ctor = "Backoff::new";
+                chain.ctor_arg = A::Attempts(rng.range(0, 12), min, max(rng, min), rng.chance(30));
+            }
+            for _ in 0..rng.range(0, 3) {
+                let method = rng.pick(&["set_factor", "set_jitter", "set_max_attempts", "set_max"]);
+                let arg = match method {
+                    "set_factor" => A::Int(rng.pick(&[1, 2, 3])),
+                    "set_jitter" => A::Float(rng.pick(&[0.0, 0.0, 0.01, 0.1, 0.3, 0.5, 1.0])),
+                    "set_max_attempts" => A::Int(rng.range(0, 12)),
+                    _ => {
+                        let floor = match chain.ctor_arg {
+                            A::Attempts(_, min, _, _) => min,
+                            _ => 100,
+                        };
+                        A::Ms(floor * rng.pick(&[1, 3, 20]), true)
+                    }
+                };
+                chain.ops.push((method, arg));
+            }
         }
     }
     chain
@@ -742,6 +816,32 @@ fn real(chain: &Chain) -> Vec<f64> {
                 delays.push(delay);
             }
         }
+        Lib::ExponentialBackoff => {
+            let mut b = match chain.ctor_arg {
+                A::Attempts(n, min, max, _) => exponential_backoff::Backoff::new(
+                    n as u32,
+                    Duration::from_millis(min),
+                    max.map(Duration::from_millis),
+                ),
+                _ => exponential_backoff::Backoff::default(),
+            };
+            for (m, a) in &chain.ops {
+                match (*m, a) {
+                    ("set_factor", A::Int(n)) => b.set_factor(*n as u32),
+                    ("set_jitter", A::Float(f)) => b.set_jitter(*f as f32),
+                    ("set_max_attempts", A::Int(n)) => b.set_max_attempts(*n as u32),
+                    ("set_max", _) => b.set_max(a.ms()),
+                    _ => unreachable!(),
+                }
+            }
+            // The code's own loop: a delay before each retry, `None` on the last attempt.
+            for delay in &b {
+                match delay {
+                    Some(delay) if delays.len() <= LIMIT => delays.push(delay),
+                    _ => break,
+                }
+            }
+        }
         Lib::RetryPolicies => {
             use retry_policies::policies::ExponentialBackoff;
             use retry_policies::{Jitter, RetryDecision, RetryPolicy};
@@ -986,6 +1086,7 @@ fn the_model_agrees_with_the_crates() {
         Lib::TokioRetry2,
         Lib::Backoff,
         Lib::RetryPolicies,
+        Lib::ExponentialBackoff,
     ] {
         for _ in 0..PER_LIBRARY {
             let chain = generate(lib, &mut rng);

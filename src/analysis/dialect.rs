@@ -27,6 +27,7 @@ pub fn cap_help(library: Library, effect: EffectVersion) -> String {
         Library::TokioRetry2 => "cap it with `.max_delay(d)` on the strategy and `.take(n)` on the iterator: tokio-retry2 strategies never stop by themselves",
         Library::Backoff => "use an `ExponentialBackoff` with `max_interval` and `max_elapsed_time: Some(d)`: backoff counts no attempts, the elapsed time is its only stop",
         Library::ReqwestRetry => "build the policy with `build_with_max_retries(n)` and cap its gap with `retry_bounds(min, max)`",
+        Library::ExponentialBackoff => "give `Backoff::new(attempts, min, max)` a `max` duration (`None` lets each gap double without end) and a small attempt count",
         Library::Rs2 => "set `maxAttempts` (it counts the first call: 4 attempts are 3 retries) and `maxDelayMs`, the cap of each gap",
     };
     text.to_string()
@@ -50,6 +51,9 @@ pub fn jitter_help(library: Library, effect: EffectVersion) -> &'static str {
             "keep a `randomization_factor` above 0 (the default 0.5 draws each delay from 0.5× to 1.5×)"
         }
         Library::ReqwestRetry => "use `.jitter(Jitter::Full)` or `.jitter(Jitter::Bounded)` on the builder",
+        Library::ExponentialBackoff => {
+            "keep a jitter of 0.02 or more: the crate jitters in whole percents, less one (the default `set_jitter(0.3)` moves each delay by up to 29 %)"
+        }
         Library::Rs2 => "set `jitter` to `full` (each delay is then drawn between 0 and its nominal value)",
     }
 }
@@ -92,6 +96,7 @@ pub fn name_policy_help(library: Library, vocabulary: &Vocabulary, module: Optio
             "src/retry.rs",
             format!("`RetryTransientMiddleware::new_with_policy(retry::{transient}())`"),
         ),
+        Library::ExponentialBackoff => ("src/retry.rs", format!("`for delay in &retry::{transient}()`")),
     };
     format!(
         "name the policy in the retry module ({}) and reference it here, e.g. {example}",
@@ -136,8 +141,9 @@ pub fn no_predicate(library: Library, callee: &str) -> Option<(String, &'static 
             format!("`{callee}` replays every error (its predicate accepts all of them, or the action makes each one `RetryError::transient`): domain errors, timeouts and auth failures are retried too"),
             "say what is safe to retry: pass a predicate such as `retry::is_contention`, or return `RetryError::permanent(e)` for every error that is not",
         ),
-        // RS2 retries only `retryStatuses` and, if asked, network errors.
-        Library::ReqwestRetry | Library::Rs2 => return None,
+        // RS2 retries only `retryStatuses` and, if asked, network errors; an exponential-backoff
+        // loop is the project's own code, whose error handling no rule reads.
+        Library::ReqwestRetry | Library::Rs2 | Library::ExponentialBackoff => return None,
     })
 }
 
@@ -168,6 +174,7 @@ fn contention_code(library: Library) -> &'static str {
             "`backoff::future::retry(retry::contention(), operation)` with every error but contention made `backoff::Error::permanent`"
         }
         Library::ReqwestRetry => "a retry policy that retries only contention (`retry::contention()`)",
+        Library::ExponentialBackoff => "a `for delay in &retry::contention()` loop that goes on only after a contention error",
     }
 }
 

@@ -33,6 +33,8 @@ pub enum Library {
     Backoff,
     /// `reqwest-retry`: `RetryTransientMiddleware::new_with_policy(policy)`.
     ReqwestRetry,
+    /// `exponential-backoff`: a `Backoff` iterated by the code's own loop (`for d in &backoff`).
+    ExponentialBackoff,
     /// The RS2 runtime's declarative policies (JSON, YAML): `maxAttempts`, `baseDelayMs`, …
     Rs2,
 }

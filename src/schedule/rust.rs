@@ -95,6 +95,16 @@ pub enum Backoff {
         total: Option<f64>,
         built: bool,
     },
+    /// The exponential-backoff crate's `Backoff` (2.1.1): an iterator of `Option<Duration>`
+    /// the code loops over itself (`for d in &backoff`), `None` on the last attempt.
+    /// `attempts` counts attempts (the first one too); `max: None` is `Duration::MAX`.
+    Exponential {
+        attempts: u64,
+        min: f64,
+        max: Option<f64>,
+        jitter: f64,
+        factor: f64,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -152,6 +162,7 @@ impl Backoff {
             Backoff::TokioRetry { retry2: true, .. } => Library::TokioRetry2,
             Backoff::Backoff { .. } => Library::Backoff,
             Backoff::Reqwest { .. } => Library::ReqwestRetry,
+            Backoff::Exponential { .. } => Library::ExponentialBackoff,
         }
     }
 }
@@ -363,6 +374,23 @@ pub fn constructor(path: &[String], args: &[Arg]) -> Option<(String, Backoff)> {
             total: None,
             built: false,
         },
+        // exponential-backoff 2.1.1 src/lib.rs: `new(max_attempts, min, max)` (`max` a
+        // `Duration`, `Some(d)` or `None`), jitter 0.3, factor 2; `default()`: 3 attempts,
+        // 100 ms … 10 s.
+        ("exponential_backoff", "Backoff", "new") => Backoff::Exponential {
+            attempts: count(args.first())?,
+            min: ms(args.get(1))?,
+            max: ms(args.get(2)).map(Some).or_else(|| opt_ms(args.get(2)))?,
+            jitter: 0.3,
+            factor: 2.0,
+        },
+        ("exponential_backoff", "Backoff", "default") if args.is_empty() => Backoff::Exponential {
+            attempts: 3,
+            min: 100.0,
+            max: Some(10_000.0),
+            jitter: 0.3,
+            factor: 2.0,
+        },
         _ => return None,
     };
     Some((name, state))
@@ -423,7 +451,7 @@ pub fn apply(state: &mut Backoff, method: &str, args: &[Arg]) -> Applied {
             return Applied::Ok;
         }
         return match state {
-            Backoff::Backoff { .. } => apply(state, inner, args),
+            Backoff::Backoff { .. } | Backoff::Exponential { .. } => apply(state, inner, args),
             _ => Applied::Unknown,
         };
     }
@@ -655,6 +683,32 @@ pub fn apply(state: &mut Backoff, method: &str, args: &[Arg]) -> Applied {
                 _ => None,
             }
         }
+        // exponential-backoff 2.1.1: setters on `&mut self`; `set_jitter` panics outside 0…1.
+        Backoff::Exponential {
+            attempts,
+            min,
+            max,
+            jitter,
+            factor,
+        } => match method {
+            "set_max_attempts" => count(arg(0)).map(|n| *attempts = n),
+            "set_min" => ms(arg(0)).map(|d| *min = d),
+            "set_max" => ms(arg(0)).map(|d| *max = Some(d)),
+            "set_factor" => count(arg(0)).map(|n| *factor = n as f64),
+            "set_jitter" => match arg(0) {
+                Some(Arg::Num(j)) if !(0.0..=1.0).contains(j) => {
+                    return Applied::Problem("`set_jitter` panics unless the jitter is between 0 and 1".into())
+                }
+                // `rng.u32(0..0)`: a jitter under 1 % that is not zero panics at the first delay.
+                Some(Arg::Num(j)) if *j > 0.0 && jitter_percent(*j) == 0 => return Applied::Problem(
+                    "a jitter above 0 but under 0.01 panics at the first delay (the crate draws from an empty range)"
+                        .into(),
+                ),
+                _ => num(arg(0)).map(|j| *jitter = j),
+            },
+            "iter" => Some(()),
+            _ => None,
+        },
     };
     if known.is_some() {
         Applied::Ok
@@ -681,6 +735,7 @@ pub fn without_jitter(state: &Backoff) -> Backoff {
         }
         Backoff::Backoff { randomization, .. } => *randomization = 0.0,
         Backoff::Reqwest { jitter, .. } => *jitter = ReqwestJitter::None,
+        Backoff::Exponential { jitter, .. } => *jitter = 0.0,
     }
     plain
 }
@@ -1095,7 +1150,38 @@ pub fn sched(state: &Backoff) -> Sched {
                 None => s,
             }
         }
+        // exponential-backoff 2.1.1 src/into_iter.rs: delay n is `min × factor^n`, jittered
+        // in whole percents (`j = (jitter × 100) as u32`: down by up to j − 1 %, or up by
+        // j/2 to j − 1 %), then clamped to `min ..= max`: past the cap the jitter is clamped
+        // away. `attempts` attempts have `attempts − 1` delays between them.
+        Backoff::Exponential {
+            attempts,
+            min,
+            max,
+            jitter,
+            factor,
+        } => {
+            let mut s = Sched::Exponential { base: min, factor };
+            let percent = f64::from(jitter_percent(jitter));
+            if percent > 1.0 {
+                s = Sched::Jittered {
+                    inner: Box::new(s),
+                    min: 1.0 - (percent - 1.0) / 100.0,
+                    max: 1.0 + (percent - 1.0) / 100.0,
+                };
+            }
+            s = Sched::Max(vec![s, Sched::Spaced(min)]);
+            if let Some(max) = max {
+                s = Sched::Min(vec![s, Sched::Spaced(max)]);
+            }
+            Sched::Times(Box::new(s), attempts.saturating_sub(1))
+        }
     }
+}
+
+/// exponential-backoff's jitter in whole percents, as the crate computes it (in `f32`).
+fn jitter_percent(jitter: f64) -> u32 {
+    (jitter as f32 * 100f32) as u32
 }
 
 #[cfg(test)]
@@ -1250,5 +1336,32 @@ mod tests {
             apply(&mut bad, "retry_bounds", &[Arg::Ms(3000.0), Arg::Ms(2000.0)]),
             Applied::Problem(_)
         ));
+    }
+
+    #[test]
+    fn exponential_backoff_counts_attempts_and_jitters_in_whole_percents() {
+        // `default()`: 3 attempts are 2 gaps, 100 and 200 ms, jittered by up to 29 %.
+        let s = summary(&built("exponential_backoff::Backoff::default", &[], vec![]));
+        assert_eq!(s.attempts, Attempts::Exact(2));
+        assert_eq!(s.delays.as_deref(), Some(&[100.0, 200.0][..]));
+        assert_eq!(s.jitter, Jitter::Yes);
+        // `None` as the maximum: the gap grows without a cap.
+        let args = [Arg::Num(6.0), Arg::Ms(50.0), Arg::None];
+        let s = summary(&built("exponential_backoff::Backoff::new", &args, vec![]));
+        assert_eq!((s.attempts, s.gap), (Attempts::Exact(5), Gap::Growing));
+        // 0.01 is one percent: `rng.u32(0..2)` moves no delay; 0.005 draws from an empty range.
+        let one = built(
+            "exponential_backoff::Backoff::new",
+            &[Arg::Num(4.0), Arg::Ms(50.0), Arg::Ms(1000.0)],
+            vec![op("mut:set_jitter", vec![Arg::Num(0.01)])],
+        );
+        assert_eq!(summary(&one).jitter, Jitter::No);
+        let mut tiny = one.clone();
+        assert!(matches!(
+            apply(&mut tiny, "mut:set_jitter", &[Arg::Num(0.005)]),
+            Applied::Problem(_)
+        ));
+        // A setter as a statement changes the `let mut`; a by-value chain method is unknown.
+        assert_eq!(apply(&mut tiny, "with_max_times", &[Arg::Num(3.0)]), Applied::Unknown);
     }
 }

@@ -12,6 +12,7 @@ const RETRY_CRATES: &[&str] = &[
     "backoff",
     "reqwest_retry",
     "retry_policies",
+    "exponential_backoff",
 ];
 
 impl<'t> Rx<'t> {

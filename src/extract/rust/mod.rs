@@ -55,6 +55,7 @@ const EXTERN_ROOTS: &[&str] = &[
     "backoff",
     "reqwest_retry",
     "retry_policies",
+    "exponential_backoff",
     "reqwest_middleware",
     "std",
     "core",
@@ -125,6 +126,7 @@ fn glob_names(prefix: &[String]) -> &'static [&'static str] {
         ["lapin", "message"] => &["Delivery", "DeliveryResult"],
         ["reqwest_retry", "policies"] | ["retry_policies", "policies"] => &["ExponentialBackoff"],
         ["retry_policies"] => &["ExponentialBackoff", "Jitter", "policies"],
+        ["exponential_backoff"] => &["Backoff", "IntoIter"],
         _ => &[],
     }
 }

@@ -47,6 +47,7 @@ impl<'t> Walk<'_, 't, '_> {
             // Policies whose delays the code uses itself (`stepped`).
             "let_declaration" => self.stepped_let(node),
             "field_initializer" => self.stepped_field(node),
+            "for_expression" => self.stepped_for(node),
             _ => {}
         }
         let mut cursor = node.walk();

@@ -6,7 +6,10 @@
 //! however its delays are used: its defects are the same.
 //!
 //! A strategy iterated by a `for` loop is left alone: such a loop paces a poll and writes its
-//! own stop (an elapsed-time check), which is not the strategy's.
+//! own stop (an elapsed-time check), which is not the strategy's. The exponential-backoff
+//! crate's `Backoff` is the exception: a `for` loop is how it is used (it yields
+//! `Option<Duration>`, `None` on the last attempt), so its loop is a step, and a loop over a
+//! `Backoff` built in the `for` itself is a policy built there.
 
 use super::*;
 use crate::facts::RustStepped;
@@ -41,7 +44,8 @@ impl<'t> Walk<'_, 't, '_> {
         };
         let Some(block) = rx.parents.of(node) else { return };
         let name = rx.text_of(pattern);
-        let Some((uses, supervisor)) = self.uses_of(block, name, node.end_byte()) else {
+        let looped = iterated_by_design(&chain);
+        let Some((uses, supervisor)) = self.uses_of(block, name, node.end_byte(), looped) else {
             return;
         };
         let Some(first) = uses.first() else {
@@ -59,6 +63,49 @@ impl<'t> Walk<'_, 't, '_> {
             uses,
             function: false,
             supervisor,
+        });
+    }
+
+    /// `for delay in Backoff::new(…)` (or `&Backoff::default()`, `….iter()`): a policy built in
+    /// the loop that steps it, for a library iterated so by design.
+    pub(super) fn stepped_for(&mut self, node: Node<'t>) {
+        let Some(mut value) = node.field("value") else {
+            return;
+        };
+        loop {
+            value = match value.kind_str() {
+                "reference_expression" | "parenthesized_expression" => match value.field("value") {
+                    Some(inner) => inner,
+                    None => named_children(value).first().copied().unwrap_or(value),
+                },
+                "call_expression" => {
+                    let method = value
+                        .field("function")
+                        .filter(|f| f.kind_str() == "field_expression")
+                        .and_then(|f| Some((f.field("field")?, f.field("value")?)));
+                    match method {
+                        Some((field, receiver)) if matches!(self.rx.text_of(field), "iter" | "into_iter") => receiver,
+                        _ => break,
+                    }
+                }
+                _ => break,
+            };
+        }
+        let Some(chain) = self.library_chain(value) else {
+            return;
+        };
+        // A helper's policy (`for d in &retry_backoff()`) is that helper's, called here.
+        if !iterated_by_design(&chain) || matches!(&chain.base, RustBase::New { via: Some(_), .. }) {
+            return;
+        }
+        // Used where it is built: no other place to point at.
+        self.facts.rust_stepped.push(RustStepped {
+            name: chain.text.clone(),
+            name_span: span(value),
+            value: chain,
+            uses: Vec::new(),
+            function: false,
+            supervisor: false,
         });
     }
 
@@ -96,8 +143,9 @@ impl<'t> Walk<'_, 't, '_> {
     /// Where `name` is used after `from` in `block`: `name.next()` and calls it is handed to
     /// (`helper(name)`, `helper(name.clone())`, `helper(&mut name)`), and whether it is re-made
     /// or reset after a success (`name = <builder>`, `name.reset()`: a supervisor's). `None`
-    /// when a `for` loop iterates it (a poll's pacing).
-    fn uses_of(&mut self, block: Node<'t>, name: &str, from: usize) -> Option<(Vec<Span>, bool)> {
+    /// when a `for` loop iterates it (a poll's pacing), unless `looped`: the library is
+    /// iterated so by design, and the loop is a step.
+    fn uses_of(&mut self, block: Node<'t>, name: &str, from: usize, looped: bool) -> Option<(Vec<Span>, bool)> {
         if self.scanned >= MAX_SCAN_PER_FILE {
             return None;
         }
@@ -117,7 +165,8 @@ impl<'t> Walk<'_, 't, '_> {
                 match self.use_kind(node) {
                     Use::Step(at) | Use::Handed(at) => uses.push(span(at)),
                     Use::Reset => reset = true,
-                    Use::Loop => return None,
+                    Use::Loop(at) if looped => uses.push(span(at)),
+                    Use::Loop(_) => return None,
                     Use::Other => {}
                 }
             }
@@ -141,7 +190,7 @@ impl<'t> Walk<'_, 't, '_> {
                 return Use::Other;
             };
             match parent.kind_str() {
-                "for_expression" if parent.field("value") == Some(current) => return Use::Loop,
+                "for_expression" if parent.field("value") == Some(current) => return Use::Loop(current),
                 "assignment_expression" if parent.field("left") == Some(current) => return Use::Reset,
                 "reference_expression" | "parenthesized_expression" => current = parent,
                 "field_expression" if parent.field("value") == Some(current) => {
@@ -150,7 +199,7 @@ impl<'t> Walk<'_, 't, '_> {
                     match (method, call) {
                         // `Iterator::next` (backon, tokio-retry); `Backoff::next_backoff` (the backoff crate).
                         (Some("next" | "next_backoff"), Some(call)) => return Use::Step(call),
-                        (Some("clone" | "to_owned"), Some(call)) => current = call,
+                        (Some("clone" | "to_owned" | "iter" | "into_iter"), Some(call)) => current = call,
                         (Some("reset"), Some(_)) => return Use::Reset,
                         _ => return Use::Other,
                     }
@@ -175,9 +224,19 @@ enum Use<'t> {
     Handed(Node<'t>),
     /// `backoff = <builder>` or `backoff.reset()`: re-made for the next round.
     Reset,
-    /// `for d in backoff`.
-    Loop,
+    /// `for d in backoff`: what the loop iterates (`&backoff`, `backoff.iter()`).
+    Loop(Node<'t>),
     Other,
+}
+
+/// Whether `chain` is of a library whose policy a `for` loop steps by design
+/// (exponential-backoff's `Backoff`).
+fn iterated_by_design(chain: &RustChain) -> bool {
+    match &chain.base {
+        RustBase::New { state, .. } => state.lib() == Library::ExponentialBackoff,
+        RustBase::Deferred { path, .. } => path.first().is_some_and(|c| c == "exponential_backoff"),
+        _ => false,
+    }
 }
 
 impl<'t> Rx<'t> {
