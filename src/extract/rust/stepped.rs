@@ -56,6 +56,20 @@ impl<'t> Walk<'_, 't, '_> {
         chain
             .ops
             .extend(rx.statement_ops(node, name, first.end as usize, None, &self.module, None, 0));
+        // The value a factory returns (`fn retry_strategy(limit: Option<usize>, …) -> Box<dyn
+        // Iterator<…>> { let backoff = …; match limit { … Box::new(backoff) } }`): the policy
+        // is the function's, reported at its name (one policy, however many call it).
+        if let Some(function) = self.returned_by_factory(block, name) {
+            self.facts.rust_stepped.push(RustStepped {
+                name: rx.text_of(function).to_string(),
+                name_span: span(function),
+                value: chain,
+                uses: Vec::new(),
+                function: false,
+                supervisor,
+            });
+            return;
+        }
         self.facts.rust_stepped.push(RustStepped {
             name: name.to_string(),
             name_span: span(pattern),
@@ -64,6 +78,50 @@ impl<'t> Walk<'_, 't, '_> {
             function: false,
             supervisor,
         });
+    }
+
+    /// The name of the function with parameters whose body is `block` when its tail
+    /// expression holds `name`: the `let` is what the factory returns.
+    fn returned_by_factory(&self, block: Node<'t>, name: &str) -> Option<Node<'t>> {
+        let rx = self.rx;
+        let function = rx.parents.of(block).filter(|f| f.kind_str() == "function_item")?;
+        function.field("return_type")?;
+        let parameters = function.field("parameters")?;
+        if named_children(parameters)
+            .iter()
+            .all(|p| p.kind_str() == "self_parameter")
+        {
+            return None;
+        }
+        let mut tail = named_children(block).into_iter().last()?;
+        // A block-like tail (`match …`, `if …`) is an expression statement without its `;`.
+        if tail.kind_str() == "expression_statement" && !rx.text_of(tail).ends_with(';') {
+            tail = named_children(tail).into_iter().next()?;
+        }
+        if tail.kind_str().ends_with("_statement") || tail.kind_str() == "let_declaration" {
+            return None;
+        }
+        let mut cursor = tail.walk();
+        let mut seen = 0;
+        'walk: loop {
+            let node = cursor.node();
+            seen += 1;
+            if seen > MAX_SCAN {
+                return None;
+            }
+            if node.kind_str() == "identifier" && rx.text_of(node) == name {
+                return function.field("name");
+            }
+            if cursor.goto_first_child() {
+                continue;
+            }
+            while !cursor.goto_next_sibling() {
+                if !cursor.goto_parent() || cursor.node() == tail {
+                    break 'walk;
+                }
+            }
+        }
+        None
     }
 
     /// `for delay in Backoff::new(…)` (or `&Backoff::default()`, `….iter()`): a policy built in
@@ -117,8 +175,14 @@ impl<'t> Walk<'_, 't, '_> {
         let Some(chain) = self.library_chain(value) else {
             return;
         };
+        // `self.backoff = set_backoff(…)` elsewhere in the file: which value the steps see is
+        // not known here (the initializer may be a placeholder), so this one is not judged.
+        let name = self.rx.text_of(field);
+        if assigned_field(self.rx.text, name) {
+            return;
+        }
         self.facts.rust_stepped.push(RustStepped {
-            name: self.rx.text_of(field).to_string(),
+            name: name.to_string(),
             name_span: span(field),
             value: chain,
             uses: Vec::new(),
@@ -227,6 +291,19 @@ enum Use<'t> {
     /// `for d in backoff`: what the loop iterates (`&backoff`, `backoff.iter()`).
     Loop(Node<'t>),
     Other,
+}
+
+/// Whether `text` assigns to a field `name` (`x.name = …`, `self.name=…`; not `==`).
+fn assigned_field(text: &[u8], name: &str) -> bool {
+    let needle = format!(".{name}");
+    memchr::memmem::find_iter(text, needle.as_bytes()).any(|at| {
+        let after = &text[at + needle.len()..];
+        if after.first().is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_') {
+            return false;
+        }
+        let rest = after.trim_ascii_start();
+        rest.first() == Some(&b'=') && !matches!(rest.get(1), Some(b'=' | b'>'))
+    })
 }
 
 /// Whether `chain` is of a library whose policy a `for` loop steps by design
