@@ -43,6 +43,11 @@ pub struct RustChain {
     pub span: Span,
     /// The source text, whitespace collapsed, for messages.
     pub text: String,
+    /// The same-file function with parameters whose call built it (`get_retry_strategy(config,
+    /// op)`), the one the site called, and where its name is: the policy is that factory's, one
+    /// however many call it.
+    #[serde(default)]
+    pub factory: Option<Box<(String, Span)>>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -85,6 +85,33 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
             ),
             _ => (None, None),
         };
+        // Built by a same-file factory the site calls with arguments (`get_retry_strategy(config,
+        // op)`): one policy, reported once at the factory's name, its calls as related places.
+        let factory = match &site.policy {
+            crate::facts::PolicyArg::Rust(arg) => arg.chain.as_ref().and_then(|c| c.factory.as_deref().cloned()),
+            _ => None,
+        };
+        if let (Some((name, definition)), How::Built { builder, .. }) = (factory, &inline.how) {
+            if let Some((_, at)) = apart.iter().find(|(span, _)| *span == definition) {
+                out[*at].labels.push(crate::diagnostic::Label {
+                    file: ctx.file,
+                    span: inline.span,
+                    message: "used here".into(),
+                });
+                continue;
+            }
+            apart.push((definition, out.len()));
+            out.push(
+                RULE.report(
+                    ctx,
+                    definition,
+                    format!("retry policy `{name}` is built with `{builder}` here, outside the retry module: copies of a policy drift from the team's budget"),
+                )
+                .with_label(ctx.file, inline.span, "used here")
+                .with_help(name_policy_help(ctx, site.library)),
+            );
+            continue;
+        }
         if let Some(definition) = built_apart {
             if let Some((_, at)) = apart.iter().find(|(span, _)| *span == definition) {
                 out[*at].labels.push(crate::diagnostic::Label {

@@ -36,6 +36,7 @@ impl<'t> Rx<'t> {
                 base: RustBase::Named(path),
                 ops: Vec::new(),
                 text,
+                factory: None,
             }),
             Val::Arg(_) | Val::Unknown => None,
         }
@@ -272,6 +273,7 @@ impl<'t> Rx<'t> {
                         ops: Vec::new(),
                         span: span(node),
                         text: collapse(self.text_of(node)),
+                        factory: None,
                     });
                 }
                 // A constructor given values not known here (a factory's parameters): kept
@@ -287,6 +289,7 @@ impl<'t> Rx<'t> {
                             ops: Vec::new(),
                             span: span(node),
                             text: collapse(self.text_of(node)),
+                            factory: None,
                         });
                     }
                 }
@@ -332,6 +335,7 @@ impl<'t> Rx<'t> {
                         ops: Vec::new(),
                         span: span(node),
                         text: collapse(self.text_of(node)),
+                        factory: None,
                     })
                 } else {
                     Val::Unknown
@@ -364,6 +368,10 @@ impl<'t> Rx<'t> {
             Val::Chain(mut chain) => {
                 if let RustBase::New { via, .. } = &mut chain.base {
                     via.get_or_insert_with(|| item.name.clone());
+                }
+                // A free function given arguments: the outermost such call is the factory.
+                if !item.associated && !item.params.is_empty() && bound.is_some() {
+                    chain.factory = Some(Box::new((item.name.clone(), item.name_span)));
                 }
                 chain.span = span(call);
                 chain.text = collapse(self.text_of(call));
@@ -810,6 +818,7 @@ impl<'t> Rx<'t> {
             ops,
             span: span(node),
             text: collapse(self.text_of(node)),
+            factory: None,
         })
     }
 }
