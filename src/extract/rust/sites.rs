@@ -697,6 +697,38 @@ pub(super) fn predicate_mentions(rx: &Rx, predicate: Node) -> Vec<String> {
     out
 }
 
+/// What a connection-making method's name ends with: a handle to another service.
+const CONNECTION_HANDLES: &[&str] = &[
+    "client",
+    "connection",
+    "conn",
+    "session",
+    "consumer",
+    "channel",
+    "pool",
+    "reader",
+    "subscriber",
+    "subscription",
+];
+
+/// Whether the call at `span` is the whole value of a `let` (`let x = f(a);`): a value the
+/// unit computes, not awaited or `?`-ed.
+fn computed_binding(text: &[u8], span: Span) -> bool {
+    let (start, end) = (span.start as usize, span.end as usize);
+    let (Some(before), Some(after)) = (text.get(..start), text.get(end..)) else {
+        return false;
+    };
+    if after.trim_ascii_start().first() != Some(&b';') {
+        return false;
+    }
+    let statement = before
+        .iter()
+        .rposition(|b| matches!(b, b';' | b'{' | b'}'))
+        .map_or(before, |at| &before[at + 1..]);
+    let statement = statement.trim_ascii();
+    statement.starts_with(b"let ") && statement.ends_with(b"=") && !statement.ends_with(b"==")
+}
+
 /// Calls that shape a result without doing anything of their own.
 const NEUTRAL_CALLS: &[&str] = &[
     "map_err",
@@ -729,6 +761,11 @@ pub(super) fn reconnects(rx: &Rx, unit: &Unit) -> bool {
             .iter()
             .any(|verb| method.starts_with(verb))
             || matches!(method.as_str(), "claim" | "acquire")
+            // `create_table_reader()`, `new_client()`, `open_session()`: a handle that reads or
+            // talks to another service, made (not a table, a stream or a writer, which make
+            // something there).
+            || (["create_", "new_", "open_", "build_", "make_", "get_"].iter().any(|p| method.starts_with(p))
+                && CONNECTION_HANDLES.iter().any(|h| method.ends_with(h)))
     };
     let mut connects = false;
     for op in &unit.ops {
@@ -737,6 +774,11 @@ pub(super) fn reconnects(rx: &Rx, unit: &Unit) -> bool {
         };
         // Nor does wrapping the error for the retry (`BackoffError::transient(e)`).
         if NEUTRAL_CALLS.contains(&method.as_str()) || matches!(method.as_str(), "transient" | "permanent") {
+            continue;
+        }
+        // Nor a value computed for the connection and bound to a `let`, neither awaited nor
+        // `?`-ed (`let endpoint = Client::addr_to_endpoint(addr);`).
+        if computed_binding(rx.text, op.span) {
             continue;
         }
         let text = rx
