@@ -770,8 +770,8 @@ fn extract_unguarded(
                     // Retries inside `select!`, `join!` and `tracing` macros are read from
                     // their unfolded token trees (same offsets).
                     match rust::unfold(text, &tree) {
-                        Some((unfolded, tree)) => rust::extract(&mut facts, &unfolded, &tree),
-                        None => rust::extract(&mut facts, text, &tree),
+                        Some((unfolded, tree, logged)) => rust::extract(&mut facts, &unfolded, &tree, &logged),
+                        None => rust::extract(&mut facts, text, &tree, &[]),
                     }
                     unread::note_unread(&mut facts, text, &tree);
                 }

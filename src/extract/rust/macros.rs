@@ -37,17 +37,22 @@ fn shape(name: &str) -> Option<Shape> {
     })
 }
 
+/// The text of a file with its known macros unfolded, its tree, and the byte ranges of the
+/// log events and spans unfolded (what they format is no work of a retried unit).
+pub(in crate::extract) type Unfolded = (Vec<u8>, Tree, Vec<(usize, usize)>);
+
 /// The file's text with the known macros unfolded, and its tree; `None` when there is
 /// nothing to unfold or the rewrite would not parse as well as the original.
-pub(in crate::extract) fn unfold(text: &[u8], tree: &Tree) -> Option<(Vec<u8>, Tree)> {
-    let mut current: Option<(Vec<u8>, Tree)> = None;
+pub(in crate::extract) fn unfold(text: &[u8], tree: &Tree) -> Option<Unfolded> {
+    let mut current: Option<Unfolded> = None;
     for _ in 0..ROUNDS {
         let (source, source_tree) = match &current {
-            Some((t, tr)) => (t.as_slice(), tr),
+            Some((t, tr, _)) => (t.as_slice(), tr),
             None => (text, tree),
         };
         let mut out = source.to_vec();
-        if !rewrite_all(source, source_tree.root_node(), &mut out) {
+        let mut logged = current.as_ref().map(|c| c.2.clone()).unwrap_or_default();
+        if !rewrite_all(source, source_tree.root_node(), &mut out, &mut logged) {
             break;
         }
         let mut parser = Parser::new();
@@ -56,7 +61,7 @@ pub(in crate::extract) fn unfold(text: &[u8], tree: &Tree) -> Option<(Vec<u8>, T
         if errors(reparsed.root_node()) > errors(source_tree.root_node()) {
             break;
         }
-        current = Some((out, reparsed));
+        current = Some((out, reparsed, logged));
     }
     current
 }
@@ -68,8 +73,9 @@ fn errors(root: Node) -> usize {
     crate::extract::count_error_nodes(root)
 }
 
-/// Rewrites every known macro invocation below `root` into `out`; whether any was.
-fn rewrite_all(text: &[u8], root: Node, out: &mut [u8]) -> bool {
+/// Rewrites every known macro invocation below `root` into `out`, the log events' ranges
+/// into `logged`; whether any was.
+fn rewrite_all(text: &[u8], root: Node, out: &mut [u8], logged: &mut Vec<(usize, usize)>) -> bool {
     let mut changed = false;
     let mut cursor = root.walk();
     'walk: loop {
@@ -77,7 +83,14 @@ fn rewrite_all(text: &[u8], root: Node, out: &mut [u8]) -> bool {
         let mut descend = true;
         if node.kind_str() == "macro_invocation" {
             descend = false;
-            changed |= rewrite(text, node, out);
+            match rewrite(text, node, out) {
+                Some(Shape::Fields) => {
+                    logged.push((node.start_byte(), node.end_byte()));
+                    changed = true;
+                }
+                Some(_) => changed = true,
+                None => {}
+            }
         }
         if descend && cursor.goto_first_child() {
             continue;
@@ -104,29 +117,22 @@ fn blank(out: &mut [u8], from: usize, to: usize) {
 }
 
 /// One invocation: its path and `!` blanked, its delimiters made braces, its tokens turned
-/// into statements. `false` when it is not a known macro or its tokens do not fit.
-fn rewrite(text: &[u8], invocation: Node, out: &mut [u8]) -> bool {
-    let Some(path) = invocation.field("macro") else {
-        return false;
-    };
+/// into statements; its shape. `None` when it is not a known macro or its tokens do not fit.
+fn rewrite(text: &[u8], invocation: Node, out: &mut [u8]) -> Option<Shape> {
+    let path = invocation.field("macro")?;
     let name_node = path.field("name").unwrap_or(path);
-    let Ok(name) = std::str::from_utf8(text_of(text, name_node)) else {
-        return false;
-    };
-    let Some(shape) = shape(name) else { return false };
-    let Some(body) = named_children(invocation)
+    let name = std::str::from_utf8(text_of(text, name_node)).ok()?;
+    let shape = shape(name)?;
+    let body = named_children(invocation)
         .into_iter()
-        .find(|c| c.kind_str() == "token_tree")
-    else {
-        return false;
-    };
+        .find(|c| c.kind_str() == "token_tree")?;
     // A log line rarely holds a retry: only those that mention one are unfolded.
     if shape == Shape::Fields
         && !ERROR_REGION_TOKENS
             .iter()
             .any(|t| memchr::memmem::find(text_of(text, body), t).is_some())
     {
-        return false;
+        return None;
     }
     let mut cursor = body.walk();
     let tokens: Vec<Node> = body.children(&mut cursor).collect();
@@ -135,13 +141,11 @@ fn rewrite(text: &[u8], invocation: Node, out: &mut [u8]) -> bool {
     // any other token the same way: every edit below writes at a token's bytes, so a macro
     // with a token that has none is left alone.
     if tokens.iter().any(|t| t.is_missing() || t.start_byte() >= t.end_byte()) {
-        return false;
+        return None;
     }
-    let (Some(open), Some(close)) = (tokens.first(), tokens.last()) else {
-        return false;
-    };
+    let (open, close) = (tokens.first()?, tokens.last()?);
     if tokens.len() < 2 || !matches!(open.kind_str(), "(" | "[" | "{") || !matches!(close.kind_str(), ")" | "]" | "}") {
-        return false;
+        return None;
     }
     let inner = &tokens[1..tokens.len() - 1];
     let mut edits = out.to_vec();
@@ -151,13 +155,13 @@ fn rewrite(text: &[u8], invocation: Node, out: &mut [u8]) -> bool {
         Shape::Fields => fields(inner, &mut edits),
     };
     if !fits {
-        return false;
+        return None;
     }
     blank(&mut edits, invocation.start_byte(), body.start_byte());
     edits[open.start_byte()] = b'{';
     edits[close.start_byte()] = b'}';
     out.copy_from_slice(&edits);
-    true
+    Some(shape)
 }
 
 /// `a, b, c` → `a; b; c`.
@@ -287,11 +291,23 @@ fn fields(tokens: &[Node], out: &mut [u8]) -> bool {
 mod tests {
     use super::*;
 
+    #[test]
+    fn log_events_unfolded_are_said() {
+        let source = "fn f() { tracing::warn!(error = %describe(&e), \"retrying\"); join!(a.retry(b), c); }";
+        let mut parser = Parser::new();
+        parser.set_language(&tree_sitter_rust::LANGUAGE.into()).unwrap();
+        let tree = parser.parse(source, None).unwrap();
+        let (_, _, logged) = unfold(source.as_bytes(), &tree).expect("unfolded");
+        let start = source.find("tracing").unwrap();
+        let end = source.find(");").unwrap() + 1;
+        assert_eq!(logged, vec![(start, end)], "the event only, not `join!`");
+    }
+
     fn unfolded(source: &str) -> String {
         let mut parser = Parser::new();
         parser.set_language(&tree_sitter_rust::LANGUAGE.into()).unwrap();
         let tree = parser.parse(source, None).unwrap();
-        let (text, tree) = unfold(source.as_bytes(), &tree).expect("unfolded");
+        let (text, tree, _) = unfold(source.as_bytes(), &tree).expect("unfolded");
         assert!(!tree.root_node().has_error(), "{}", String::from_utf8_lossy(&text));
         assert_eq!(text.len(), source.len());
         String::from_utf8(text).unwrap()
@@ -343,7 +359,7 @@ mod tests {
             for source in [source.to_string(), format!("{source}\n"), format!("{source} ")] {
                 let tree = parser.parse(&source, None).unwrap();
                 // Unfolded or not, never a panic; what is unfolded keeps every offset.
-                if let Some((text, _)) = unfold(source.as_bytes(), &tree) {
+                if let Some((text, _, _)) = unfold(source.as_bytes(), &tree) {
                     assert_eq!(text.len(), source.len(), "{source}");
                 }
             }

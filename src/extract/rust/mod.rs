@@ -131,13 +131,14 @@ fn glob_names(prefix: &[String]) -> &'static [&'static str] {
     }
 }
 
-pub(super) fn extract(facts: &mut FileFacts, text: &[u8], tree: &Tree) {
+pub(super) fn extract(facts: &mut FileFacts, text: &[u8], tree: &Tree, logged: &[(usize, usize)]) {
     let root = tree.root_node();
     if is_test_file(root, text) {
         return;
     }
     let mut rx = Rx {
         text,
+        logged,
         uses: HashMap::new(),
         globs: Vec::new(),
         items: Vec::new(),
@@ -368,6 +369,8 @@ enum Local<'t> {
 
 struct Rx<'t> {
     text: &'t [u8],
+    /// The byte ranges of the log events and spans unfolded from their macros (`macros`).
+    logged: &'t [(usize, usize)],
     /// `use` declarations: local name → full path.
     uses: HashMap<String, Vec<String>>,
     /// `use path::*` prefixes.

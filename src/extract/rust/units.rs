@@ -91,6 +91,18 @@ impl<'t> Rx<'t> {
             let current = cursor.node();
             let descend = match current.kind_str() {
                 "line_comment" | "block_comment" | "string_literal" | "raw_string_literal" => false,
+                // What a log line formats (`tracing::warn!(error = %e.as_report(), …)`) is not
+                // work of the unit.
+                "macro_invocation" if self.logs(current) => false,
+                // The same, unfolded (`macros`): a log event inside the unit, not one the unit
+                // itself is written in (a retry inside `tracing::info!(id = ?op.retry(p))`).
+                _ if self.logged.iter().any(|&(from, to)| {
+                    let inside = |n: Node| from <= n.start_byte() && n.end_byte() <= to;
+                    inside(current) && !inside(node)
+                }) =>
+                {
+                    false
+                }
                 // A nested closure is its own unit only when something runs it; its calls
                 // still run when it does, so they are kept.
                 "call_expression" | "macro_invocation" => {
@@ -188,6 +200,18 @@ impl<'t> Rx<'t> {
             current = next;
         }
         false
+    }
+
+    /// Whether a macro invocation writes a log line or an event (`tracing::warn!`, `info!`,
+    /// `log::error!`, `println!`).
+    fn logs(&self, call: Node<'t>) -> bool {
+        let Some(name) = call.field("macro").map(|m| self.segments(m)) else {
+            return false;
+        };
+        matches!(
+            name.last().map(String::as_str),
+            Some("trace" | "debug" | "info" | "warn" | "error" | "event" | "println" | "eprintln" | "print" | "eprint")
+        ) && (name.len() == 1 || matches!(name[0].as_str(), "tracing" | "log"))
     }
 
     /// One call (or query macro) as a unit operation. `begin` remembers where an open
