@@ -100,6 +100,13 @@ impl<'t> Rx<'t> {
                 match segments.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
                     [.., "Duration", "ZERO"] => Val::Arg(Arg::Ms(0.0)),
                     [.., "Duration", _] => Val::Unknown,
+                    // `u32::MAX` attempts (exponential-backoff's endless `Backoff::new(u32::MAX, …)`).
+                    [ty @ ("u8" | "u16" | "u32" | "u64" | "usize"), "MAX"] => Val::Arg(Arg::Num(match *ty {
+                        "u8" => f64::from(u8::MAX),
+                        "u16" => f64::from(u16::MAX),
+                        "u32" => f64::from(u32::MAX),
+                        _ => u64::MAX as f64,
+                    })),
                     _ => self.path(segments, module, node),
                 }
             }

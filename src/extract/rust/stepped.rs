@@ -85,7 +85,15 @@ impl<'t> Walk<'_, 't, '_> {
     fn returned_by_factory(&self, block: Node<'t>, name: &str) -> Option<Node<'t>> {
         let rx = self.rx;
         let function = rx.parents.of(block).filter(|f| f.kind_str() == "function_item")?;
-        function.field("return_type")?;
+        // It returns a policy (`impl Iterator<Item = Duration>`, `ExponentialBuilder`, a
+        // `Backoff`), not a result its loop steps a policy for (`Result<Header>`).
+        let returns = rx.text_of(function.field("return_type")?);
+        if !["Iterator", "Backoff", "Builder", "Interval", "Strategy", "Policy"]
+            .iter()
+            .any(|t| returns.contains(t))
+        {
+            return None;
+        }
         let parameters = function.field("parameters")?;
         if named_children(parameters)
             .iter()
@@ -98,7 +106,12 @@ impl<'t> Walk<'_, 't, '_> {
         if tail.kind_str() == "expression_statement" && !rx.text_of(tail).ends_with(';') {
             tail = named_children(tail).into_iter().next()?;
         }
-        if tail.kind_str().ends_with("_statement") || tail.kind_str() == "let_declaration" {
+        if tail.kind_str().ends_with("_statement")
+            || matches!(
+                tail.kind_str(),
+                "let_declaration" | "loop_expression" | "while_expression" | "for_expression"
+            )
+        {
             return None;
         }
         let mut cursor = tail.walk();
