@@ -38,7 +38,7 @@ fn shape(name: &str) -> Option<Shape> {
 }
 
 /// The text of a file with its known macros unfolded, its tree, and the byte ranges of the
-/// log events and spans unfolded (what they format is no work of a retried unit).
+/// log events and spans unfolded (what they format is no work of a retried unit), in order.
 pub(in crate::extract) type Unfolded = (Vec<u8>, Tree, Vec<(usize, usize)>);
 
 /// The file's text with the known macros unfolded, and its tree; `None` when there is
@@ -62,6 +62,10 @@ pub(in crate::extract) fn unfold(text: &[u8], tree: &Tree) -> Option<Unfolded> {
             break;
         }
         current = Some((out, reparsed, logged));
+    }
+    // In order of their starts, for a binary search.
+    if let Some((_, _, logged)) = &mut current {
+        logged.sort_unstable();
     }
     current
 }

@@ -96,13 +96,7 @@ impl<'t> Rx<'t> {
                 "macro_invocation" if self.logs(current) => false,
                 // The same, unfolded (`macros`): a log event inside the unit, not one the unit
                 // itself is written in (a retry inside `tracing::info!(id = ?op.retry(p))`).
-                _ if self.logged.iter().any(|&(from, to)| {
-                    let inside = |n: Node| from <= n.start_byte() && n.end_byte() <= to;
-                    inside(current) && !inside(node)
-                }) =>
-                {
-                    false
-                }
+                _ if self.in_log_event(current) && !self.in_log_event(node) => false,
                 // A nested closure is its own unit only when something runs it; its calls
                 // still run when it does, so they are kept.
                 "call_expression" | "macro_invocation" => {
@@ -200,6 +194,13 @@ impl<'t> Rx<'t> {
             current = next;
         }
         false
+    }
+
+    /// Whether `node` lies in a log event the unfolding rewrote (the nearest one starting
+    /// before it: a binary search, as a file may hold thousands).
+    fn in_log_event(&self, node: Node<'t>) -> bool {
+        let at = self.logged.partition_point(|&(from, _)| from <= node.start_byte());
+        at > 0 && node.end_byte() <= self.logged[at - 1].1
     }
 
     /// Whether a macro invocation writes a log line or an event (`tracing::warn!`, `info!`,
