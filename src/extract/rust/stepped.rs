@@ -209,11 +209,15 @@ impl<'t> Walk<'_, 't, '_> {
     /// that one's policy.
     fn library_chain(&self, value: Node<'t>) -> Option<RustChain> {
         let chain = self.rx.chain(self.rx.eval(value, &self.module, None, 0))?;
-        let RustBase::New { ctor, via, .. } = &chain.base else {
-            return None;
+        // A constructor given values not known here (`ExponentialBackoff::from_millis(
+        // self.backoff_ms)`) is one too: what does not depend on them is still judged.
+        let (ctor, via) = match &chain.base {
+            RustBase::New { ctor, via, .. } => (ctor, via.as_deref()),
+            RustBase::Deferred { ctor, .. } => (ctor, None),
+            _ => return None,
         };
         // The constructor (`ExponentialBuilder::default`) or the helper is named here.
-        let named = via.as_deref().unwrap_or(ctor.split("::").next().unwrap_or(ctor));
+        let named = via.unwrap_or(ctor.split("::").next().unwrap_or(ctor));
         self.rx.text_of(value).contains(named).then_some(chain)
     }
 
