@@ -92,12 +92,7 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
             _ => None,
         };
         if let (Some((name, definition)), How::Built { builder, .. }) = (factory, &inline.how) {
-            if let Some((_, at)) = apart.iter().find(|(span, _)| *span == definition) {
-                out[*at].labels.push(crate::diagnostic::Label {
-                    file: ctx.file,
-                    span: inline.span,
-                    message: "used here".into(),
-                });
+            if used_again(out, &apart, definition, ctx.file, inline.span) {
                 continue;
             }
             apart.push((definition, out.len()));
@@ -113,12 +108,7 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
             continue;
         }
         if let Some(definition) = built_apart {
-            if let Some((_, at)) = apart.iter().find(|(span, _)| *span == definition) {
-                out[*at].labels.push(crate::diagnostic::Label {
-                    file: ctx.file,
-                    span: inline.span,
-                    message: "used here".into(),
-                });
+            if used_again(out, &apart, definition, ctx.file, inline.span) {
                 continue;
             }
             if let How::Built { builder, changed, .. } = &inline.how {
@@ -204,6 +194,26 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
                 .with_fix(inline.fix.clone()),
         );
     }
+}
+
+/// Labels another use of a policy already reported at `definition` (its finding's index in
+/// `apart`); whether it was one.
+fn used_again(
+    out: &mut [Diagnostic],
+    apart: &[(crate::source::Span, usize)],
+    definition: crate::source::Span,
+    file: crate::index::FileId,
+    span: crate::source::Span,
+) -> bool {
+    let Some((_, at)) = apart.iter().find(|(known, _)| *known == definition) else {
+        return false;
+    };
+    out[*at].labels.push(crate::diagnostic::Label {
+        file,
+        span,
+        message: "used here".into(),
+    });
+    true
 }
 
 /// A policy built here and passed in an options object to a project helper that retries
