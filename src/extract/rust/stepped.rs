@@ -14,6 +14,9 @@
 use super::*;
 use crate::facts::RustStepped;
 
+/// How much of a constructor's text names a policy built in a `for` loop.
+const MAX_NAME_CHARS: usize = 120;
+
 /// Uses kept per policy.
 const MAX_USES: usize = 32;
 /// Nodes looked at for the uses of one binding.
@@ -169,9 +172,14 @@ impl<'t> Walk<'_, 't, '_> {
         if !iterated_by_design(&chain) || matches!(&chain.base, RustBase::New { via: Some(_), .. }) {
             return;
         }
-        // Used where it is built: no other place to point at.
+        // Named by its source text in messages, bounded as `Expr::render` is (a hostile file's
+        // constructor may run for megabytes). Used where it is built: no other place to point at.
+        let mut name: String = chain.text.chars().take(MAX_NAME_CHARS).collect();
+        if name.len() < chain.text.len() {
+            name.push('…');
+        }
         self.facts.rust_stepped.push(RustStepped {
-            name: chain.text.clone(),
+            name,
             name_span: span(value),
             value: chain,
             uses: Vec::new(),
