@@ -55,8 +55,16 @@ impl Stat {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub enum Verdict {
     /// The prefilter identified by this key ruled the file out (`generated`: as generated
-    /// code).
-    Skipped { prefilter: u64, generated: bool },
+    /// code; `reexport_free`: its text cannot re-export a module, see
+    /// [`crate::extract::may_reexport`]).
+    Skipped {
+        prefilter: u64,
+        generated: bool,
+        reexport_free: bool,
+        /// Ruled out unless one of these modules re-exports Effect
+        /// ([`crate::extract::Relevance::ThroughAliases`]).
+        through_aliases: Option<Arc<[String]>>,
+    },
     /// The file was parsed into these facts. The text is kept in memory only (the language
     /// server), never written to disk.
     Extracted {
@@ -193,12 +201,17 @@ impl FactsCache {
         }
     }
 
-    /// The prefilter that ruled `path` out, if its text hashes as cached.
-    pub fn skipped_by_hash(&self, path: &Path, hash: u64) -> Option<u64> {
+    /// The prefilter that ruled `path` out, if its text hashes as cached, and the modules
+    /// that would keep it ([`Verdict::Skipped`]'s `through_aliases`).
+    pub fn skipped_by_hash(&self, path: &Path, hash: u64) -> Option<(u64, Option<Arc<[String]>>)> {
         let entries = self.entries();
         let entry = entries.get(&path_key(path))?;
-        match entry.verdict {
-            Verdict::Skipped { prefilter, .. } if entry.hash == hash => Some(prefilter),
+        match &entry.verdict {
+            Verdict::Skipped {
+                prefilter,
+                through_aliases,
+                ..
+            } if entry.hash == hash => Some((*prefilter, through_aliases.clone())),
             _ => None,
         }
     }
@@ -449,6 +462,8 @@ mod tests {
             Verdict::Skipped {
                 prefilter: 9,
                 generated: false,
+                reexport_free: false,
+                through_aliases: None,
             },
         );
         cache.save().unwrap();
@@ -511,6 +526,8 @@ mod tests {
                 verdict: Verdict::Skipped {
                     prefilter: 3,
                     generated: false,
+                    reexport_free: false,
+                    through_aliases: None,
                 },
             },
         );
@@ -569,6 +586,8 @@ mod tests {
         let skipped = Verdict::Skipped {
             prefilter: 1,
             generated: false,
+            reexport_free: false,
+            through_aliases: None,
         };
         let now = std::time::SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -585,7 +604,11 @@ mod tests {
         cache.store(&fresh, Some(recent), 9, skipped.clone());
         cache.store(&old, Some(long_ago), 9, skipped);
         assert!(cache.by_stat(&fresh, recent).is_none(), "racy: read again");
-        assert_eq!(cache.skipped_by_hash(&fresh, 9), Some(1), "and answered by its hash");
+        assert_eq!(
+            cache.skipped_by_hash(&fresh, 9),
+            Some((1, None)),
+            "and answered by its hash"
+        );
         assert_eq!(cache.skipped_by_hash(&fresh, 8), None);
         assert!(cache.by_stat(&old, long_ago).is_some());
     }

@@ -73,3 +73,51 @@ fn the_prefilter_keeps_every_generated_file_with_facts_and_few_others() {
         "the prefilter keeps more than 5% of the files for nothing: {line}"
     );
 }
+
+/// A file whose triggers count only through an import of a project module (`P.Effect.retry`
+/// with `P` from `./prelude`) is read when that module re-exports Effect, directly or through
+/// another module, and not when it is a module of the project's own; a module that cannot
+/// re-export (no `export {…}` or `export *`) is not read to find out.
+#[test]
+fn a_file_kept_through_its_aliases_is_read_only_if_one_re_exports_effect() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |path: &str, text: &str| {
+        let path = dir.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    let retried = "export const run = (x: any) => P.Effect.retry(x, { times: 3 })\n";
+    write("src/prelude.ts", "export * from \"./barrel\"\n");
+    write("src/barrel.ts", "export * as Effect from \"effect/Effect\"\n");
+    write("src/own.ts", "export const Effect = { retry: (x: any) => x }\n");
+    write("src/types.ts", "export { type Options } from \"./options\"\n");
+    write("src/options.ts", "export type Options = { times: number }\n");
+    write(
+        "src/through.ts",
+        &format!("import * as P from \"./prelude\"\n{retried}"),
+    );
+    write("src/mine.ts", &format!("import * as P from \"./own\"\n{retried}"));
+    write("src/typed.ts", &format!("import * as P from \"./types\"\n{retried}"));
+    let recall = recall::measure(dir.path()).unwrap();
+    let read = |name: &str| {
+        let file = recall
+            .files
+            .iter()
+            .find(|f| f.path.ends_with(name))
+            .unwrap_or_else(|| panic!("{name} not discovered"));
+        file.kept || file.read
+    };
+    assert!(recall.dropped().is_empty(), "{}", recall.line());
+    assert!(read("through.ts"), "its prelude re-exports Effect");
+    assert!(!read("mine.ts"), "its module is the project's own");
+    assert!(!read("typed.ts"), "its module re-exports no Effect");
+    assert!(
+        !read("own.ts"),
+        "a module that cannot re-export is not read to find out"
+    );
+    assert!(read("prelude.ts") && read("barrel.ts"), "the re-exports are followed");
+    assert!(
+        !read("options.ts"),
+        "nor the modules a re-export names, past one that cannot re-export"
+    );
+}

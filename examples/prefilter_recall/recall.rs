@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 use retrylint::check::{enabled_rules, prefilter_for, CheckOptions};
-use retrylint::extract::{Kept, Trigger};
+use retrylint::extract::{Kept, Relevance, Trigger};
 use retrylint::facts::{CursorKind, FileFacts};
 
 /// One file: its path as discovered, whether the prefilter keeps it, whether a check with the
@@ -138,12 +138,19 @@ pub fn measure(dir: &Path) -> Result<Recall, String> {
             let file = &index.files[id];
             let config = configs.for_path(&file.absolute);
             let text = retrylint::files::read_file(&file.absolute, config.max_file_size, false).ok()?;
-            let why = prefilter.why(file.language, &text);
+            let read = read.contains(file.path.as_path());
+            // A file kept only through its aliases is kept when the index found one of them
+            // re-exports Effect (and then read).
+            let why = match prefilter.relevance(file.language, &text) {
+                Relevance::Kept => prefilter.why(file.language, &text),
+                Relevance::ThroughAliases(_) if read => prefilter.why(file.language, &text),
+                _ => None,
+            };
             Some(Verdict {
                 path: file.path.clone(),
                 kept: why.is_some(),
                 why,
-                read: read.contains(file.path.as_path()),
+                read,
                 holds: holds(facts, &lease_names),
             })
         })

@@ -42,6 +42,18 @@ pub struct Loader<'o> {
     pub keep_facts: Option<Prefilter>,
 }
 
+/// How a load heeds the prefilter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Filter {
+    /// Loaded in full whatever it holds (the demand stage, retry modules).
+    Off,
+    /// Only if the prefilter keeps it, lazily.
+    On,
+    /// As `On`, and also if it keeps it only through its aliases
+    /// ([`crate::extract::Relevance::ThroughAliases`]): the index found that one holds.
+    Aliased,
+}
+
 impl Loader<'_> {
     /// The cache key of this loader's verdicts for `file`: the prefilter's, and whether the
     /// file's generated code is skipped (that changes the verdicts too).
@@ -49,12 +61,12 @@ impl Loader<'_> {
         self.prefilter_key ^ u64::from((self.skip_generated)(&file.absolute))
     }
 
-    /// Loads `file`; with `filtered`, only if the prefilter keeps it and it is not generated
-    /// code (unless generated files are checked), and lazily (`Depth::Lazy`). Without
-    /// `filtered` (the demand stage, retry modules), it is loaded in full whatever it holds. The text of a file that can hold no finding is dropped
-    /// (memory stays flat when every file is parsed) unless `keep_text`.
-    pub fn load(&self, file: &SourceFile, filtered: bool, keep_text: bool) -> Loaded {
-        let mut loaded = self.load_kept(file, filtered);
+    /// Loads `file` as `filter` says: heeding the prefilter (lazily, and not if it is generated
+    /// code, unless generated files are checked), or in full whatever it holds. The text of a
+    /// file that can hold no finding is dropped (memory stays flat when every file is parsed)
+    /// unless `keep_text`.
+    pub fn load(&self, file: &SourceFile, filter: Filter, keep_text: bool) -> Loaded {
+        let mut loaded = self.load_kept(file, filter);
         let holds_findings = loaded.facts.as_ref().is_some_and(|f| f.holds_findings());
         if !keep_text && !holds_findings && !self.overlay.contains_key(&file.absolute) {
             if let Some(text) = loaded.text.take() {
@@ -119,14 +131,24 @@ impl Loader<'_> {
     }
 
     /// What the cache's verdict on an unchanged file answers, if it answers this load.
-    fn answer_from_cache(&self, file: &SourceFile, verdict: Verdict, hash: u64, filtered: bool) -> Option<Loaded> {
+    fn answer_from_cache(&self, file: &SourceFile, verdict: Verdict, hash: u64, filter: Filter) -> Option<Loaded> {
+        let filtered = filter != Filter::Off;
         match verdict {
-            Verdict::Skipped { prefilter, generated } if filtered && prefilter == self.key(file) => Some(Loaded {
-                prefiltered: true,
-                cached: true,
+            Verdict::Skipped {
+                prefilter,
                 generated,
-                ..Loaded::default()
-            }),
+                reexport_free,
+                through_aliases,
+            } if filtered && prefilter == self.key(file) && (filter == Filter::On || through_aliases.is_none()) => {
+                Some(Loaded {
+                    prefiltered: true,
+                    reexport_free,
+                    through_aliases,
+                    cached: true,
+                    generated,
+                    ..Loaded::default()
+                })
+            }
             Verdict::Extracted { generated: true, .. } if filtered && (self.skip_generated)(&file.absolute) => {
                 Some(Loaded {
                     prefiltered: true,
@@ -151,14 +173,13 @@ impl Loader<'_> {
         }
     }
 
-    fn load_kept(&self, file: &SourceFile, filtered: bool) -> Loaded {
+    fn load_kept(&self, file: &SourceFile, filter: Filter) -> Loaded {
         if let Some(text) = self.overlay.get(&file.absolute) {
-            return self.load_text(file, text.clone(), None, filtered);
+            return self.load_text(file, text.clone(), None, filter);
         }
         if let (Some(cache), true) = (self.cache, self.trust_cache) {
             let cached = cache.on_disk(&file.absolute);
-            if let Some(loaded) =
-                cached.and_then(|(verdict, hash)| self.answer_from_cache(file, verdict, hash, filtered))
+            if let Some(loaded) = cached.and_then(|(verdict, hash)| self.answer_from_cache(file, verdict, hash, filter))
             {
                 return loaded;
             }
@@ -166,14 +187,13 @@ impl Loader<'_> {
         let stat = std::fs::metadata(&file.absolute).ok().and_then(|m| Stat::of(&m));
         if let (Some(cache), Some(stat)) = (self.cache, stat) {
             let cached = cache.by_stat(&file.absolute, stat);
-            if let Some(loaded) =
-                cached.and_then(|(verdict, hash)| self.answer_from_cache(file, verdict, hash, filtered))
+            if let Some(loaded) = cached.and_then(|(verdict, hash)| self.answer_from_cache(file, verdict, hash, filter))
             {
                 return loaded;
             }
         }
         match crate::files::read_file(&file.absolute, self.max_file_size, false) {
-            Ok(bytes) => self.load_text(file, bytes.into(), stat, filtered),
+            Ok(bytes) => self.load_text(file, bytes.into(), stat, filter),
             Err(e) => Loaded {
                 notes: vec![Note {
                     path: file.path.clone(),
@@ -191,7 +211,8 @@ impl Loader<'_> {
         }
     }
 
-    fn load_text(&self, file: &SourceFile, text: Arc<[u8]>, stat: Option<Stat>, filtered: bool) -> Loaded {
+    fn load_text(&self, file: &SourceFile, text: Arc<[u8]>, stat: Option<Stat>, filter: Filter) -> Loaded {
+        let filtered = filter != Filter::Off;
         let relative = file.absolute.strip_prefix(self.root).unwrap_or(&file.absolute);
         // `a.js` beside `a.ts` is the compiler's output of it, whatever it looks like.
         let compiled = || {
@@ -226,31 +247,51 @@ impl Loader<'_> {
                 };
             }
         }
-        // The same text was ruled out by the same prefilter (a racy or touched file).
+        // The same text was ruled out by the same prefilter (a racy or touched file): what it
+        // was ruled out unless.
         let ruled_out = filtered
-            && self
-                .cache
-                .zip(hash)
-                .is_some_and(|(cache, hash)| cache.skipped_by_hash(&file.absolute, hash) == Some(self.key(file)));
-        let irrelevant = || {
-            ruled_out
-                || self
-                    .prefilter
-                    .as_ref()
-                    .is_some_and(|prefilter| !prefilter.is_relevant(file.language, &text))
+            .then(|| self.cache.zip(hash))
+            .flatten()
+            .and_then(|(cache, hash)| cache.skipped_by_hash(&file.absolute, hash))
+            .filter(|(prefilter, _)| *prefilter == self.key(file))
+            .map(|(_, through_aliases)| through_aliases);
+        // What the prefilter rules out: `None` when it keeps the file; else the modules that
+        // would keep it if one re-exported Effect.
+        let ruled_out_unless = || -> Option<Option<Arc<[String]>>> {
+            let relevance = match &ruled_out {
+                Some(None) => extract::Relevance::Irrelevant,
+                Some(Some(sources)) => extract::Relevance::ThroughAliases(sources.to_vec()),
+                None => self.prefilter.as_ref()?.relevance(file.language, &text),
+            };
+            match relevance {
+                extract::Relevance::Kept => None,
+                extract::Relevance::ThroughAliases(_) if filter == Filter::Aliased => None,
+                extract::Relevance::ThroughAliases(sources) => Some(Some(sources.into())),
+                extract::Relevance::Irrelevant => Some(None),
+            }
         };
-        if filtered && (skip_generated || irrelevant()) {
+        let ruled = match filtered {
+            false => None,
+            true if skip_generated => Some(None),
+            true => ruled_out_unless(),
+        };
+        if let Some(through_aliases) = ruled {
+            let reexport_free = !extract::may_reexport(file.language, &text);
             if let (Some(cache), Some(hash)) = (self.cache, hash) {
                 let verdict = Verdict::Skipped {
                     prefilter: self.key(file),
                     generated: skip_generated,
+                    reexport_free,
+                    through_aliases: through_aliases.clone(),
                 };
                 cache.store(&file.absolute, stat, hash, verdict);
             }
             return Loaded {
                 prefiltered: true,
+                reexport_free,
+                through_aliases,
                 generated: skip_generated,
-                cached: ruled_out,
+                cached: ruled_out.is_some(),
                 ..Loaded::default()
             };
         }
@@ -269,15 +310,19 @@ impl Loader<'_> {
                 .as_ref()
                 .is_some_and(|prefilter| !prefilter.is_relevant(file.language, &text));
         if emptied {
+            let reexport_free = !extract::may_reexport(file.language, &text);
             if let (Some(cache), Some(hash)) = (self.cache, hash) {
                 let verdict = Verdict::Skipped {
                     prefilter: self.key(file),
                     generated: false,
+                    reexport_free,
+                    through_aliases: None,
                 };
                 cache.store(&file.absolute, stat, hash, verdict);
             }
             return Loaded {
                 prefiltered: true,
+                reexport_free,
                 ..Loaded::default()
             };
         }
@@ -353,14 +398,23 @@ mod tests {
             keep_facts,
         };
         let emptying = loader(Some(Prefilter::new(&triggers, &config)));
-        let dropped = emptying.load(&plain, true, false);
+        let dropped = emptying.load(&plain, Filter::On, false);
         assert!(dropped.facts.is_none() && dropped.prefiltered, "{dropped:?}");
-        assert!(emptying.load(&clock, true, false).facts.is_some_and(|f| f.parsed));
-        assert!(emptying.load(&retried, true, false).facts.is_some_and(|f| f.parsed));
+        assert!(emptying.load(&clock, Filter::On, false).facts.is_some_and(|f| f.parsed));
+        assert!(emptying
+            .load(&retried, Filter::On, false)
+            .facts
+            .is_some_and(|f| f.parsed));
         // Asked for by resolution (the demand stage), a file is read in full whatever it holds.
-        assert!(emptying.load(&plain, false, false).facts.is_some_and(|f| f.parsed));
+        assert!(emptying
+            .load(&plain, Filter::Off, false)
+            .facts
+            .is_some_and(|f| f.parsed));
         // Without the prefilter to keep them as, every parsed file's facts are kept.
-        assert!(loader(None).load(&plain, true, false).facts.is_some_and(|f| f.parsed));
+        assert!(loader(None)
+            .load(&plain, Filter::On, false)
+            .facts
+            .is_some_and(|f| f.parsed));
     }
 
     #[test]
@@ -387,15 +441,15 @@ mod tests {
             max_file_size: crate::config::DEFAULT_MAX_FILE_SIZE,
             keep_facts: None,
         };
-        let first = loader(false).load(&file, true, true);
+        let first = loader(false).load(&file, Filter::On, true);
         assert!(!first.cached);
         // Changed on disk, and no watcher said so: a trusted cache still answers with what it
         // read; an untrusted one sees the new size and reads the file again.
         std::fs::write(&path, "export const a = f.retry(1, 2, 3)\n").unwrap();
-        let trusted = loader(true).load(&file, true, true);
+        let trusted = loader(true).load(&file, Filter::On, true);
         assert!(trusted.cached);
         assert_eq!(trusted.text.as_deref(), Some(&b"export const a = f.retry(1)\n"[..]));
-        let checked = loader(false).load(&file, true, true);
+        let checked = loader(false).load(&file, Filter::On, true);
         assert!(!checked.cached);
         assert_eq!(
             checked.text.as_deref(),
@@ -404,7 +458,7 @@ mod tests {
         // Told of the change, the trusted cache reads it too.
         cache.forget(&path);
         std::fs::write(&path, "export const a = f.retry(4)\n").unwrap();
-        let told = loader(true).load(&file, true, true);
+        let told = loader(true).load(&file, Filter::On, true);
         assert_eq!(told.text.as_deref(), Some(&b"export const a = f.retry(4)\n"[..]));
     }
 }

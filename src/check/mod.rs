@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
-pub use load::Loader;
+pub use load::{Filter, Loader};
 pub use progress::{Progress, Stage};
 
 use crate::analysis::Analysis;
@@ -145,6 +145,50 @@ pub fn load_index(
     load_into(Index::new(configs, files), loader, None)
 }
 
+/// Reads the files the prefilter kept only through their aliases (`X.retry` with `X` imported
+/// from a project module: [`crate::extract::Relevance::ThroughAliases`]) whose modules the
+/// index finds re-export Effect; the others stay ruled out, as nothing in them can be
+/// Effect's. The modules asked about are read as the demand stage reads them, a round for
+/// each level of re-exports.
+fn load_through_aliases(index: &mut Index, loader: &Loader) {
+    loop {
+        let pending: Vec<FileId> = (0..index.len())
+            .filter(|&file| index.loaded_entry(file).through_aliases.is_some())
+            .collect();
+        if pending.is_empty() {
+            return;
+        }
+        let aliased: Vec<FileId> = pending
+            .par_iter()
+            .copied()
+            .filter(|&file| {
+                let sources = index.loaded_entry(file).through_aliases.clone().unwrap_or_default();
+                index.reexports_effect(file, &sources)
+            })
+            .collect();
+        let misses = index.take_misses();
+        // Each round reads files not read before, so the rounds end.
+        let (read, filter) = match misses.is_empty() {
+            true => (aliased, Filter::Aliased),
+            false => (misses, Filter::Off),
+        };
+        let loaded: Vec<_> = read
+            .par_iter()
+            .map(|&file| (file, loader.load(&index.files[file], filter, false)))
+            .collect();
+        for (file, loaded) in loaded {
+            index.set(file, loaded);
+        }
+        if filter == Filter::Aliased {
+            // Ruled out for good: not asked again.
+            for file in pending {
+                index.forget_aliases(file);
+            }
+            return;
+        }
+    }
+}
+
 /// [`load_index`] into an index made by the caller, counting the files read in `progress`.
 fn load_into(mut index: Index, loader: &Loader, progress: Option<&Progress>) -> (Index, Analysis) {
     let retry_modules: Vec<bool> = (0..index.len()).map(|f| index.is_retry_module(f)).collect();
@@ -154,7 +198,8 @@ fn load_into(mut index: Index, loader: &Loader, progress: Option<&Progress>) -> 
     let loaded: Vec<_> = (0..index.len())
         .into_par_iter()
         .map(|file| {
-            let loaded = loader.load(&index.files[file], !retry_modules[file], retry_modules[file]);
+            let filter = if retry_modules[file] { Filter::Off } else { Filter::On };
+            let loaded = loader.load(&index.files[file], filter, retry_modules[file]);
             if let Some(progress) = progress {
                 progress.file_read();
             }
@@ -164,6 +209,7 @@ fn load_into(mut index: Index, loader: &Loader, progress: Option<&Progress>) -> 
     for (file, loaded) in loaded.into_iter().enumerate() {
         index.set(file, loaded);
     }
+    load_through_aliases(&mut index, loader);
     if let Some(progress) = progress {
         progress.set_stage(Stage::Analysing);
     }
@@ -227,7 +273,7 @@ fn load_into(mut index: Index, loader: &Loader, progress: Option<&Progress>) -> 
         }
         let loaded: Vec<_> = misses
             .par_iter()
-            .map(|&file| (file, loader.load(&index.files[file], false, false)))
+            .map(|&file| (file, loader.load(&index.files[file], Filter::Off, false)))
             .collect();
         for (file, loaded) in loaded {
             // A file the demand stage loads is read in full: a miss is never missed again,

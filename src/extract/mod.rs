@@ -20,14 +20,14 @@ use std::cell::RefCell;
 use tree_sitter::{Parser, Tree};
 
 pub use generated::is_generated;
-pub use prefilter::{Because, Kept, Prefilter, Trigger};
+pub use prefilter::{may_reexport, Because, Kept, Prefilter, Relevance, Trigger};
 
 use crate::facts::FileFacts;
 use crate::source::Language;
 
 /// Bumped whenever extraction changes what it produces: cached facts of another version are
 /// not reused.
-pub const FACTS_VERSION: u32 = 28;
+pub const FACTS_VERSION: u32 = 29;
 
 thread_local! {
     // One parser per rayon worker and language: parsers are reused, never shared.

@@ -95,8 +95,10 @@ impl Matcher {
         }
     }
 
-    /// Why `text` (a script's when `script`) holds a trigger, if it does.
-    fn why(&self, text: &[u8], script: Option<&Script>) -> Option<Kept> {
+    /// Why `text` (a script's when `script`) holds a trigger, if it does; with `aliases`,
+    /// also a trigger that counts only if an import of the script's is Effect's through a
+    /// project module re-exporting it.
+    fn why(&self, text: &[u8], script: Option<&Script>, aliases: bool) -> Option<Kept> {
         if let Some(found) = self.names.as_ref().and_then(|names| names.find(text)) {
             return Some(Kept {
                 word: String::from_utf8_lossy(&text[found.range()]).into_owned(),
@@ -108,7 +110,7 @@ impl Matcher {
         // can be in scope: an import from Effect, or one a project module re-exporting Effect
         // can stand behind (the index reads those as Effect's, `Index::effect_aliases`).
         let (text, effect, alias) = match script {
-            Some(script) => (&script.code[..], script.effect_import, script.alias_import),
+            Some(script) => (&script.code[..], script.effect_import, aliases && script.alias_import),
             None => (text, false, false),
         };
         // Where an Effect word can be Effect's: read through a name the file imports
@@ -116,7 +118,8 @@ impl Matcher {
         // `effect/Effect`), as extraction resolves them (`FileFacts::effect_member_path`):
         // `scheduler.schedule(…)`, `options.retry` and `self.repeat` in a file that imports
         // Effect are not. Only a script's imports are known; elsewhere no word needs them.
-        let through = |start: usize| -> Option<Because> {
+        let mut brackets = Brackets::default();
+        let mut through = |start: usize| -> Option<Because> {
             let script = script?;
             let name: &[u8] = if is_member(text, start) {
                 member_root(text, start)?
@@ -129,9 +132,13 @@ impl Matcher {
             };
             if script.effect_names.iter().any(|n| n == name) || (effect && script.effect_unnamed) {
                 Some(Because::EffectImport)
-            } else if (effect || alias) && !is_member(text, start) && is_key(text, start + name.len()) {
+            } else if (effect || alias)
+                && !is_member(text, start)
+                && is_value_key(text, start, start + name.len())
+                && brackets.in_braces(text, start)
+            {
                 Some(Because::OptionKey)
-            } else if script.alias_names.iter().any(|n| n == name) && is_member(text, start) {
+            } else if alias && script.alias_names.iter().any(|n| n == name) && is_member(text, start) {
                 // A project module re-exports modules, not their members: through it a
                 // member is read as one (`Effect.retry`, `P.Effect.retry`), never bare.
                 Some(Because::AliasMember)
@@ -342,27 +349,67 @@ impl Prefilter {
         self.key
     }
 
-    /// Whether `text` can hold a fact an enabled rule reads.
+    /// Whether `text` can hold a fact an enabled rule reads (a file kept only
+    /// [`Relevance::ThroughAliases`] counts: it can).
     pub fn is_relevant(&self, language: Language, text: &[u8]) -> bool {
         self.why(language, text).is_some()
     }
 
-    /// Why the prefilter keeps `text`, if it does (`examples/prefilter_recall --list-kept`).
+    /// Why the prefilter keeps `text`, if it does (`examples/prefilter_recall --list-kept`),
+    /// counting the triggers that need an import to be Effect's through a project module.
     pub fn why(&self, language: Language, text: &[u8]) -> Option<Kept> {
         match language {
-            Language::TypeScript | Language::Tsx | Language::JavaScript => {
-                self.typescript.why(text, Some(&Script::scan(text)))
-            }
-            // Their scripts, as extraction reads them (the template masked out).
-            Language::Svelte | Language::Vue => {
-                let (_, masked) = super::component::scripts(text);
-                self.typescript.why(text, Some(&Script::scan(&masked)))
-            }
-            Language::Rust => self.rust.why(text, None),
-            Language::Sql => self.sql.why(text, None),
-            Language::Json | Language::Yaml => self.config.why(text, None),
+            Language::Rust => self.rust.why(text, None, false),
+            Language::Sql => self.sql.why(text, None, false),
+            Language::Json | Language::Yaml => self.config.why(text, None, false),
+            _ => self.typescript.why(text, Some(&Self::script(language, text)), true),
         }
     }
+
+    /// Whether `text` can hold a fact an enabled rule reads, and on what.
+    pub fn relevance(&self, language: Language, text: &[u8]) -> Relevance {
+        let script = match language {
+            Language::Rust | Language::Sql | Language::Json | Language::Yaml => {
+                return match self.is_relevant(language, text) {
+                    true => Relevance::Kept,
+                    false => Relevance::Irrelevant,
+                };
+            }
+            _ => Self::script(language, text),
+        };
+        if self.typescript.why(text, Some(&script), false).is_some() {
+            Relevance::Kept
+        } else if script.alias_import && self.typescript.why(text, Some(&script), true).is_some() {
+            let mut sources = script.alias_sources;
+            sources.sort_unstable();
+            sources.dedup();
+            Relevance::ThroughAliases(sources)
+        } else {
+            Relevance::Irrelevant
+        }
+    }
+
+    fn script(language: Language, text: &[u8]) -> Script {
+        match language {
+            // Their scripts, as extraction reads them (the template masked out).
+            Language::Svelte | Language::Vue => Script::scan(&super::component::scripts(text).1),
+            _ => Script::scan(text),
+        }
+    }
+}
+
+/// The prefilter's verdict on a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Relevance {
+    /// It can hold a fact.
+    Kept,
+    /// It can hold a fact only if one of these modules (as its imports name them) is a project
+    /// module that re-exports Effect (`@app/prelude`): its triggers are Effect's words read
+    /// through names imported from them. Which they are is the index's to say
+    /// ([`crate::index::Index::reexports_effect`]); until then the file is ruled out.
+    ThroughAliases(Vec<String>),
+    /// It holds no trigger.
+    Irrelevant,
 }
 
 /// A script as the prefilter reads it: its code with comments, the text of string and
@@ -384,6 +431,8 @@ struct Script {
     effect_unnamed: bool,
     /// The names such an aliasable import binds (and imports).
     alias_names: Vec<Vec<u8>>,
+    /// The modules such imports name, as written.
+    alias_sources: Vec<String>,
 }
 
 /// Effect's modules a named import can alias beyond the index's
@@ -408,11 +457,50 @@ const REGEX_AFTER: &[&[u8]] = &[
     b"instanceof",
 ];
 
-/// Whether an object key's `:` follows at `end` (spaces and a `?` between), not `::`.
-fn is_key(code: &[u8], end: usize) -> bool {
+/// Whether the word at `start..end` is an object literal's key: a `:` follows (spaces
+/// between, not `::`), and it is not a type's member (`readonly retry: …`, `retry?: …`: a
+/// type holds no schedule handed to a helper).
+fn is_value_key(code: &[u8], start: usize, end: usize) -> bool {
     let rest = code.get(end..).unwrap_or_default();
-    let rest = &rest[rest.iter().take_while(|b| matches!(b, b' ' | b'\t' | b'?')).count()..];
-    rest.first() == Some(&b':') && rest.get(1) != Some(&b':')
+    let rest = &rest[rest.iter().take_while(|b| matches!(b, b' ' | b'\t')).count()..];
+    let before = code[..start].trim_ascii_end();
+    let readonly = before
+        .strip_suffix(b"readonly")
+        .is_some_and(|b| !b.last().copied().is_some_and(is_ident));
+    rest.first() == Some(&b':') && rest.get(1) != Some(&b':') && !readonly
+}
+
+/// The brackets open at a point of a script's code, read forwards once however many points
+/// are asked about (a point before the last one asked is answered only when no bracket lies
+/// between them).
+#[derive(Default)]
+struct Brackets {
+    at: usize,
+    open: Vec<u8>,
+}
+
+impl Brackets {
+    /// Whether the innermost bracket open at `point` is a `{` (an object literal's key, not a
+    /// parameter's `(schedule: Schedule<…>)` or a tuple's label), or the answer is not known.
+    fn in_braces(&mut self, code: &[u8], point: usize) -> bool {
+        if point < self.at {
+            if code[point..self.at].iter().any(|b| b"()[]{}".contains(b)) {
+                return true;
+            }
+        } else {
+            for &b in &code[self.at..point] {
+                match b {
+                    b'(' | b'[' | b'{' => self.open.push(b),
+                    b')' | b']' | b'}' => {
+                        self.open.pop();
+                    }
+                    _ => {}
+                }
+            }
+            self.at = point;
+        }
+        self.open.last() == Some(&b'{')
+    }
 }
 
 fn is_ident(b: u8) -> bool {
@@ -429,6 +517,7 @@ impl Script {
             effect_names: Vec::new(),
             effect_unnamed: false,
             alias_names: Vec::new(),
+            alias_sources: Vec::new(),
         };
         // Open template literals: the brace depth of each one's current `${…}`.
         let mut templates: Vec<usize> = Vec::new();
@@ -588,6 +677,7 @@ impl Script {
         if let Some(star) = memchr::memchr(b'*', clause) {
             self.alias_import = true;
             self.alias_names.extend(clause_names(&clause[star..]));
+            self.alias_sources.push(source.to_string());
         }
         let Some(open) = memchr::memchr(b'{', clause) else {
             return;
@@ -607,6 +697,9 @@ impl Script {
             {
                 self.alias_import = true;
                 self.alias_names.extend(clause_names(element));
+                if self.alias_sources.last().is_none_or(|last| last != source) {
+                    self.alias_sources.push(source.to_string());
+                }
             }
         }
     }
@@ -702,6 +795,29 @@ fn regex_end(text: &[u8], start: usize) -> Option<usize> {
         i += 1;
     }
     None
+}
+
+/// Whether a script's text can re-export a module: an `export` (or `export type`) followed
+/// by `{`, `*` or a comment (`export { Schedule } from "…"`, `export * from "…"`, `export type {…}`, and
+/// `export { Schedule }` of an import). A module re-exports only so ([`crate::facts::Export`]
+/// from a declaration binds its own value), so the index does not load a file the prefilter
+/// ruled out to ask whether it re-exports Effect when this says it cannot. Read on the raw
+/// text, comments and strings included: a superset is safe. Other languages answer yes (they
+/// are never asked).
+pub fn may_reexport(language: Language, text: &[u8]) -> bool {
+    if !language.is_script() {
+        return true;
+    }
+    let past_spaces = |rest: &'_ [u8]| rest.iter().take_while(|b| b.is_ascii_whitespace()).count();
+    let opens = |rest: &[u8]| matches!(rest.first(), Some(b'{' | b'*' | b'/'));
+    memchr::memmem::find_iter(text, b"export").any(|at| {
+        let rest = &text[at + b"export".len()..];
+        let rest = &rest[past_spaces(rest)..];
+        opens(rest)
+            || rest
+                .strip_prefix(b"type")
+                .is_some_and(|after| opens(&after[past_spaces(after)..]))
+    })
 }
 
 #[cfg(test)]
@@ -880,6 +996,98 @@ mod tests {
         ));
         assert!(!ts("import * as P from \"./prelude\"\nclient.retry(x)"));
         assert!(!ts("import { Schedule } from \"@app/prelude\"\nrunner.schedule(x)"));
+    }
+
+    #[test]
+    fn a_file_kept_only_through_its_aliases_names_the_modules_the_index_is_asked_about() {
+        let config = Config::defaults(PathBuf::from("/"));
+        let all = Prefilter::new(ALL, &config);
+        let relevance = |text: &str| all.relevance(Language::TypeScript, text.as_bytes());
+        let through = |sources: &[&str]| Relevance::ThroughAliases(sources.iter().map(|s| s.to_string()).collect());
+        assert_eq!(
+            relevance("import * as P from \"./prelude\"\nP.Effect.retry(x)"),
+            through(&["./prelude"])
+        );
+        assert_eq!(
+            relevance(
+                "import { Effect } from \"@app/prelude\"\nimport * as S from \"../schedule\"\nimport { Schedule } from \"@app/prelude\"\nEffect.retry(x)"
+            ),
+            through(&["../schedule", "@app/prelude"])
+        );
+        // An import from Effect's packages, or a trigger that needs none, keeps it outright.
+        assert_eq!(
+            relevance("import { Effect } from \"effect\"\nimport * as P from \"./prelude\"\nEffect.retry(x)"),
+            Relevance::Kept
+        );
+        assert_eq!(
+            relevance("import * as P from \"./prelude\"\nP.Effect.retry(x)\nJobs.make(job)"),
+            Relevance::Kept
+        );
+        assert_eq!(
+            relevance("import * as P from \"./prelude\"\nclient.retry(x)"),
+            Relevance::Irrelevant
+        );
+        // `why` still says why such a file can be kept.
+        assert!(all.is_relevant(
+            Language::TypeScript,
+            b"import * as P from \"./prelude\"\nP.Effect.retry(x)"
+        ));
+    }
+
+    #[test]
+    fn an_option_key_is_an_object_literals_not_a_parameters_or_a_types() {
+        let config = Config::defaults(PathBuf::from("/"));
+        let all = Prefilter::new(&[Trigger::Retries, Trigger::Polls], &config);
+        let why = |text: &str| all.why(Language::TypeScript, text.as_bytes()).map(|k| k.because);
+        let import = "import * as Effect from \"effect/Effect\"\n";
+        let with = |body: &str| format!("{import}{body}");
+        assert_eq!(why(&with("call({ retrySchedule: policy })")), Some(Because::OptionKey));
+        assert_eq!(
+            why(&with("call(a, {\n  schedule : policy\n})")),
+            Some(Because::OptionKey)
+        );
+        assert_eq!(
+            why(&with("const f = (x = `${{ retry: p }}`) => x")),
+            Some(Because::OptionKey)
+        );
+        // A parameter's type, a type's member, a tuple's label, a label.
+        assert_eq!(why(&with("function f(self: X, schedule: Sched) {}")), None);
+        assert_eq!(
+            why(&with("interface O { readonly schedule: Sched; retry?: Sched }")),
+            None
+        );
+        assert_eq!(why(&with("type T = [schedule: Sched]")), None);
+        assert_eq!(why(&with("retry: for (;;) { break retry }")), None);
+        // Many points asked about, out of order by a pattern that overlaps: each answered.
+        let many = with(&"f(retry: a) ".repeat(2000));
+        assert_eq!(why(&many), None);
+        assert_eq!(why(&format!("{many} g({{ retry: p }})")), Some(Because::OptionKey));
+    }
+
+    #[test]
+    fn only_an_export_of_a_clause_or_a_star_can_re_export() {
+        let ts = |text: &str| may_reexport(Language::TypeScript, text.as_bytes());
+        for yes in [
+            "export { Schedule } from \"effect\"",
+            "export * from \"./prelude\"",
+            "export * as Fx from \"effect\"",
+            "import { Schedule } from \"effect\"\nexport {\n  Schedule\n}",
+            "export type { Schedule } from \"effect\"",
+            "export type * from \"effect\"",
+            "export /* a */ { Schedule }",
+        ] {
+            assert!(ts(yes), "{yes}");
+        }
+        for no in [
+            "export const Schedule = 1",
+            "export default function retry() {}",
+            "export type Schedule = number",
+            "export interface Options { retry: number }",
+            "const exported = { a: 1 }",
+        ] {
+            assert!(!ts(no), "{no}");
+        }
+        assert!(may_reexport(Language::Rust, b"fn main() {}"), "never asked: yes");
     }
 
     #[test]

@@ -44,6 +44,13 @@ pub struct Loaded {
     pub notes: Vec<Note>,
     /// The prefilter ruled the file out: it is loaded in full if resolution asks for it.
     pub prefiltered: bool,
+    /// Ruled out, and its text cannot re-export a module ([`crate::extract::may_reexport`]):
+    /// asking whether it re-exports Effect does not load it.
+    pub reexport_free: bool,
+    /// Ruled out unless one of these modules (as its imports name them) re-exports Effect:
+    /// [`crate::extract::Relevance::ThroughAliases`]. The pipeline asks the index and loads
+    /// it if one does.
+    pub through_aliases: Option<Arc<[String]>>,
     /// The verdict or the facts came from the facts cache, not from this run.
     pub cached: bool,
     /// Skipped as generated code (it is loaded in full if resolution asks for it).
@@ -191,6 +198,18 @@ impl Index {
                 None
             }
         }
+    }
+
+    /// `file` was ruled out by the prefilter and cannot re-export a module, so it is not
+    /// loaded to find out what it re-exports.
+    pub fn reexports_nothing(&self, file: FileId) -> bool {
+        let loaded = &self.loaded[file];
+        loaded.facts.is_none() && loaded.prefiltered && loaded.reexport_free
+    }
+
+    /// `file` stays ruled out whatever its aliases are ([`Loaded::through_aliases`]).
+    pub fn forget_aliases(&mut self, file: FileId) {
+        self.loaded[file].through_aliases = None;
     }
 
     /// What was loaded for `file`.

@@ -154,6 +154,45 @@ impl Index {
             .collect()
     }
 
+    /// Whether one of `sources`, modules that `file` imports (as written), is a project module
+    /// that re-exports something of Effect's, directly or through other project modules: what
+    /// a file the prefilter keeps only through its aliases needs to be read
+    /// ([`crate::extract::Relevance::ThroughAliases`]). A superset of what [`Self::effect_aliases`]
+    /// finds in it once read: any name re-exported from Effect counts, not only those it imports.
+    /// A module that does not resolve counts too: the file is read, and the user hears why
+    /// retries through it go unchecked ([`Self::unresolved_import_notes`]).
+    pub fn reexports_effect(&self, file: FileId, sources: &[String]) -> bool {
+        sources.iter().any(|source| match self.resolution(file, source) {
+            Resolution::File(target) => self.module_reexports_effect(target, 0),
+            Resolution::Missing => true,
+            Resolution::Unread(_) | Resolution::Package => false,
+        })
+    }
+
+    fn module_reexports_effect(&self, file: FileId, depth: usize) -> bool {
+        if depth > MAX_RESOLVE_DEPTH || self.reexports_nothing(file) {
+            return false;
+        }
+        let Some(facts) = self.facts(file) else {
+            return false;
+        };
+        let through = |source: &str| {
+            is_effect_source(source)
+                || self
+                    .resolve_module(file, source)
+                    .is_some_and(|target| self.module_reexports_effect(target, depth + 1))
+        };
+        facts.exports.iter().any(|export| match export {
+            Export::Named { source, .. } | Export::Namespace { source, .. } | Export::Star { source } => {
+                through(source)
+            }
+            Export::Local { local, .. } => facts
+                .import(local)
+                .filter(|import| !matches!(import.kind, ImportKind::Default))
+                .is_some_and(|import| is_effect_source(&import.source) || through(import.written_source())),
+        })
+    }
+
     /// What `import` of `file` is in Effect's packages, if the project module it names
     /// re-exports it.
     fn effect_equivalent(&self, file: FileId, import: &Import) -> Option<(String, ImportKind)> {
@@ -169,7 +208,7 @@ impl Index {
 
     /// Where `name`, exported by `file`, comes from in Effect's packages.
     fn effect_export(&self, file: FileId, name: &str, depth: usize) -> Option<(String, ImportKind)> {
-        if depth > MAX_RESOLVE_DEPTH {
+        if depth > MAX_RESOLVE_DEPTH || self.reexports_nothing(file) {
             return None;
         }
         let facts = self.facts(file)?;
@@ -239,7 +278,7 @@ impl Index {
 
     /// The Effect module `file` as a whole stands for: it re-exports one with `export *`.
     fn effect_namespace(&self, file: FileId, depth: usize) -> Option<String> {
-        if depth > MAX_RESOLVE_DEPTH {
+        if depth > MAX_RESOLVE_DEPTH || self.reexports_nothing(file) {
             return None;
         }
         let facts = self.facts(file)?;
