@@ -55,12 +55,12 @@ impl Stat {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub enum Verdict {
     /// The prefilter identified by this key ruled the file out (`generated`: as generated
-    /// code; `reexport_free`: its text cannot re-export a module, see
-    /// [`crate::extract::may_reexport`]).
+    /// code; `reexports`: the modules its text can re-export from, see
+    /// [`crate::extract::reexport_sources`]).
     Skipped {
         prefilter: u64,
         generated: bool,
-        reexport_free: bool,
+        reexports: Option<Arc<[String]>>,
         /// Ruled out unless one of these modules re-exports Effect
         /// ([`crate::extract::Relevance::ThroughAliases`]).
         through_aliases: Option<Arc<[String]>>,
@@ -201,17 +201,12 @@ impl FactsCache {
         }
     }
 
-    /// The prefilter that ruled `path` out, if its text hashes as cached, and the modules
-    /// that would keep it ([`Verdict::Skipped`]'s `through_aliases`).
-    pub fn skipped_by_hash(&self, path: &Path, hash: u64) -> Option<(u64, Option<Arc<[String]>>)> {
+    /// The verdict that ruled `path` out ([`Verdict::Skipped`]), if its text hashes as cached.
+    pub fn skipped_by_hash(&self, path: &Path, hash: u64) -> Option<Verdict> {
         let entries = self.entries();
         let entry = entries.get(&path_key(path))?;
         match &entry.verdict {
-            Verdict::Skipped {
-                prefilter,
-                through_aliases,
-                ..
-            } if entry.hash == hash => Some((*prefilter, through_aliases.clone())),
+            skipped @ Verdict::Skipped { .. } if entry.hash == hash => Some(skipped.clone()),
             _ => None,
         }
     }
@@ -462,7 +457,7 @@ mod tests {
             Verdict::Skipped {
                 prefilter: 9,
                 generated: false,
-                reexport_free: false,
+                reexports: None,
                 through_aliases: None,
             },
         );
@@ -526,7 +521,7 @@ mod tests {
                 verdict: Verdict::Skipped {
                     prefilter: 3,
                     generated: false,
-                    reexport_free: false,
+                    reexports: None,
                     through_aliases: None,
                 },
             },
@@ -586,7 +581,7 @@ mod tests {
         let skipped = Verdict::Skipped {
             prefilter: 1,
             generated: false,
-            reexport_free: false,
+            reexports: None,
             through_aliases: None,
         };
         let now = std::time::SystemTime::now()
@@ -604,12 +599,14 @@ mod tests {
         cache.store(&fresh, Some(recent), 9, skipped.clone());
         cache.store(&old, Some(long_ago), 9, skipped);
         assert!(cache.by_stat(&fresh, recent).is_none(), "racy: read again");
-        assert_eq!(
-            cache.skipped_by_hash(&fresh, 9),
-            Some((1, None)),
+        assert!(
+            matches!(
+                cache.skipped_by_hash(&fresh, 9),
+                Some(Verdict::Skipped { prefilter: 1, .. })
+            ),
             "and answered by its hash"
         );
-        assert_eq!(cache.skipped_by_hash(&fresh, 8), None);
+        assert!(cache.skipped_by_hash(&fresh, 8).is_none());
         assert!(cache.by_stat(&old, long_ago).is_some());
     }
 }

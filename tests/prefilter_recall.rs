@@ -76,8 +76,8 @@ fn the_prefilter_keeps_every_generated_file_with_facts_and_few_others() {
 
 /// A file whose triggers count only through an import of a project module (`P.Effect.retry`
 /// with `P` from `./prelude`) is read when that module re-exports Effect, directly or through
-/// another module, and not when it is a module of the project's own; a module that cannot
-/// re-export (no `export {…}` or `export *`) is not read to find out.
+/// another module, and not when it is a module of the project's own; a module the prefilter
+/// ruled out is not read to find out what it re-exports: its code says.
 #[test]
 fn a_file_kept_through_its_aliases_is_read_only_if_one_re_exports_effect() {
     let dir = tempfile::tempdir().unwrap();
@@ -98,6 +98,14 @@ fn a_file_kept_through_its_aliases_is_read_only_if_one_re_exports_effect() {
     );
     write("src/mine.ts", &format!("import * as P from \"./own\"\n{retried}"));
     write("src/typed.ts", &format!("import * as P from \"./types\"\n{retried}"));
+    write(
+        "src/ownbarrel.ts",
+        "/** import { Effect } from \"effect\"; export { Effect } */\nexport * from \"./own\"\n",
+    );
+    write(
+        "src/barrelled.ts",
+        &format!("import * as P from \"./ownbarrel\"\n{retried}"),
+    );
     let recall = recall::measure(dir.path()).unwrap();
     let read = |name: &str| {
         let file = recall
@@ -114,6 +122,11 @@ fn a_file_kept_through_its_aliases_is_read_only_if_one_re_exports_effect() {
     assert!(
         !read("own.ts"),
         "a module that cannot re-export is not read to find out"
+    );
+    assert!(!read("barrelled.ts"), "its barrel re-exports the project's own module");
+    assert!(
+        !read("ownbarrel.ts"),
+        "a barrel the prefilter ruled out is followed by what its code re-exports, not read (its doc comment is no code)"
     );
     assert!(read("prelude.ts") && read("barrel.ts"), "the re-exports are followed");
     assert!(

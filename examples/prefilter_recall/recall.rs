@@ -141,7 +141,7 @@ pub fn measure(dir: &Path) -> Result<Recall, String> {
             let read = read.contains(file.path.as_path());
             // A file kept only through its aliases is kept when the index found one of them
             // re-exports Effect (and then read).
-            let why = match prefilter.relevance(file.language, &text) {
+            let why = match prefilter.relevance(file.language, &text).0 {
                 Relevance::Kept => prefilter.why(file.language, &text),
                 Relevance::ThroughAliases(_) if read => prefilter.why(file.language, &text),
                 _ => None,

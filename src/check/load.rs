@@ -137,12 +137,12 @@ impl Loader<'_> {
             Verdict::Skipped {
                 prefilter,
                 generated,
-                reexport_free,
+                reexports,
                 through_aliases,
             } if filtered && prefilter == self.key(file) && (filter == Filter::On || through_aliases.is_none()) => {
                 Some(Loaded {
                     prefiltered: true,
-                    reexport_free,
+                    reexports,
                     through_aliases,
                     cached: true,
                     generated,
@@ -247,51 +247,64 @@ impl Loader<'_> {
                 };
             }
         }
-        // The same text was ruled out by the same prefilter (a racy or touched file): what it
-        // was ruled out unless.
-        let ruled_out = filtered
+        // The same text was ruled out by the same prefilter (a racy or touched file): the verdict
+        // is its. Else the prefilter's: `None` when it keeps the file; else the modules that
+        // would keep it if one re-exported Effect, and those it can re-export from.
+        let cached_verdict = filtered
             .then(|| self.cache.zip(hash))
             .flatten()
             .and_then(|(cache, hash)| cache.skipped_by_hash(&file.absolute, hash))
-            .filter(|(prefilter, _)| *prefilter == self.key(file))
-            .map(|(_, through_aliases)| through_aliases);
-        // What the prefilter rules out: `None` when it keeps the file; else the modules that
-        // would keep it if one re-exported Effect.
-        let ruled_out_unless = || -> Option<Option<Arc<[String]>>> {
-            let relevance = match &ruled_out {
-                Some(None) => extract::Relevance::Irrelevant,
-                Some(Some(sources)) => extract::Relevance::ThroughAliases(sources.to_vec()),
-                None => self.prefilter.as_ref()?.relevance(file.language, &text),
-            };
-            match relevance {
-                extract::Relevance::Kept => None,
-                extract::Relevance::ThroughAliases(_) if filter == Filter::Aliased => None,
-                extract::Relevance::ThroughAliases(sources) => Some(Some(sources.into())),
-                extract::Relevance::Irrelevant => Some(None),
+            .filter(|verdict| matches!(verdict, Verdict::Skipped { prefilter, .. } if *prefilter == self.key(file)));
+        let ruled_out = cached_verdict.is_some();
+        let sifted = || -> (extract::Relevance, Option<Arc<[String]>>) {
+            match &cached_verdict {
+                Some(Verdict::Skipped {
+                    through_aliases,
+                    reexports,
+                    ..
+                }) => (
+                    through_aliases
+                        .as_ref()
+                        .map_or(extract::Relevance::Irrelevant, |sources| {
+                            extract::Relevance::ThroughAliases(sources.to_vec())
+                        }),
+                    reexports.clone(),
+                ),
+                _ => match self.prefilter.as_ref() {
+                    Some(prefilter) => {
+                        let (relevance, reexports) = prefilter.relevance(file.language, &text);
+                        (relevance, reexports.map(Into::into))
+                    }
+                    None => (extract::Relevance::Kept, None),
+                },
             }
         };
         let ruled = match filtered {
             false => None,
-            true if skip_generated => Some(None),
-            true => ruled_out_unless(),
+            true if skip_generated => Some((None, None)),
+            true => match sifted() {
+                (extract::Relevance::Kept, _) => None,
+                (extract::Relevance::ThroughAliases(_), _) if filter == Filter::Aliased => None,
+                (extract::Relevance::ThroughAliases(sources), reexports) => Some((Some(sources.into()), reexports)),
+                (extract::Relevance::Irrelevant, reexports) => Some((None, reexports)),
+            },
         };
-        if let Some(through_aliases) = ruled {
-            let reexport_free = !extract::may_reexport(file.language, &text);
+        if let Some((through_aliases, reexports)) = ruled {
             if let (Some(cache), Some(hash)) = (self.cache, hash) {
                 let verdict = Verdict::Skipped {
                     prefilter: self.key(file),
                     generated: skip_generated,
-                    reexport_free,
+                    reexports: reexports.clone(),
                     through_aliases: through_aliases.clone(),
                 };
                 cache.store(&file.absolute, stat, hash, verdict);
             }
             return Loaded {
                 prefiltered: true,
-                reexport_free,
+                reexports,
                 through_aliases,
                 generated: skip_generated,
-                cached: ruled_out.is_some(),
+                cached: ruled_out,
                 ..Loaded::default()
             };
         }
@@ -310,19 +323,19 @@ impl Loader<'_> {
                 .as_ref()
                 .is_some_and(|prefilter| !prefilter.is_relevant(file.language, &text));
         if emptied {
-            let reexport_free = !extract::may_reexport(file.language, &text);
+            let reexports: Option<Arc<[String]>> = Some(facts.reexport_sources().into());
             if let (Some(cache), Some(hash)) = (self.cache, hash) {
                 let verdict = Verdict::Skipped {
                     prefilter: self.key(file),
                     generated: false,
-                    reexport_free,
+                    reexports: reexports.clone(),
                     through_aliases: None,
                 };
                 cache.store(&file.absolute, stat, hash, verdict);
             }
             return Loaded {
                 prefiltered: true,
-                reexport_free,
+                reexports,
                 ..Loaded::default()
             };
         }

@@ -20,7 +20,7 @@ use std::cell::RefCell;
 use tree_sitter::{Parser, Tree};
 
 pub use generated::is_generated;
-pub use prefilter::{may_reexport, Because, Kept, Prefilter, Relevance, Trigger};
+pub use prefilter::{Because, Kept, Prefilter, Relevance, Trigger};
 
 use crate::facts::FileFacts;
 use crate::source::Language;

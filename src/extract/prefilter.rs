@@ -366,27 +366,31 @@ impl Prefilter {
         }
     }
 
-    /// Whether `text` can hold a fact an enabled rule reads, and on what.
-    pub fn relevance(&self, language: Language, text: &[u8]) -> Relevance {
+    /// Whether `text` can hold a fact an enabled rule reads, and on what; for a script, also
+    /// the modules it can re-export from (see `Script::reexports`).
+    pub fn relevance(&self, language: Language, text: &[u8]) -> (Relevance, Option<Vec<String>>) {
         let script = match language {
             Language::Rust | Language::Sql | Language::Json | Language::Yaml => {
-                return match self.is_relevant(language, text) {
+                let relevance = match self.is_relevant(language, text) {
                     true => Relevance::Kept,
                     false => Relevance::Irrelevant,
                 };
+                return (relevance, None);
             }
             _ => Self::script(language, text),
         };
-        if self.typescript.why(text, Some(&script), false).is_some() {
+        let relevance = if self.typescript.why(text, Some(&script), false).is_some() {
             Relevance::Kept
         } else if script.alias_import && self.typescript.why(text, Some(&script), true).is_some() {
-            let mut sources = script.alias_sources;
+            let mut sources = script.alias_sources.clone();
             sources.sort_unstable();
             sources.dedup();
             Relevance::ThroughAliases(sources)
         } else {
             Relevance::Irrelevant
-        }
+        };
+        let reexports = (relevance != Relevance::Kept).then(|| script.reexports());
+        (relevance, reexports)
     }
 
     fn script(language: Language, text: &[u8]) -> Script {
@@ -433,6 +437,9 @@ struct Script {
     alias_names: Vec<Vec<u8>>,
     /// The modules such imports name, as written.
     alias_sources: Vec<String>,
+    /// The modules its `export … from` statements name, and its `import … from` statements.
+    export_sources: Vec<String>,
+    import_sources: Vec<String>,
 }
 
 /// Effect's modules a named import can alias beyond the index's
@@ -518,6 +525,8 @@ impl Script {
             effect_unnamed: false,
             alias_names: Vec::new(),
             alias_sources: Vec::new(),
+            export_sources: Vec::new(),
+            import_sources: Vec::new(),
         };
         // Open template literals: the brace depth of each one's current `${…}`.
         let mut templates: Vec<usize> = Vec::new();
@@ -657,6 +666,10 @@ impl Script {
         };
         let keyword = &text[start..start + 6];
         let clause = head[start + 6..].trim_ascii();
+        match keyword {
+            b"export" => self.export_sources.push(source.to_string()),
+            _ => self.import_sources.push(source.to_string()),
+        }
         if effect {
             self.effect_import = true;
             // A re-export binds nothing here; an import binds every name of its clause
@@ -797,27 +810,47 @@ fn regex_end(text: &[u8], start: usize) -> Option<usize> {
     None
 }
 
-/// Whether a script's text can re-export a module: an `export` (or `export type`) followed
-/// by `{`, `*` or a comment (`export { Schedule } from "…"`, `export * from "…"`, `export type {…}`, and
-/// `export { Schedule }` of an import). A module re-exports only so ([`crate::facts::Export`]
-/// from a declaration binds its own value), so the index does not load a file the prefilter
-/// ruled out to ask whether it re-exports Effect when this says it cannot. Read on the raw
-/// text, comments and strings included: a superset is safe. Other languages answer yes (they
-/// are never asked).
-pub fn may_reexport(language: Language, text: &[u8]) -> bool {
-    if !language.is_script() {
-        return true;
+impl Script {
+    /// The modules the script can re-export from, as written: those its `export … from`
+    /// statements name, and when it has an export clause of its own (`export { Schedule }`,
+    /// which can re-export an import) those its imports name too. A module re-exports only so
+    /// ([`crate::facts::Export`] from a declaration binds its own value), so the index answers
+    /// whether a file the prefilter ruled out re-exports Effect from this, without reading it
+    /// again ([`crate::index::Index::reexport_summary`]). Read in code only: Effect's own
+    /// modules show `import … from "effect"` in every doc comment.
+    fn reexports(&self) -> Vec<String> {
+        let code = &self.code;
+        let spaces = |at: usize| {
+            at + code[at.min(code.len())..]
+                .iter()
+                .take_while(|b| b.is_ascii_whitespace())
+                .count()
+        };
+        let word_at = |at: usize, word: &[u8]| {
+            code.get(at..).is_some_and(|rest| rest.starts_with(word))
+                && !code.get(at + word.len()).copied().is_some_and(is_ident)
+                && !(at > 0 && is_ident(code[at - 1]))
+        };
+        let own_clause = memchr::memmem::find_iter(code, b"export").any(|at| {
+            if !word_at(at, b"export") {
+                return false;
+            }
+            let mut next = spaces(at + 6);
+            if word_at(next, b"type") {
+                next = spaces(next + 4);
+            }
+            // An unclosed clause counts as one: a superset is safe.
+            code.get(next) == Some(&b'{')
+                && memchr::memchr(b'}', &code[next..]).is_none_or(|close| !word_at(spaces(next + close + 1), b"from"))
+        });
+        let mut sources = self.export_sources.clone();
+        if own_clause {
+            sources.extend(self.import_sources.iter().cloned());
+        }
+        sources.sort_unstable();
+        sources.dedup();
+        sources
     }
-    let past_spaces = |rest: &'_ [u8]| rest.iter().take_while(|b| b.is_ascii_whitespace()).count();
-    let opens = |rest: &[u8]| matches!(rest.first(), Some(b'{' | b'*' | b'/'));
-    memchr::memmem::find_iter(text, b"export").any(|at| {
-        let rest = &text[at + b"export".len()..];
-        let rest = &rest[past_spaces(rest)..];
-        opens(rest)
-            || rest
-                .strip_prefix(b"type")
-                .is_some_and(|after| opens(&after[past_spaces(after)..]))
-    })
 }
 
 #[cfg(test)]
@@ -1002,7 +1035,7 @@ mod tests {
     fn a_file_kept_only_through_its_aliases_names_the_modules_the_index_is_asked_about() {
         let config = Config::defaults(PathBuf::from("/"));
         let all = Prefilter::new(ALL, &config);
-        let relevance = |text: &str| all.relevance(Language::TypeScript, text.as_bytes());
+        let relevance = |text: &str| all.relevance(Language::TypeScript, text.as_bytes()).0;
         let through = |sources: &[&str]| Relevance::ThroughAliases(sources.iter().map(|s| s.to_string()).collect());
         assert_eq!(
             relevance("import * as P from \"./prelude\"\nP.Effect.retry(x)"),
@@ -1065,29 +1098,37 @@ mod tests {
     }
 
     #[test]
-    fn only_an_export_of_a_clause_or_a_star_can_re_export() {
-        let ts = |text: &str| may_reexport(Language::TypeScript, text.as_bytes());
-        for yes in [
-            "export { Schedule } from \"effect\"",
-            "export * from \"./prelude\"",
-            "export * as Fx from \"effect\"",
-            "import { Schedule } from \"effect\"\nexport {\n  Schedule\n}",
-            "export type { Schedule } from \"effect\"",
-            "export type * from \"effect\"",
-            "export /* a */ { Schedule }",
-        ] {
-            assert!(ts(yes), "{yes}");
-        }
-        for no in [
+    fn the_modules_a_script_can_re_export_from_are_read_off_its_code() {
+        let sources = |text: &str| Script::scan(text.as_bytes()).reexports();
+        let list = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+        assert_eq!(sources("export { Schedule } from \"effect\""), list(&["effect"]));
+        assert_eq!(
+            sources("export * from './prelude'\nexport * as Fx from \"effect\"\nexport type { T } from \"./t\""),
+            list(&["./prelude", "./t", "effect"])
+        );
+        assert_eq!(sources("export type * from \"effect\""), list(&["effect"]));
+        // An own clause can re-export an import: every module an import names.
+        assert_eq!(
+            sources("import { Schedule } from \"effect\"\nimport * as A from './a'\nexport /* x */ {\n  Schedule\n}"),
+            list(&["./a", "effect"])
+        );
+        assert_eq!(
+            sources("import * as A from './a'\nexport { A"),
+            list(&["./a"]),
+            "unclosed: a clause"
+        );
+        for none in [
             "export const Schedule = 1",
             "export default function retry() {}",
-            "export type Schedule = number",
+            "import { Schedule } from \"effect\"\nexport type Schedule = number",
             "export interface Options { retry: number }",
-            "const exported = { a: 1 }",
+            "import { Schedule } from \"effect\"\nconst exported = { a: 1 }",
+            // Doc comments and strings are not code.
+            "/**\n * import { Effect } from \"effect\"\n * export { Effect }\n */\nexport const a = 1",
+            "const s = 'export * from \"effect\"'",
         ] {
-            assert!(!ts(no), "{no}");
+            assert_eq!(sources(none), list(&[]), "{none}");
         }
-        assert!(may_reexport(Language::Rust, b"fn main() {}"), "never asked: yes");
     }
 
     #[test]

@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use super::{Binding, ClientRequest, FileFacts, Import, RetrySite, Unit};
+use super::{Binding, ClientRequest, Export, FileFacts, Import, ImportKind, RetrySite, Unit};
 use crate::source::Span;
 
 #[derive(Debug, Clone, Default)]
@@ -94,6 +94,29 @@ impl FileFacts {
             Some(tables) => tables.binding_spans.get(&span).map(|&at| &self.bindings[at]),
             None => self.bindings.iter().find(|b| b.span == span),
         }
+    }
+
+    /// The modules this module re-exports from, as written (and as resolved, for an import
+    /// read through an alias): its `export … from` statements' and the imports its own export
+    /// clauses name. A module re-exports nothing else.
+    pub fn reexport_sources(&self) -> Vec<String> {
+        let mut sources: Vec<String> = Vec::new();
+        for export in &self.exports {
+            match export {
+                Export::Named { source, .. } | Export::Namespace { source, .. } | Export::Star { source } => {
+                    sources.push(source.clone())
+                }
+                Export::Local { local, .. } => {
+                    if let Some(import) = self.import(local).filter(|i| !matches!(i.kind, ImportKind::Default)) {
+                        sources.push(import.source.clone());
+                        sources.push(import.written_source().to_string());
+                    }
+                }
+            }
+        }
+        sources.sort_unstable();
+        sources.dedup();
+        sources
     }
 
     pub fn import(&self, local: &str) -> Option<&Import> {

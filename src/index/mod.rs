@@ -44,9 +44,10 @@ pub struct Loaded {
     pub notes: Vec<Note>,
     /// The prefilter ruled the file out: it is loaded in full if resolution asks for it.
     pub prefiltered: bool,
-    /// Ruled out, and its text cannot re-export a module ([`crate::extract::may_reexport`]):
-    /// asking whether it re-exports Effect does not load it.
-    pub reexport_free: bool,
+    /// Ruled out: the modules its text can re-export from ([`crate::extract::reexport_sources`];
+    /// `None`: not known without reading it). Asking whether it re-exports Effect does not
+    /// load it when none of them can.
+    pub reexports: Option<Arc<[String]>>,
     /// Ruled out unless one of these modules (as its imports name them) re-exports Effect:
     /// [`crate::extract::Relevance::ThroughAliases`]. The pipeline asks the index and loads
     /// it if one does.
@@ -87,6 +88,8 @@ pub struct Index {
     config_dirs: std::sync::OnceLock<HashMap<PathBuf, Vec<FileId>>>,
     /// Each import specifier of each file, resolved once (see `typescript.rs`).
     resolutions: std::sync::RwLock<HashMap<(FileId, String), resolve::Resolution>>,
+    /// Whether a module can re-export Effect (`Index::may_reexport_effect`), once known.
+    reach: std::sync::RwLock<HashMap<FileId, bool>>,
     /// The TypeScript project of each file that resolved an import.
     file_projects: std::sync::RwLock<HashMap<FileId, Option<Arc<tsconfig::Project>>>>,
     /// The workspace's Rust library crates by the name other crates write, built on first use
@@ -126,6 +129,7 @@ impl Index {
             misses: Mutex::new(Vec::new()),
             config_dirs: std::sync::OnceLock::new(),
             resolutions: Default::default(),
+            reach: Default::default(),
             file_projects: Default::default(),
             rust_crates: std::sync::OnceLock::new(),
         }
@@ -169,6 +173,10 @@ impl Index {
     /// Records what was loaded for `file`.
     pub fn set(&mut self, file: FileId, loaded: Loaded) {
         self.loaded[file] = loaded;
+        let reach = self.reach.get_mut().unwrap_or_else(|e| e.into_inner());
+        if !reach.is_empty() {
+            reach.clear();
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -200,11 +208,14 @@ impl Index {
         }
     }
 
-    /// `file` was ruled out by the prefilter and cannot re-export a module, so it is not
-    /// loaded to find out what it re-exports.
-    pub fn reexports_nothing(&self, file: FileId) -> bool {
+    /// What `file`, ruled out by the prefilter and not loaded, can re-export from, as its text
+    /// says; `None` if it is loaded or its text did not say.
+    pub fn reexport_summary(&self, file: FileId) -> Option<&[String]> {
         let loaded = &self.loaded[file];
-        loaded.facts.is_none() && loaded.prefiltered && loaded.reexport_free
+        match loaded.facts {
+            None if loaded.prefiltered => loaded.reexports.as_deref(),
+            _ => None,
+        }
     }
 
     /// `file` stays ruled out whatever its aliases are ([`Loaded::through_aliases`]).

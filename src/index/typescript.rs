@@ -160,37 +160,71 @@ impl Index {
     /// ([`crate::extract::Relevance::ThroughAliases`]). A superset of what [`Self::effect_aliases`]
     /// finds in it once read: any name re-exported from Effect counts, not only those it imports.
     /// A module that does not resolve counts too: the file is read, and the user hears why
-    /// retries through it go unchecked ([`Self::unresolved_import_notes`]).
+    /// retries through it go unchecked ([`Self::unresolved_import_notes`]). Until the modules on
+    /// the way are known, `false` with a miss recorded for each (the caller reads them and asks
+    /// again).
     pub fn reexports_effect(&self, file: FileId, sources: &[String]) -> bool {
         sources.iter().any(|source| match self.resolution(file, source) {
-            Resolution::File(target) => self.module_reexports_effect(target, 0),
+            Resolution::File(target) => self.may_reexport_effect(target, true) == Some(true),
             Resolution::Missing => true,
             Resolution::Unread(_) | Resolution::Package => false,
         })
     }
 
-    fn module_reexports_effect(&self, file: FileId, depth: usize) -> bool {
-        if depth > MAX_RESOLVE_DEPTH || self.reexports_nothing(file) {
-            return false;
+    /// Whether module `file` can re-export something of Effect's: followed through every module
+    /// it can re-export from, by the facts of the files read and the texts' summaries of those
+    /// the prefilter ruled out ([`super::Index::reexport_summary`]). `None` when a file on the
+    /// way is neither (with `ask`, a miss is recorded for it).
+    fn may_reexport_effect(&self, file: FileId, ask: bool) -> Option<bool> {
+        if let Some(&known) = self.reach.read().unwrap_or_else(|e| e.into_inner()).get(&file) {
+            return Some(known);
         }
-        let Some(facts) = self.facts(file) else {
-            return false;
-        };
-        let through = |source: &str| {
-            is_effect_source(source)
-                || self
-                    .resolve_module(file, source)
-                    .is_some_and(|target| self.module_reexports_effect(target, depth + 1))
-        };
-        facts.exports.iter().any(|export| match export {
-            Export::Named { source, .. } | Export::Namespace { source, .. } | Export::Star { source } => {
-                through(source)
+        let mut seen = std::collections::HashSet::new();
+        let mut queue = vec![file];
+        let mut unknown = false;
+        let mut found = false;
+        let mut owned: Vec<String>;
+        'files: while let Some(at) = queue.pop() {
+            if !seen.insert(at) {
+                continue;
             }
-            Export::Local { local, .. } => facts
-                .import(local)
-                .filter(|import| !matches!(import.kind, ImportKind::Default))
-                .is_some_and(|import| is_effect_source(&import.source) || through(import.written_source())),
-        })
+            let sources: Vec<&str> = if let Some(summary) = self.reexport_summary(at) {
+                summary.iter().map(String::as_str).collect()
+            } else if let Some(facts) = if ask { self.facts(at) } else { self.loaded(at) } {
+                owned = facts.reexport_sources();
+                owned.iter().map(String::as_str).collect()
+            } else {
+                unknown = true;
+                continue;
+            };
+            for source in sources {
+                if is_effect_source(source) {
+                    found = true;
+                    break 'files;
+                }
+                if let Some(target) = self.resolve_module(at, source) {
+                    queue.push(target);
+                }
+            }
+        }
+        let answer = match (found, unknown) {
+            (true, _) => Some(true),
+            (false, true) => None,
+            (false, false) => Some(false),
+        };
+        if let Some(answer) = answer {
+            self.reach
+                .write()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(file, answer);
+        }
+        answer
+    }
+
+    /// A file the prefilter ruled out that, as its text says, cannot re-export Effect: not read
+    /// to ask what it re-exports.
+    fn cannot_reexport_effect(&self, file: FileId) -> bool {
+        self.reexport_summary(file).is_some() && self.may_reexport_effect(file, false) == Some(false)
     }
 
     /// What `import` of `file` is in Effect's packages, if the project module it names
@@ -208,7 +242,7 @@ impl Index {
 
     /// Where `name`, exported by `file`, comes from in Effect's packages.
     fn effect_export(&self, file: FileId, name: &str, depth: usize) -> Option<(String, ImportKind)> {
-        if depth > MAX_RESOLVE_DEPTH || self.reexports_nothing(file) {
+        if depth > MAX_RESOLVE_DEPTH || self.cannot_reexport_effect(file) {
             return None;
         }
         let facts = self.facts(file)?;
@@ -278,7 +312,7 @@ impl Index {
 
     /// The Effect module `file` as a whole stands for: it re-exports one with `export *`.
     fn effect_namespace(&self, file: FileId, depth: usize) -> Option<String> {
-        if depth > MAX_RESOLVE_DEPTH || self.reexports_nothing(file) {
+        if depth > MAX_RESOLVE_DEPTH || self.cannot_reexport_effect(file) {
             return None;
         }
         let facts = self.facts(file)?;
