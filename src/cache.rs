@@ -51,6 +51,20 @@ impl Stat {
     }
 }
 
+/// A list of module names to keep with a file: most files the prefilter rules out re-export
+/// nothing, and share one empty list rather than allocate one each.
+pub fn shared(sources: Vec<String>) -> Arc<[String]> {
+    static EMPTY: std::sync::LazyLock<Arc<[String]>> = std::sync::LazyLock::new(|| Arc::from(Vec::new()));
+    match sources.is_empty() {
+        true => EMPTY.clone(),
+        false => sources.into(),
+    }
+}
+
+fn shared_list<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<Arc<[String]>>, D::Error> {
+    Ok(Option::<Vec<String>>::deserialize(deserializer)?.map(shared))
+}
+
 /// What a run made of a file.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub enum Verdict {
@@ -60,6 +74,7 @@ pub enum Verdict {
     Skipped {
         prefilter: u64,
         generated: bool,
+        #[serde(deserialize_with = "shared_list")]
         reexports: Option<Arc<[String]>>,
         /// Ruled out unless one of these modules re-exports Effect
         /// ([`crate::extract::Relevance::ThroughAliases`]).

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::cache::{content_hash, FactsCache, Stat, Verdict};
+use crate::cache::{content_hash, shared, FactsCache, Stat, Verdict};
 use crate::extract::{self, Prefilter};
 use crate::index::Loaded;
 use crate::source::{Note, SourceFile};
@@ -273,7 +273,7 @@ impl Loader<'_> {
                 _ => match self.prefilter.as_ref() {
                     Some(prefilter) => {
                         let (relevance, reexports) = prefilter.relevance(file.language, &text);
-                        (relevance, reexports.map(Into::into))
+                        (relevance, reexports.map(shared))
                     }
                     None => (extract::Relevance::Kept, None),
                 },
@@ -323,7 +323,7 @@ impl Loader<'_> {
                 .as_ref()
                 .is_some_and(|prefilter| !prefilter.is_relevant(file.language, &text));
         if emptied {
-            let reexports: Option<Arc<[String]>> = Some(facts.reexport_sources().into());
+            let reexports = Some(shared(facts.reexport_sources()));
             if let (Some(cache), Some(hash)) = (self.cache, hash) {
                 let verdict = Verdict::Skipped {
                     prefilter: self.key(file),
