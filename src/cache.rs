@@ -61,24 +61,58 @@ pub fn shared(sources: Vec<String>) -> Arc<[String]> {
     }
 }
 
-fn shared_list<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<Arc<[String]>>, D::Error> {
-    Ok(Option::<Vec<String>>::deserialize(deserializer)?.map(shared))
+/// What the prefilter left of a file it ruled out, beyond its verdict. Most such files
+/// re-export nothing and need nothing of their aliases: they share one value, so a file the
+/// prefilter rules out costs a pointer ([`RuledOut::new`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RuledOut {
+    /// The modules its code can re-export from (`None`: not known without reading it): see
+    /// `extract::prefilter::Script::reexports`. The index follows barrels through these.
+    pub reexports: Option<Arc<[String]>>,
+    /// Ruled out unless one of these modules (as its imports name them) re-exports Effect:
+    /// [`crate::extract::Relevance::ThroughAliases`]. The pipeline asks the index and reads it
+    /// if one does.
+    pub through_aliases: Option<Arc<[String]>>,
+}
+
+impl RuledOut {
+    pub fn new(reexports: Option<Arc<[String]>>, through_aliases: Option<Arc<[String]>>) -> Arc<RuledOut> {
+        static NOTHING: std::sync::LazyLock<Arc<RuledOut>> = std::sync::LazyLock::new(|| {
+            Arc::new(RuledOut {
+                reexports: Some(shared(Vec::new())),
+                through_aliases: None,
+            })
+        });
+        match (&reexports, &through_aliases) {
+            (Some(list), None) if list.is_empty() => NOTHING.clone(),
+            _ => Arc::new(RuledOut {
+                reexports,
+                through_aliases,
+            }),
+        }
+    }
+}
+
+fn shared_ruled_out<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<Arc<RuledOut>>, D::Error> {
+    #[derive(Deserialize)]
+    struct Read {
+        reexports: Option<Vec<String>>,
+        through_aliases: Option<Vec<String>>,
+    }
+    Ok(Option::<Read>::deserialize(deserializer)?
+        .map(|read| RuledOut::new(read.reexports.map(shared), read.through_aliases.map(Into::into))))
 }
 
 /// What a run made of a file.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub enum Verdict {
     /// The prefilter identified by this key ruled the file out (`generated`: as generated
-    /// code; `reexports`: the modules its text can re-export from, see
-    /// [`crate::extract::reexport_sources`]).
+    /// code), and what it left of it (`None`: nothing known).
     Skipped {
         prefilter: u64,
         generated: bool,
-        #[serde(deserialize_with = "shared_list")]
-        reexports: Option<Arc<[String]>>,
-        /// Ruled out unless one of these modules re-exports Effect
-        /// ([`crate::extract::Relevance::ThroughAliases`]).
-        through_aliases: Option<Arc<[String]>>,
+        #[serde(deserialize_with = "shared_ruled_out")]
+        ruled_out: Option<Arc<RuledOut>>,
     },
     /// The file was parsed into these facts. The text is kept in memory only (the language
     /// server), never written to disk.
@@ -472,8 +506,7 @@ mod tests {
             Verdict::Skipped {
                 prefilter: 9,
                 generated: false,
-                reexports: None,
-                through_aliases: None,
+                ruled_out: None,
             },
         );
         cache.save().unwrap();
@@ -536,8 +569,7 @@ mod tests {
                 verdict: Verdict::Skipped {
                     prefilter: 3,
                     generated: false,
-                    reexports: None,
-                    through_aliases: None,
+                    ruled_out: None,
                 },
             },
         );
@@ -596,8 +628,7 @@ mod tests {
         let skipped = Verdict::Skipped {
             prefilter: 1,
             generated: false,
-            reexports: None,
-            through_aliases: None,
+            ruled_out: None,
         };
         let now = std::time::SystemTime::now()
             .duration_since(UNIX_EPOCH)

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::cache::{content_hash, shared, FactsCache, Stat, Verdict};
+use crate::cache::{content_hash, shared, FactsCache, RuledOut, Stat, Verdict};
 use crate::extract::{self, Prefilter};
 use crate::index::Loaded;
 use crate::source::{Note, SourceFile};
@@ -137,13 +137,14 @@ impl Loader<'_> {
             Verdict::Skipped {
                 prefilter,
                 generated,
-                reexports,
-                through_aliases,
-            } if filtered && prefilter == self.key(file) && (filter == Filter::On || through_aliases.is_none()) => {
+                ruled_out,
+            } if filtered
+                && prefilter == self.key(file)
+                && (filter == Filter::On || ruled_out.as_ref().is_none_or(|r| r.through_aliases.is_none())) =>
+            {
                 Some(Loaded {
                     prefiltered: true,
-                    reexports,
-                    through_aliases,
+                    ruled_out,
                     cached: true,
                     generated,
                     ..Loaded::default()
@@ -255,20 +256,17 @@ impl Loader<'_> {
             .flatten()
             .and_then(|(cache, hash)| cache.skipped_by_hash(&file.absolute, hash))
             .filter(|verdict| matches!(verdict, Verdict::Skipped { prefilter, .. } if *prefilter == self.key(file)));
-        let ruled_out = cached_verdict.is_some();
+        let from_cache = cached_verdict.is_some();
         let sifted = || -> (extract::Relevance, Option<Arc<[String]>>) {
             match &cached_verdict {
-                Some(Verdict::Skipped {
-                    through_aliases,
-                    reexports,
-                    ..
-                }) => (
-                    through_aliases
+                Some(Verdict::Skipped { ruled_out, .. }) => (
+                    ruled_out
                         .as_ref()
+                        .and_then(|r| r.through_aliases.as_ref())
                         .map_or(extract::Relevance::Irrelevant, |sources| {
                             extract::Relevance::ThroughAliases(sources.to_vec())
                         }),
-                    reexports.clone(),
+                    ruled_out.as_ref().and_then(|r| r.reexports.clone()),
                 ),
                 _ => match self.prefilter.as_ref() {
                     Some(prefilter) => {
@@ -290,21 +288,20 @@ impl Loader<'_> {
             },
         };
         if let Some((through_aliases, reexports)) = ruled {
+            let ruled_out = Some(RuledOut::new(reexports, through_aliases));
             if let (Some(cache), Some(hash)) = (self.cache, hash) {
                 let verdict = Verdict::Skipped {
                     prefilter: self.key(file),
                     generated: skip_generated,
-                    reexports: reexports.clone(),
-                    through_aliases: through_aliases.clone(),
+                    ruled_out: ruled_out.clone(),
                 };
                 cache.store(&file.absolute, stat, hash, verdict);
             }
             return Loaded {
                 prefiltered: true,
-                reexports,
-                through_aliases,
+                ruled_out,
                 generated: skip_generated,
-                cached: ruled_out,
+                cached: from_cache,
                 ..Loaded::default()
             };
         }
@@ -323,19 +320,18 @@ impl Loader<'_> {
                 .as_ref()
                 .is_some_and(|prefilter| !prefilter.is_relevant(file.language, &text));
         if emptied {
-            let reexports = Some(shared(facts.reexport_sources()));
+            let ruled_out = Some(RuledOut::new(Some(shared(facts.reexport_sources())), None));
             if let (Some(cache), Some(hash)) = (self.cache, hash) {
                 let verdict = Verdict::Skipped {
                     prefilter: self.key(file),
                     generated: false,
-                    reexports: reexports.clone(),
-                    through_aliases: None,
+                    ruled_out: ruled_out.clone(),
                 };
                 cache.store(&file.absolute, stat, hash, verdict);
             }
             return Loaded {
                 prefiltered: true,
-                reexports,
+                ruled_out,
                 ..Loaded::default()
             };
         }

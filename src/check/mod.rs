@@ -153,7 +153,7 @@ pub fn load_index(
 fn load_through_aliases(index: &mut Index, loader: &Loader) {
     loop {
         let pending: Vec<FileId> = (0..index.len())
-            .filter(|&file| index.loaded_entry(file).through_aliases.is_some())
+            .filter(|&file| through_aliases(index, file).is_some())
             .collect();
         if pending.is_empty() {
             return;
@@ -162,7 +162,7 @@ fn load_through_aliases(index: &mut Index, loader: &Loader) {
             .par_iter()
             .copied()
             .filter(|&file| {
-                let sources = index.loaded_entry(file).through_aliases.clone().unwrap_or_default();
+                let sources = through_aliases(index, file).unwrap_or_default();
                 index.reexports_effect(file, &sources)
             })
             .collect();
@@ -187,6 +187,10 @@ fn load_through_aliases(index: &mut Index, loader: &Loader) {
             return;
         }
     }
+}
+
+fn through_aliases(index: &Index, file: FileId) -> Option<std::sync::Arc<[String]>> {
+    index.loaded_entry(file).ruled_out.as_ref()?.through_aliases.clone()
 }
 
 /// [`load_index`] into an index made by the caller, counting the files read in `progress`.

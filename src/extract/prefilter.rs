@@ -366,8 +366,8 @@ impl Prefilter {
         }
     }
 
-    /// Whether `text` can hold a fact an enabled rule reads, and on what; for a script, also
-    /// the modules it can re-export from (see `Script::reexports`).
+    /// Whether `text` can hold a fact an enabled rule reads, and on what; and (when it is not
+    /// kept) the modules it can re-export from (see `Script::reexports`).
     pub fn relevance(&self, language: Language, text: &[u8]) -> (Relevance, Option<Vec<String>>) {
         let script = match language {
             Language::Rust | Language::Sql | Language::Json | Language::Yaml => {
@@ -375,7 +375,8 @@ impl Prefilter {
                     true => Relevance::Kept,
                     false => Relevance::Irrelevant,
                 };
-                return (relevance, None);
+                // Nothing but a script re-exports a script's names.
+                return (relevance, Some(Vec::new()));
             }
             _ => Self::script(language, text),
         };

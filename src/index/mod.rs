@@ -44,14 +44,9 @@ pub struct Loaded {
     pub notes: Vec<Note>,
     /// The prefilter ruled the file out: it is loaded in full if resolution asks for it.
     pub prefiltered: bool,
-    /// Ruled out: the modules its text can re-export from ([`crate::extract::reexport_sources`];
-    /// `None`: not known without reading it). Asking whether it re-exports Effect does not
-    /// load it when none of them can.
-    pub reexports: Option<Arc<[String]>>,
-    /// Ruled out unless one of these modules (as its imports name them) re-exports Effect:
-    /// [`crate::extract::Relevance::ThroughAliases`]. The pipeline asks the index and loads
-    /// it if one does.
-    pub through_aliases: Option<Arc<[String]>>,
+    /// Ruled out: what the prefilter left of it (what it can re-export, the aliases that would
+    /// keep it); `None`: nothing known.
+    pub ruled_out: Option<Arc<crate::cache::RuledOut>>,
     /// The verdict or the facts came from the facts cache, not from this run.
     pub cached: bool,
     /// Skipped as generated code (it is loaded in full if resolution asks for it).
@@ -213,14 +208,17 @@ impl Index {
     pub fn reexport_summary(&self, file: FileId) -> Option<&[String]> {
         let loaded = &self.loaded[file];
         match loaded.facts {
-            None if loaded.prefiltered => loaded.reexports.as_deref(),
+            None if loaded.prefiltered => loaded.ruled_out.as_deref()?.reexports.as_deref(),
             _ => None,
         }
     }
 
-    /// `file` stays ruled out whatever its aliases are ([`Loaded::through_aliases`]).
+    /// `file` stays ruled out whatever its aliases are ([`crate::cache::RuledOut::through_aliases`]).
     pub fn forget_aliases(&mut self, file: FileId) {
-        self.loaded[file].through_aliases = None;
+        let loaded = &mut self.loaded[file];
+        if let Some(ruled_out) = &loaded.ruled_out {
+            loaded.ruled_out = Some(crate::cache::RuledOut::new(ruled_out.reexports.clone(), None));
+        }
     }
 
     /// What was loaded for `file`.
