@@ -260,6 +260,10 @@ pub struct RustWrapperMethod {
     pub predicate: Option<usize>,
     /// The terminal method: the parameter that is the retried operation.
     pub run: Option<usize>,
+    /// A parameter bound as a closure that returns no `bool` (`F: Fn(&E)`), of a method that
+    /// does not run the retry: a callback told of something, which decides nothing.
+    #[serde(default)]
+    pub callback: bool,
     /// It sets a field to something the analysis cannot read (a literal count): what
     /// depends on that field is not known after it.
     pub opaque: Vec<String>,
@@ -316,6 +320,9 @@ pub struct RustWrapperStep {
     pub predicate: super::Predicate,
     /// The first argument read as an operation: what it replays.
     pub unit: Option<super::Unit>,
+    /// The first argument is a closure (or an `async` block).
+    #[serde(default)]
+    pub closure: bool,
     /// The operation turns some of its errors into a success (an `Err(e) =>` arm that does
     /// not give an `Err`): it classifies them itself.
     pub classifies: bool,

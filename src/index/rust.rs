@@ -292,6 +292,7 @@ fn wrapper_site(call: &RustWrapperCall, wrapper: &RustWrapper) -> Option<(RetryS
         None => fields.push((field.to_string(), value)),
     };
     let mut predicate = None;
+    let mut unread_closure = false;
     let mut limit_step = None;
     // The methods that shape the strategy, which messages name it by.
     let mut scheduling: Vec<&RustWrapperStep> = Vec::new();
@@ -333,6 +334,10 @@ fn wrapper_site(call: &RustWrapperCall, wrapper: &RustWrapper) -> Option<(RetryS
         }
         if method.predicate.is_some() {
             predicate = Some(step);
+        } else if method.run.is_none() && !method.callback && step.closure {
+            // A closure given to a method whose parameter the summary does not read: it may
+            // decide what is retried.
+            unread_closure = true;
         }
         if method.run.is_some() {
             // How messages name the policy: the call and the methods that shape it.
@@ -355,7 +360,7 @@ fn wrapper_site(call: &RustWrapperCall, wrapper: &RustWrapper) -> Option<(RetryS
             };
             let predicate = match predicate {
                 Some(given) => given.predicate.clone(),
-                None if wrapper.default_every_error => Predicate::None,
+                None if wrapper.default_every_error && !unread_closure => Predicate::None,
                 None => Predicate::Unknown,
             };
             // An operation that answers some of its errors with a success classifies them.

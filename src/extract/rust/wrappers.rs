@@ -111,6 +111,7 @@ fn summarise<'t>(rx: &Rx<'t>, entry: &Item<'t>, sites: &[Span]) -> Option<(RustW
         at += 1;
     }
     let mut methods = Vec::new();
+    let mut predicate_field: Option<String> = None;
     let mut schedule = None;
     let mut site = None;
     for ty in &types {
@@ -118,6 +119,10 @@ fn summarise<'t>(rx: &Rx<'t>, entry: &Item<'t>, sites: &[Span]) -> Option<(RustW
             let Some(mut method) = method_roles(rx, item) else {
                 continue;
             };
+            // A parameter bound as a predicate of the result (`P: Fn(&Result<…>) -> bool`).
+            if predicate_field.is_none() && method.predicate.is_some() {
+                predicate_field = method.sets.first().map(|(f, _)| f.clone());
+            }
             if method.run.is_some() {
                 match retry_reached(rx, item, sites) {
                     Some((found, strategy)) => {
@@ -126,7 +131,12 @@ fn summarise<'t>(rx: &Rx<'t>, entry: &Item<'t>, sites: &[Span]) -> Option<(RustW
                             schedule = strategy;
                         }
                     }
-                    None => method.run = None,
+                    // A closure given to a method that does not run the retry, bound as
+                    // no predicate: told of something (`on_retry(|e| …)`), deciding nothing.
+                    None => {
+                        method.run = None;
+                        method.callback = true;
+                    }
                 }
             }
             // A method that neither continues the builder nor runs it is not part of it.
@@ -137,10 +147,6 @@ fn summarise<'t>(rx: &Rx<'t>, entry: &Item<'t>, sites: &[Span]) -> Option<(RustW
         }
     }
     let site = site?;
-    let predicate_field = methods
-        .iter()
-        .find(|m| m.predicate.is_some())
-        .and_then(|m| m.sets.first().map(|(f, _)| f.clone()));
     let default_every_error = predicate_field
         .as_ref()
         .and_then(|field| default_nodes.iter().find(|(f, _)| f == field))
@@ -202,6 +208,7 @@ fn method_roles<'t>(rx: &Rx<'t>, item: &Item<'t>) -> Option<RustWrapperMethod> {
         sets: Vec::new(),
         predicate: None,
         run: None,
+        callback: false,
         opaque: Vec::new(),
     };
     for (i, param) in params.iter().enumerate() {
@@ -267,7 +274,22 @@ fn callable<'t>(rx: &Rx<'t>, function: Node<'t>, param: Node<'t>) -> Option<bool
         let text: String = text.chars().filter(|c| !c.is_whitespace()).collect();
         let at = ["Fn(", "FnMut(", "FnOnce("].iter().filter_map(|f| text.find(f)).min()?;
         let rest = &text[at..];
-        let close = rest.find(')')?;
+        // The parenthesis closing the arguments (`Fn(&Result<u8, ()>)`: not the unit's).
+        let open = rest.find('(')?;
+        let mut depth = 0usize;
+        let close = rest[open..].char_indices().find_map(|(i, c)| {
+            match c {
+                '(' => depth += 1,
+                ')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Some(open + i);
+                    }
+                }
+                _ => {}
+            }
+            None
+        })?;
         Some(rest[close..].starts_with(")->bool"))
     };
     match ty.kind_str() {
@@ -786,7 +808,9 @@ impl<'t> Walk<'_, 't, '_> {
                     })
                     .collect();
                 let text = format!(".{method}({})", written.join(", "));
+                let closure = first.is_some_and(|a| matches!(a.kind_str(), "closure_expression" | "async_block"));
                 RustWrapperStep {
+                    closure,
                     method,
                     span: Span::new(start, call.end_byte()),
                     text,
@@ -897,5 +921,123 @@ fn turns_errors_into_success<'t>(rx: &Rx<'t>, node: Node<'t>) -> bool {
         if !crate::extract::step_past(&mut cursor, node) {
             return false;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::facts::{FileFacts, Predicate, RustWrapperParam};
+    use crate::schedule::rust::Arg;
+    use crate::source::Language;
+
+    fn facts(text: &str) -> FileFacts {
+        crate::extract::extract_file(Language::Rust, text.as_bytes())
+    }
+
+    const BUILDER: &str = r#"
+use std::time::Duration;
+use tokio_retry::strategy::{jitter, ExponentialBackoff};
+use tokio_retry::Retry;
+
+pub struct Config { limit: Option<usize>, cap: Duration, when: When }
+enum When { Any, Test(Box<dyn Fn(&Result<u8, ()>) -> bool>) }
+impl When {
+    fn check(&self, r: &Result<u8, ()>) -> bool {
+        match self { When::Any => r.is_err(), When::Test(t) => t(r) }
+    }
+}
+pub fn retry(name: &str) -> Config { Config { limit: None, cap: Duration::from_secs(8), when: When::Any } }
+impl Config {
+    pub fn when<P>(mut self, p: P) -> Self where P: Fn(&Result<u8, ()>) -> bool + 'static { self.when = When::Test(Box::new(p)); self }
+    pub fn limit(mut self, n: usize) -> Self { self.limit = Some(n); self }
+    pub fn no_limit(mut self) -> Self { self.limit = None; self }
+    pub async fn run<F, Fut>(self, f: F) -> Result<u8, ()> where F: FnMut() -> Fut, Fut: std::future::Future<Output = Result<u8, ()>> {
+        let limit = self.limit;
+        let cap = self.cap;
+        Retry::spawn(strategy(limit, cap), f).await
+    }
+}
+fn strategy(limit: Option<usize>, cap: Duration) -> Box<dyn Iterator<Item = Duration>> {
+    let b = ExponentialBackoff::from_millis(10).max_delay(cap).map(jitter);
+    match limit { Some(n) => Box::new(b.take(n - 1)), None => Box::new(b) }
+}
+"#;
+
+    #[test]
+    fn a_builder_over_tokio_retry_is_summarised() {
+        let f = facts(BUILDER);
+        let [wrapper] = f.rust_wrappers.as_slice() else {
+            panic!("{:?}", f.rust_wrappers)
+        };
+        assert_eq!((wrapper.name.as_str(), wrapper.arity), ("retry", 1));
+        assert!(wrapper.default_every_error, "`When::Any` is answered with `r.is_err()`");
+        assert_eq!(wrapper.predicate_field.as_deref(), Some("when"));
+        let limit = wrapper.methods.iter().find(|m| m.name == "limit").unwrap();
+        assert_eq!(limit.sets, vec![("limit".to_string(), Some(0))]);
+        let no_limit = wrapper.methods.iter().find(|m| m.name == "no_limit").unwrap();
+        assert_eq!(no_limit.sets, vec![("limit".to_string(), None)]);
+        assert_eq!(wrapper.methods.iter().find(|m| m.name == "run").unwrap().run, Some(0));
+        let schedule = wrapper.schedule.as_ref().expect("the factory is read");
+        assert_eq!(schedule.factory, "strategy");
+        assert!(
+            matches!(&schedule.params[..], [RustWrapperParam::Field(l), RustWrapperParam::Field(c)] if l == "limit" && c == "cap")
+        );
+        assert_eq!((schedule.limit, schedule.offset, schedule.optional), (0, -1.0, true));
+        assert_eq!(
+            schedule.taken.ops.last().map(|op| op.args.clone()),
+            Some(vec![Arg::Param(0)])
+        );
+        assert!(schedule
+            .untaken
+            .as_ref()
+            .is_some_and(|u| u.ops.iter().all(|op| op.method != "take")));
+        assert!(wrapper.defaults.contains(&("cap".to_string(), Arg::Ms(8000.0))));
+        // Its own retry applies the caller's predicate with the caller's strategy.
+        let [site] = f.retry_sites.as_slice() else { panic!() };
+        assert_eq!(site.predicate, Predicate::Unknown);
+        assert!(matches!(site.policy, crate::facts::PolicyArg::Unknown));
+    }
+
+    #[test]
+    fn a_builder_whose_terminal_does_not_retry_is_none() {
+        let f = facts(
+            r#"
+use tokio_retry::Retry;
+pub struct Timed { n: usize }
+pub fn timed() -> Timed { Timed { n: 1 } }
+impl Timed {
+    pub fn limit(mut self, n: usize) -> Self { self.n = n; self }
+    pub async fn run<F, Fut>(self, mut f: F) -> Fut::Output where F: FnMut() -> Fut, Fut: std::future::Future { f().await }
+}
+pub async fn elsewhere() { let _ = Retry::spawn(std::iter::empty(), || async { Ok::<(), ()>(()) }).await; }
+"#,
+        );
+        assert!(f.rust_wrappers.is_empty(), "{:?}", f.rust_wrappers);
+    }
+
+    #[test]
+    fn chains_keep_their_methods_and_predicates() {
+        let f = facts(
+            r#"
+use crate::util::retry;
+pub async fn a() { retry("a").when(|r| r.is_err()).limit(5).run(|| async { Ok(1) }).await; }
+pub async fn b() { retry("b").when(|r| matches!(r, Err(Error::Lost))).no_limit().run(|| async { Ok(1) }).await; }
+"#,
+        );
+        let [a, b] = f.rust_wrapper_calls.as_slice() else {
+            panic!("{:?}", f.rust_wrapper_calls)
+        };
+        assert_eq!(a.path.segments, ["crate", "util", "retry"]);
+        let methods: Vec<&str> = a.steps.iter().map(|s| s.method.as_str()).collect();
+        assert_eq!(methods, ["when", "limit", "run"]);
+        assert_eq!(
+            a.steps[0].predicate,
+            Predicate::None,
+            "only asks whether it is an error"
+        );
+        assert_eq!(a.steps[1].values, vec![Arg::Num(5.0)]);
+        assert_eq!(a.steps[1].text, ".limit(5)");
+        assert!(matches!(b.steps[0].predicate, Predicate::Filter { .. }));
+        assert!(a.steps[2].unit.is_some());
     }
 }
