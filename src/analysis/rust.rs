@@ -113,6 +113,13 @@ pub(super) fn collect(analysis: &super::Analysis, index: &Index, file: FileId) -
         // where it is defined; the call is judged for what its arguments decide.
         if let Some(regardless) = factory_regardless(index, file, chain) {
             found.0 = without(found.0, &regardless);
+        } else if let Some(regardless) = rust.regardless.as_deref() {
+            // A project retry builder's call: likewise, its factory's.
+            let mut mask = Mask::default();
+            let (state, problems) = state_with(index, file, regardless, 0, Some(&mut mask));
+            if let Some(known) = evaluated(regardless, state, problems) {
+                found.0 = without(found.0, &mask.apply(known.0));
+            }
         }
         if defined_apart {
             let name = match &rust.local {
@@ -421,28 +428,7 @@ impl Mask {
 
 /// A factory's value with the arguments of a call for its parameters.
 fn substitute(value: &RustChain, args: &[model::Arg]) -> RustChain {
-    fn arg(a: &model::Arg, args: &[model::Arg]) -> model::Arg {
-        match a {
-            model::Arg::Param(i) => args.get(*i).cloned().unwrap_or(model::Arg::Unknown),
-            model::Arg::Some(inner) => model::Arg::Some(Box::new(arg(inner, args))),
-            model::Arg::Call(path, inner) => {
-                let inner: Vec<model::Arg> = inner.iter().map(|a| arg(a, args)).collect();
-                // `Duration::from_millis(base_ms)` of a factory, given its argument.
-                match path.as_slice() {
-                    [.., duration, unit] if duration == "Duration" => {
-                        model::duration(unit, &inner).map_or(model::Arg::Unknown, model::Arg::Ms)
-                    }
-                    _ => model::Arg::Call(path.clone(), inner),
-                }
-            }
-            model::Arg::Range { lo, hi, inclusive } => model::Arg::Range {
-                lo: Box::new(arg(lo, args)),
-                hi: Box::new(arg(hi, args)),
-                inclusive: *inclusive,
-            },
-            other => other.clone(),
-        }
-    }
+    let arg = |a: &model::Arg, args: &[model::Arg]| a.given(args);
     let mut out = value.clone();
     match &mut out.base {
         RustBase::Deferred { args: given, .. } | RustBase::Call { args: given, .. } => {

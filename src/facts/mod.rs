@@ -30,7 +30,8 @@ pub use retry::{PassedPolicy, PolicyArg, Predicate, Retried, RetrySite};
 pub use rs2::{EffectClass, Rs2Call, Rs2Facts, Rs2Policy};
 pub use rust::{
     RustBase, RustChain, RustHelper, RustHelperArg, RustHelperCall, RustOp, RustPath, RustPolicy, RustPolicyArg,
-    RustStepped,
+    RustStepped, RustWrapper, RustWrapperCall, RustWrapperMethod, RustWrapperParam, RustWrapperSchedule,
+    RustWrapperStep,
 };
 pub use sql::{SqlOrigin, SqlText};
 pub use unit::{ArgKey, ArgKeys, ClientRequest, Handler, OpKind, ServiceDef, SqlClass, Unit, UnitOp};
@@ -143,6 +144,11 @@ pub struct FileFacts {
     /// parameters, and the calls of the crate's functions that may be calls of one.
     pub rust_helpers: Vec<RustHelper>,
     pub rust_helper_calls: Vec<RustHelperCall>,
+    /// Rust: the project's retry builders (issue 25) and the call chains that may use one.
+    #[serde(default)]
+    pub rust_wrappers: Vec<RustWrapper>,
+    #[serde(default)]
+    pub rust_wrapper_calls: Vec<RustWrapperCall>,
     /// Rust: policies no retry site is given, stepped or handed on by the code itself.
     #[serde(default)]
     pub rust_stepped: Vec<RustStepped>,
@@ -192,6 +198,8 @@ impl FileFacts {
             rust_policies: Vec::new(),
             rust_helpers: Vec::new(),
             rust_helper_calls: Vec::new(),
+            rust_wrappers: Vec::new(),
+            rust_wrapper_calls: Vec::new(),
             rust_stepped: Vec::new(),
             rs2: Rs2Facts::default(),
             suppressions: Vec::new(),
@@ -219,6 +227,7 @@ impl FileFacts {
             && self.retrying_clients.is_empty()
             && self.rust_policies.is_empty()
             && self.rust_helper_calls.is_empty()
+            && self.rust_wrapper_calls.is_empty()
             && self.rust_stepped.is_empty()
             && self.rs2.is_empty()
             && self.suppressions.is_empty()

@@ -76,7 +76,8 @@ pub enum PolicyArg {
     Default,
     /// Effect: retry options (`{ schedule, times, while }`) or a bare schedule.
     Effect(Expr),
-    Rust(RustPolicyArg),
+    /// Rust: boxed, the largest by far.
+    Rust(Box<RustPolicyArg>),
     /// An argument the extractor cannot read (wrong arity, a spread).
     Unknown,
 }

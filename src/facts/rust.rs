@@ -21,6 +21,11 @@ pub struct RustPolicyArg {
     /// `retry(backoff.clone(), …)`): one policy, reported once where it is built.
     #[serde(default)]
     pub shared: bool,
+    /// The strategy of a project retry builder's factory with every value its callers give
+    /// unknown (issue 25): what it says holds for every call, the factory's own (reported at
+    /// its definition), so a call is judged for what its values decide.
+    #[serde(default)]
+    pub regardless: Option<Box<RustChain>>,
 }
 
 impl RustPolicyArg {
@@ -212,4 +217,114 @@ pub struct RustStepped {
     /// connection is back): the loop stepping it restarts long-running work, a supervisor's,
     /// whose missing attempt cap is by design (decision 6 judges its pace).
     pub supervisor: bool,
+}
+
+/// A project's retry builder over a retry library (issue 25): a free function returning a
+/// builder struct (`with_retry(name) -> Attempts`), whose methods set its fields (an attempt
+/// count, a predicate) and whose terminal method (`go(f)`) hands them to the library's retry,
+/// given a strategy made by a factory of the file from those fields. A call chain
+/// `with_retry(…).attempts(n).only_if(p).go(f)` elsewhere is then a retry site of its own
+/// (`Index::expand_rust_helpers`): the factory's strategy with the count given, the predicate
+/// given (or the builder's default), and `f` as the unit.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RustWrapper {
+    pub name: String,
+    /// The inline `mod`s of the file it is declared in.
+    pub module: Vec<String>,
+    pub name_span: Span,
+    pub arity: usize,
+    pub library: crate::schedule::Library,
+    /// The methods of the builder and of the types its methods return.
+    pub methods: Vec<RustWrapperMethod>,
+    /// The fields the entry function's struct literal sets, with their values where known.
+    pub defaults: Vec<(String, Arg)>,
+    /// The strategy its retry is given, as the builder's fields make it.
+    pub schedule: Option<RustWrapperSchedule>,
+    /// The field the predicate method sets.
+    pub predicate_field: Option<String>,
+    /// Without a predicate method called, every error is retried: the default the entry
+    /// function gives that field is a variant the file answers with `result.is_err()`.
+    pub default_every_error: bool,
+}
+
+/// One method of a [`RustWrapper`]'s builder.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RustWrapperMethod {
+    pub name: String,
+    /// Parameters besides `self`.
+    pub arity: usize,
+    /// The fields it sets, each from a parameter (its index) or, with `None`, cleared to a
+    /// value no parameter gives (`self.limit = None`, `self.tries.clear()`).
+    pub sets: Vec<(String, Option<usize>)>,
+    /// The parameter that is a predicate of the result (`P: Fn(&Result<T, E>) -> bool`).
+    pub predicate: Option<usize>,
+    /// The terminal method: the parameter that is the retried operation.
+    pub run: Option<usize>,
+    /// A parameter bound as a closure that returns no `bool` (`F: Fn(&E)`), of a method that
+    /// does not run the retry: a callback told of something, which decides nothing.
+    #[serde(default)]
+    pub callback: bool,
+    /// It sets a field to something the analysis cannot read (a literal count): what
+    /// depends on that field is not known after it.
+    pub opaque: Vec<String>,
+}
+
+/// How a [`RustWrapper`]'s retry strategy is made: a factory of the file called with values
+/// from the builder's fields (`retry_strategy(limit_opt, max_delay)`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RustWrapperSchedule {
+    /// The factory's name, for messages.
+    pub factory: String,
+    /// What each of the factory's parameters is given: a field of the builder, or a value.
+    pub params: Vec<RustWrapperParam>,
+    /// The parameter that is the attempt count, applied as `.take(count + offset)`.
+    pub limit: usize,
+    pub offset: f64,
+    /// The count is an `Option`: `None` gives [`Self::untaken`].
+    pub optional: bool,
+    /// The strategy with the count taken (`Arg::Param(i)` for the factory's parameters).
+    pub taken: RustChain,
+    /// The strategy without a count (`None => Box::new(backoff)`).
+    pub untaken: Option<RustChain>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum RustWrapperParam {
+    Field(String),
+    Value(Arg),
+}
+
+/// A call chain that may be of a [`RustWrapper`]: `name(args).m1(…).m2(…)…`, kept with each
+/// method's arguments.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RustWrapperCall {
+    pub path: RustPath,
+    pub arity: usize,
+    pub callee_span: Span,
+    pub callee: String,
+    pub steps: Vec<RustWrapperStep>,
+    pub containers: Vec<super::Container>,
+}
+
+/// One method call of a [`RustWrapperCall`].
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RustWrapperStep {
+    pub method: String,
+    /// From the chain's start to the end of this call.
+    pub span: Span,
+    /// The call as messages write it: `.attempts(5)`, a closure as `…`.
+    pub text: String,
+    /// Each argument's value, where known.
+    pub values: Vec<Arg>,
+    /// The first argument read as a predicate of the result: `|r| r.is_err()` is none.
+    pub predicate: super::Predicate,
+    /// The first argument read as an operation: what it replays.
+    pub unit: Option<super::Unit>,
+    /// The first argument is a closure (or an `async` block).
+    #[serde(default)]
+    pub closure: bool,
+    /// The operation turns some of its errors into a success (an `Err(e) =>` arm that does
+    /// not give an `Err`): it classifies them itself.
+    pub classifies: bool,
+    pub reconnects: bool,
 }

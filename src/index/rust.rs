@@ -7,9 +7,10 @@ use std::sync::Arc;
 
 use super::{FileId, Index};
 use crate::facts::{
-    FileFacts, PolicyArg, Predicate, Retried, RetrySite, RustHelper, RustHelperCall, RustPath, RustPolicy,
-    RustPolicyArg,
+    FileFacts, PolicyArg, Predicate, Retried, RetrySite, RustBase, RustChain, RustHelper, RustHelperCall, RustPath,
+    RustPolicy, RustPolicyArg, RustWrapper, RustWrapperCall, RustWrapperParam, RustWrapperSchedule, RustWrapperStep,
 };
+use crate::schedule::rust::Arg;
 use crate::schedule::Library;
 
 impl Index {
@@ -127,6 +128,87 @@ impl Index {
             .cloned()
     }
 
+    /// The retry builder a call chain's first call names: by the crate's layout, else (a name
+    /// re-exported through a `pub use`, as a crate's prelude does) the one builder of that
+    /// name among the project's loaded files, when there is exactly one.
+    pub fn resolve_rust_wrapper(&self, file: FileId, path: &RustPath) -> Option<(FileId, &RustWrapper)> {
+        let found = self.resolve_rust_item(file, path, true, |facts, module, name| {
+            facts
+                .rust_wrappers
+                .iter()
+                .find(|w| w.module == module && w.name == name)
+        });
+        if found.is_some() {
+            return found;
+        }
+        let name = path.segments.last()?;
+        let boundary = self.boundary(file);
+        let mut named = (0..self.len()).filter_map(|target| {
+            let facts = self.loaded(target)?;
+            let wrapper = facts.rust_wrappers.iter().find(|w| &w.name == name)?;
+            (self.boundary(target) == boundary).then_some((target, wrapper))
+        });
+        let first = named.next()?;
+        named.next().is_none().then_some(first)
+    }
+
+    /// Makes each call chain of a project retry builder that ends in its terminal method
+    /// (`with_retry(…).attempts(5).go(f)`) a retry site of the calling file (issue 25).
+    fn expand_rust_wrappers(&mut self) {
+        let mut added: Vec<(FileId, Vec<RetrySite>, Vec<crate::facts::PollLoop>)> = Vec::new();
+        for file in 0..self.len() {
+            let Some(facts) = self.loaded(file) else { continue };
+            if facts.rust_wrapper_calls.is_empty() {
+                continue;
+            }
+            let mut sites = Vec::new();
+            let mut polls = Vec::new();
+            for call in &facts.rust_wrapper_calls {
+                let Some((_, wrapper)) = self.resolve_rust_wrapper(file, &call.path) else {
+                    continue;
+                };
+                if wrapper.arity != call.arity {
+                    continue;
+                }
+                let Some((site, reconnects)) = wrapper_site(call, wrapper) else {
+                    continue;
+                };
+                if facts.retry_sites.iter().any(|s| s.span == site.span) {
+                    continue;
+                }
+                if reconnects {
+                    polls.push(crate::facts::PollLoop {
+                        span: site.callee_span,
+                        call: site.callee.clone(),
+                        kind: crate::facts::PollKind::Retry,
+                        caught: true,
+                        retries: false,
+                        forked: false,
+                        endless: true,
+                    });
+                }
+                sites.push(site);
+            }
+            if !sites.is_empty() {
+                added.push((file, sites, polls));
+            }
+        }
+        for (file, sites, polls) in added {
+            let Some(shared) = self.loaded[file].facts.as_mut() else {
+                continue;
+            };
+            let facts = Arc::make_mut(shared);
+            facts.retry_sites.extend(sites);
+            for poll in polls {
+                if !facts.polls.iter().any(|p| p.span == poll.span) {
+                    facts.polls.push(poll);
+                }
+            }
+            facts.retry_sites.sort_by_key(|s| s.span.start);
+            facts.lookups = Default::default();
+        }
+    }
+
     /// Makes each call of a Rust retry helper whose callee is loaded a retry site of the
     /// calling file, judged with the call's arguments: the strategy given, the predicate given
     /// (`|_| true` is none), the operation as the retried unit. Idempotent; the pipeline calls
@@ -188,19 +270,220 @@ impl Index {
             facts.retry_sites.sort_by_key(|s| s.span.start);
             facts.lookups = Default::default();
         }
+        self.expand_rust_wrappers();
     }
+}
+
+/// The retry site a call chain of `wrapper` is, and whether its operation only (re)connects:
+/// up to its terminal method, each method read by the builder's summary. A method the
+/// summary does not know leaves nothing known (`None`).
+fn wrapper_site(call: &RustWrapperCall, wrapper: &RustWrapper) -> Option<(RetrySite, bool)> {
+    // The fields the chain sets: a value, `None` for one cleared, unknown otherwise.
+    let mut fields: Vec<(String, Option<Arg>)> = wrapper
+        .defaults
+        .iter()
+        .map(|(f, v)| (f.clone(), Some(v.clone())))
+        .collect();
+    let set = |fields: &mut Vec<(String, Option<Arg>)>, field: &str, value: Option<Arg>| match fields
+        .iter_mut()
+        .find(|(f, _)| f == field)
+    {
+        Some(entry) => entry.1 = value,
+        None => fields.push((field.to_string(), value)),
+    };
+    let mut predicate = None;
+    let mut unread_closure = false;
+    let mut limit_step = None;
+    // The methods that shape the strategy, which messages name it by.
+    let mut scheduling: Vec<&RustWrapperStep> = Vec::new();
+    for step in &call.steps {
+        let method = wrapper
+            .methods
+            .iter()
+            .find(|m| m.name == step.method && m.arity == step.values.len())?;
+        for (field, param) in &method.sets {
+            if Some(field) == wrapper.predicate_field.as_ref() && method.predicate.is_some() {
+                continue;
+            }
+            let value = match param {
+                Some(i) => step.values.get(*i).cloned(),
+                None => None,
+            };
+            // A count given (`Some(n)`) or cleared (`None`): an attempt cap or none.
+            let value = match value {
+                Some(v) => Some(v),
+                None if param.is_none() => Some(Arg::None),
+                None => Some(Arg::Unknown),
+            };
+            if let Some(schedule) = &wrapper.schedule {
+                if matches!(schedule.params.get(schedule.limit), Some(RustWrapperParam::Field(f)) if f == field) {
+                    limit_step = Some(step);
+                }
+                let shapes = schedule
+                    .params
+                    .iter()
+                    .any(|p| matches!(p, RustWrapperParam::Field(f) if f == field));
+                if shapes && !scheduling.iter().any(|s| std::ptr::eq(*s, step)) {
+                    scheduling.push(step);
+                }
+            }
+            set(&mut fields, field, value);
+        }
+        for field in &method.opaque {
+            set(&mut fields, field, Some(Arg::Unknown));
+        }
+        if method.predicate.is_some() {
+            predicate = Some(step);
+        } else if method.run.is_none() && !method.callback && step.closure {
+            // A closure given to a method whose parameter the summary does not read: it may
+            // decide what is retried.
+            unread_closure = true;
+        }
+        if method.run.is_some() {
+            // How messages name the policy: the call and the methods that shape it.
+            let text = std::iter::once(format!("{}(…)", call.callee))
+                .chain(scheduling.iter().map(|s| s.text.clone()))
+                .collect::<String>();
+            let chain = wrapper
+                .schedule
+                .as_ref()
+                .and_then(|s| wrapper_chain(s, &fields, limit_step.unwrap_or(step), text));
+            let policy = match chain {
+                Some(chain) => PolicyArg::Rust(Box::new(RustPolicyArg {
+                    arg: step.span,
+                    regardless: wrapper.schedule.as_ref().map(|s| Box::new(regardless(s, &chain))),
+                    chain: Some(chain),
+                    local: None,
+                    shared: false,
+                })),
+                None => PolicyArg::Unknown,
+            };
+            let predicate = match predicate {
+                Some(given) => given.predicate.clone(),
+                None if wrapper.default_every_error && !unread_closure => Predicate::None,
+                None => Predicate::Unknown,
+            };
+            // An operation that answers some of its errors with a success classifies them.
+            let predicate = match predicate {
+                Predicate::None if step.classifies => Predicate::Unknown,
+                other => other,
+            };
+            let site = RetrySite {
+                span: step.span,
+                callee_span: call.callee_span,
+                callee: call.callee.clone(),
+                library: wrapper.library,
+                retried: Retried::Operation,
+                policy,
+                predicate,
+                containers: call.containers.clone(),
+                unit: step.unit.clone(),
+            };
+            return Some((site, step.reconnects));
+        }
+    }
+    None
+}
+
+/// The factory's strategy with every value a call gives unknown, placed where `chain` is.
+fn regardless(schedule: &RustWrapperSchedule, chain: &RustChain) -> RustChain {
+    let mut out = schedule.taken.clone();
+    let unknown = |a: &Arg| a.given(&[]);
+    if let RustBase::Deferred { args, .. } = &mut out.base {
+        *args = args.iter().map(unknown).collect();
+    }
+    for op in &mut out.ops {
+        op.args = op.args.iter().map(unknown).collect();
+        op.span = chain.span;
+    }
+    out.span = chain.span;
+    out.text = chain.text.clone();
+    out.factory = None;
+    out
+}
+
+/// The strategy a chain's fields make: the factory's with the count given (`.take(n + offset)`)
+/// or, for a cleared count, without one; `None` when a value it needs is not known.
+fn wrapper_chain(
+    schedule: &RustWrapperSchedule,
+    fields: &[(String, Option<Arg>)],
+    limit_step: &RustWrapperStep,
+    text: String,
+) -> Option<RustChain> {
+    let value_of = |param: &RustWrapperParam| -> Arg {
+        match param {
+            RustWrapperParam::Value(v) => v.clone(),
+            RustWrapperParam::Field(f) => fields
+                .iter()
+                .find(|(name, _)| name == f)
+                .and_then(|(_, v)| v.clone())
+                .unwrap_or(Arg::Unknown),
+        }
+    };
+    let mut args: Vec<Arg> = schedule.params.iter().map(value_of).collect();
+    let count = args.get(schedule.limit)?.clone();
+    let count = match count {
+        Arg::Some(inner) if schedule.optional => Some(*inner),
+        Arg::Num(n) => Some(Arg::Num(n)),
+        Arg::None if schedule.optional => None,
+        _ => return None,
+    };
+    let mut chain = match count {
+        Some(Arg::Num(n)) => {
+            args[schedule.limit] = Arg::Num((n + schedule.offset).max(0.0));
+            schedule.taken.clone()
+        }
+        Some(_) => return None,
+        None => schedule.untaken.clone()?,
+    };
+    // Every value the strategy is built from must be known here.
+    let given = |a: &Arg| a.given(&args);
+    if let RustBase::Deferred { args: built, .. } = &mut chain.base {
+        *built = built.iter().map(given).collect();
+    }
+    for op in &mut chain.ops {
+        op.args = op.args.iter().map(given).collect();
+        op.span = limit_step.span;
+    }
+    let known = chain.ops.iter().all(|op| op.args.iter().all(|a| !a.not_known()));
+    if !known {
+        return None;
+    }
+    if let RustBase::Deferred { path, args: built, .. } = &chain.base {
+        let (ctor, state) = crate::schedule::rust::constructor(path, built)?;
+        chain.base = RustBase::New {
+            ctor,
+            state,
+            via: None,
+            configured: true,
+        };
+    }
+    match &mut chain.base {
+        // The builder names the policy, as a config type's method does: its defects are
+        // judged at each call, and it is no inline policy of the call.
+        RustBase::New { configured, via, .. } => {
+            *configured = true;
+            *via = Some(schedule.factory.clone());
+        }
+        _ => return None,
+    }
+    chain.span = limit_step.span;
+    chain.text = text;
+    chain.factory = None;
+    Some(chain)
 }
 
 /// The retry site a call of `helper` is.
 fn helper_site(call: &RustHelperCall, helper: &RustHelper) -> RetrySite {
     let arg = |i: Option<usize>| i.and_then(|i| call.args.get(i));
     let policy = match arg(helper.strategy) {
-        Some(strategy) => PolicyArg::Rust(RustPolicyArg {
+        Some(strategy) => PolicyArg::Rust(Box::new(RustPolicyArg {
             arg: strategy.span,
             chain: strategy.chain.clone(),
             local: strategy.local.clone(),
             shared: false,
-        }),
+            regardless: None,
+        })),
         // The helper builds its strategy itself: judged there, once.
         None => PolicyArg::Unknown,
     };

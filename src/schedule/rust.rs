@@ -234,6 +234,46 @@ impl Arg {
             _ => false,
         }
     }
+
+    /// Whether a factory's parameter is in it.
+    pub fn has_param(&self) -> bool {
+        match self {
+            Arg::Param(_) => true,
+            Arg::Some(inner) => inner.has_param(),
+            Arg::Call(_, inner) => inner.iter().any(Arg::has_param),
+            Arg::Range { lo, hi, .. } => lo.has_param() || hi.has_param(),
+            _ => false,
+        }
+    }
+
+    /// The value with each factory parameter `Param(i)` replaced by `args[i]` (unknown when
+    /// not given), and the conversions a parameter was kept in computed once it is known
+    /// (`Duration::from_millis(base_ms)`, `max_delay.as_millis()`).
+    pub fn given(&self, args: &[Arg]) -> Arg {
+        match self {
+            Arg::Param(i) => args.get(*i).cloned().unwrap_or(Arg::Unknown),
+            Arg::Some(inner) => Arg::Some(Box::new(inner.given(args))),
+            Arg::Call(path, inner) => {
+                let inner: Vec<Arg> = inner.iter().map(|a| a.given(args)).collect();
+                match (
+                    path.iter().map(String::as_str).collect::<Vec<_>>().as_slice(),
+                    inner.as_slice(),
+                ) {
+                    ([.., "Duration", unit], _) => duration(unit, &inner).map_or(Arg::Unknown, Arg::Ms),
+                    (["as_millis"], [Arg::Ms(ms)]) => Arg::Num(ms.floor()),
+                    (["as_secs"], [Arg::Ms(ms)]) => Arg::Num((ms / 1000.0).floor()),
+                    (["as_millis" | "as_secs"], _) => Arg::Unknown,
+                    _ => Arg::Call(path.clone(), inner),
+                }
+            }
+            Arg::Range { lo, hi, inclusive } => Arg::Range {
+                lo: Box::new(lo.given(args)),
+                hi: Box::new(hi.given(args)),
+                inclusive: *inclusive,
+            },
+            other => other.clone(),
+        }
+    }
 }
 
 /// `Duration::from_millis(50)` and friends, in milliseconds.

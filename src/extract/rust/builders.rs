@@ -234,6 +234,13 @@ impl<'t> Rx<'t> {
                     // `Duration::from_secs(2).into()`, `n.clone()`.
                     return match method {
                         "into" | "clone" | "to_owned" => Val::Arg(arg.clone()),
+                        // A factory's `Duration` parameter in milliseconds and back
+                        // (`Duration::from_millis(max_delay.as_millis().try_into().unwrap())`):
+                        // converted when a call gives it.
+                        "as_millis" | "as_secs" if args.is_empty() && arg.has_param() => {
+                            Val::Arg(Arg::Call(vec![method.to_string()], vec![arg.clone()]))
+                        }
+                        "try_into" | "unwrap" if args.is_empty() && arg.has_param() => Val::Arg(arg.clone()),
                         _ => Val::Unknown,
                     };
                 }
@@ -262,7 +269,7 @@ impl<'t> Rx<'t> {
                 if let [.., "Duration", unit] = names.as_slice() {
                     let values = eval_args();
                     // A factory's parameter: converted when a call gives it.
-                    if values.iter().any(|v| matches!(v, Arg::Param(_))) {
+                    if values.iter().any(Arg::has_param) {
                         return Val::Arg(Arg::Call(vec!["Duration".into(), unit.to_string()], values));
                     }
                     return duration(unit, &values).map_or(Val::Unknown, |ms| Val::Arg(Arg::Ms(ms)));

@@ -11,7 +11,7 @@ impl<'t> Rx<'t> {
     /// `associated`: the container is an `impl` block's body, whose type ends `module`.
     fn collect_items_in(&mut self, container: Node<'t>, module: &mut Vec<String>, associated: bool) {
         for item in named_children(container) {
-            if is_test_item(item, self.text) {
+            if is_test_item(item, self.text) || is_debug_only_value(item, self.text) {
                 continue;
             }
             let public = named_children(item)

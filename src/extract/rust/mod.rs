@@ -22,6 +22,7 @@ mod shared;
 mod sites;
 mod stepped;
 mod units;
+mod wrappers;
 
 use builders::tail;
 pub(super) use macros::unfold;
@@ -160,10 +161,11 @@ pub(super) fn extract(facts: &mut FileFacts, text: &[u8], tree: &Tree, logged: &
     };
     walk.node(root, 0);
     helpers::reexported_retries(&rx, root, facts);
+    wrappers::summarise_wrappers(&rx, facts);
     shared::mark_shared_locals(&mut facts.retry_sites);
     // Calls inside a retried unit are followed into the file's functions; a file that
     // retries nothing needs none.
-    if !facts.retry_sites.is_empty() || !facts.rust_helper_calls.is_empty() {
+    if !facts.retry_sites.is_empty() || !facts.rust_helper_calls.is_empty() || !facts.rust_wrapper_calls.is_empty() {
         facts.units = rx.named_units();
         // Queue consumers and job handlers around (or calling) the retries.
         facts.handlers = rx.handlers(root);
@@ -276,6 +278,31 @@ fn is_test_attribute(attribute: Node, text: &[u8]) -> bool {
         || test_feature
         || path == "test"
         || path.ends_with("::test")
+}
+
+/// A `const` or `static` of debug builds only (`#[cfg(debug_assertions)]` before it): the
+/// value a release build runs with is the other definition of its name
+/// (`#[cfg(not(debug_assertions))]`), so a look-up by name finds that one.
+fn is_debug_only_value(node: Node, text: &[u8]) -> bool {
+    if !matches!(node.kind_str(), "const_item" | "static_item") {
+        return false;
+    }
+    let mut current = node.prev_sibling();
+    while let Some(sibling) = current {
+        match sibling.kind_str() {
+            "attribute_item" => {
+                let raw = std::str::from_utf8(&text[sibling.byte_range()]).unwrap_or("");
+                let inner: String = raw.chars().filter(|c| !c.is_whitespace()).collect();
+                if inner == "#[cfg(debug_assertions)]" {
+                    return true;
+                }
+            }
+            "line_comment" | "block_comment" => {}
+            _ => return false,
+        }
+        current = sibling.prev_sibling();
+    }
+    false
 }
 
 /// A file that declares itself test code (`#![cfg(test)]`).

@@ -42,6 +42,7 @@ impl<'t> Walk<'_, 't, '_> {
                 self.call(node);
                 if self.facts.retry_sites.len() == sites {
                     self.helper_call(node);
+                    self.wrapper_call(node);
                 }
             }
             // Policies whose delays the code uses itself (`stepped`).
@@ -286,12 +287,13 @@ impl<'t> Walk<'_, 't, '_> {
             callee,
             library: lib,
             retried,
-            policy: PolicyArg::Rust(RustPolicyArg {
+            policy: PolicyArg::Rust(Box::new(RustPolicyArg {
                 arg: span(policy_arg),
                 chain,
                 local,
                 shared: false,
-            }),
+                regardless: None,
+            })),
             predicate,
             containers: self.containers.clone(),
             unit,

@@ -63,6 +63,10 @@ impl<'t> Walk<'_, 't, '_> {
         // Iterator<…>> { let backoff = …; match limit { … Box::new(backoff) } }`): the policy
         // is the function's, reported at its name (one policy, however many call it).
         if let Some(function) = self.returned_by_factory(block, name) {
+            // A branch of its tail that changes it further (`match limit { Some(n) =>
+            // Box::new(backoff.take(n)), None => Box::new(backoff) }`): what that method sets
+            // is the caller's to choose, not known here.
+            chain.ops.extend(branch_methods(rx, block, name));
             self.facts.rust_stepped.push(RustStepped {
                 name: rx.text_of(function).to_string(),
                 name_span: span(function),
@@ -478,4 +482,54 @@ pub(super) fn without_sites(facts: &mut FileFacts) {
         p.uses.retain(|u| !inside(*u));
         !(p.function && p.uses.is_empty())
     });
+}
+
+/// The methods called on `name` in a block-like tail of `block` (`match`, `if`) that returns
+/// it in more than one way, each as given values not known here.
+fn branch_methods<'t>(rx: &Rx<'t>, block: Node<'t>, name: &str) -> Vec<RustOp> {
+    let Some(mut tail) = named_children(block).into_iter().last() else {
+        return Vec::new();
+    };
+    if tail.kind_str() == "expression_statement" && !rx.text_of(tail).ends_with(';') {
+        match named_children(tail).into_iter().next() {
+            Some(inner) => tail = inner,
+            None => return Vec::new(),
+        }
+    }
+    if !matches!(tail.kind_str(), "match_expression" | "if_expression") {
+        return Vec::new();
+    }
+    let mut ops: Vec<RustOp> = Vec::new();
+    let mut cursor = tail.walk();
+    let mut seen = 0;
+    loop {
+        let node = cursor.node();
+        seen += 1;
+        if seen > MAX_SCAN {
+            return ops;
+        }
+        if node.kind_str() == "call_expression" {
+            let function = node.field("function").filter(|f| f.kind_str() == "field_expression");
+            let receiver = function.and_then(|f| f.field("value"));
+            let method = function.and_then(|f| f.field("field")).map(|m| rx.text_of(m));
+            if let (Some(receiver), Some(method)) = (receiver, method) {
+                if receiver.kind_str() == "identifier"
+                    && rx.text_of(receiver) == name
+                    && !ops.iter().any(|op| op.method == method)
+                {
+                    ops.push(RustOp {
+                        method: method.to_string(),
+                        args: rx.args(node).iter().map(|_| Arg::Unknown).collect(),
+                        span: span(node),
+                    });
+                }
+            }
+        }
+        if cursor.goto_first_child() {
+            continue;
+        }
+        if !crate::extract::step_past(&mut cursor, tail) {
+            return ops;
+        }
+    }
 }

@@ -266,6 +266,17 @@ impl<'t> Rx<'t> {
                             idempotency_key: key || self.chain_sets_idempotency_key(call),
                         }
                     }
+                    // A JSON-RPC batch sends the calls added to it
+                    // (`batch.add_call("eth_getTransactionReceipt", …)` then `batch.send()`):
+                    // it does what they do, named by them.
+                    "send" if self.batched_call(receiver, call).is_some() => {
+                        let text = collapse(self.text_of(receiver));
+                        OpKind::Call {
+                            receiver: (text.len() <= 80).then_some(text),
+                            method: self.batched_call(receiver, call)?,
+                            client_id: self.arg_keys(call, unit),
+                        }
+                    }
                     _ => {
                         let text = collapse(self.text_of(receiver));
                         OpKind::Call {
@@ -444,6 +455,71 @@ impl<'t> Rx<'t> {
     }
 
     /// The first string literal among a call's or macro's arguments.
+    /// The one method the calls added to a local batch before `send` name, with a JSON-RPC
+    /// namespace dropped (`eth_getTransactionReceipt`: `getTransactionReceipt`): each added
+    /// by `receiver.add_call("name", …)` (or `add`) in the function around `send`. `None`
+    /// when the batch is not such a local, or its calls are of several methods.
+    fn batched_call(&self, receiver: Node<'t>, send: Node<'t>) -> Option<String> {
+        if receiver.kind_str() != "identifier" {
+            return None;
+        }
+        let name = self.text_of(receiver);
+        if !matches!(self.local(receiver, name), Local::Let { .. }) {
+            return None;
+        }
+        let function = self.parents.ancestors(send).find(|n| n.kind_str() == "function_item")?;
+        let mut found: Option<String> = None;
+        let mut cursor = function.walk();
+        let mut steps = 0usize;
+        loop {
+            let node = cursor.node();
+            steps += 1;
+            if steps > 20_000 || node.start_byte() >= send.start_byte() {
+                break;
+            }
+            if node.kind_str() == "call_expression" {
+                // `batch.add_call::<(B256,), Receipt>(…)`: the method is in a turbofish.
+                let function = node.field("function").and_then(|f| match f.kind_str() {
+                    "generic_function" => f.field("function"),
+                    _ => Some(f),
+                });
+                let added = function
+                    .filter(|f| f.kind_str() == "field_expression")
+                    .filter(|f| {
+                        f.field("value")
+                            .is_some_and(|v| v.kind_str() == "identifier" && self.text_of(v) == name)
+                    })
+                    .and_then(|f| f.field("field"))
+                    .is_some_and(|m| matches!(self.text_of(m), "add_call" | "add"));
+                if added {
+                    let first = node.field("arguments").and_then(|a| named_children(a).first().copied());
+                    let method = first
+                        .filter(|a| a.kind_str() == "string_literal")
+                        .map(|a| self.text_of(a).trim_matches('"').to_string())?;
+                    let method = match method.split_once('_') {
+                        Some((namespace, rest))
+                            if !namespace.is_empty() && rest.starts_with(|c: char| c.is_ascii_lowercase()) =>
+                        {
+                            rest.to_string()
+                        }
+                        _ => method,
+                    };
+                    match &found {
+                        Some(seen) if *seen != method => return None,
+                        _ => found = Some(method),
+                    }
+                }
+            }
+            if cursor.goto_first_child() {
+                continue;
+            }
+            if !crate::extract::step_past(&mut cursor, function) {
+                break;
+            }
+        }
+        found
+    }
+
     fn first_string(&self, call: Node<'t>) -> Option<String> {
         let mut cursor = call.walk();
         'walk: loop {
