@@ -167,6 +167,16 @@ fn holds(facts: &FileFacts, lease_names: &[String]) -> Vec<&'static str> {
             .iter()
             .any(|n| text.contains(n.as_str()) || text.contains(&n.replace('_', "")))
     });
+    // A Rust policy built here (a library's constructor, whose names the prefilter knows); a
+    // function that only names another (`fn main() { tauri_build::build() }`, a call of a
+    // project factory) is a policy only if what it names is one, and then a use of it is
+    // followed into this file by the demand stage: no fact of its own.
+    let own_rust_policy = facts.rust_policies.iter().any(|policy| {
+        !matches!(
+            policy.value.base,
+            retrylint::facts::RustBase::Named(_) | retrylint::facts::RustBase::Call { .. }
+        )
+    });
     // A cursor is read (`since-last-run-cursor`) with the current time stored in it.
     let stored_now = facts
         .cursors
@@ -179,7 +189,7 @@ fn holds(facts: &FileFacts, lease_names: &[String]) -> Vec<&'static str> {
         (!facts.cron_repeats.is_empty(), "cron repeats"),
         (stored_now, "cursors of a stored time"),
         (!facts.polls.is_empty(), "polls"),
-        (!facts.rust_policies.is_empty(), "Rust policies"),
+        (own_rust_policy, "Rust policies"),
         (!facts.rs2.is_empty(), "RS2"),
         (!facts.suppressions.is_empty(), "suppressions"),
         (lease_sql, "lease SQL"),
