@@ -44,6 +44,15 @@ pub(in crate::extract) type Unfolded = (Vec<u8>, Tree, Vec<(usize, usize)>);
 /// The file's text with the known macros unfolded, and its tree; `None` when there is
 /// nothing to unfold or the rewrite would not parse as well as the original.
 pub(in crate::extract) fn unfold(text: &[u8], tree: &Tree) -> Option<Unfolded> {
+    // Nothing to unfold without a `join!`/`select!` or a log line that mentions a retry: the
+    // walk over every node is not taken (a byte test; a superset is safe).
+    let mentions = |word: &[u8]| memchr::memmem::find(text, word).is_some();
+    if !super::may_invoke_macro(text, b"join")
+        && !super::may_invoke_macro(text, b"select")
+        && !ERROR_REGION_TOKENS.iter().any(|t| mentions(t))
+    {
+        return None;
+    }
     let mut current: Option<Unfolded> = None;
     for _ in 0..ROUNDS {
         let (source, source_tree) = match &current {

@@ -48,6 +48,21 @@ const MAX_DEPTH: usize = 24;
 /// Tokens that make an unparsed region worth a note: a retry may hide there.
 const ERROR_REGION_TOKENS: &[&[u8]] = &[b"retry", b"Retry", b"backoff", b"Backoff", b"backon"];
 
+/// Whether `text` can invoke a macro whose name starts with `prefix` (`query!`, `query_as!`,
+/// `select_biased !`): the prefix, more identifier bytes, spaces, then a `!` that is no `!=`.
+/// A byte test before a walk over every node; a superset is safe.
+pub(in crate::extract) fn may_invoke_macro(text: &[u8], prefix: &[u8]) -> bool {
+    memchr::memmem::find_iter(text, prefix).any(|at| {
+        let rest = &text[at + prefix.len()..];
+        let rest = &rest[rest
+            .iter()
+            .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
+            .count()..];
+        let rest = &rest[rest.iter().take_while(|b| b.is_ascii_whitespace()).count()..];
+        rest.first() == Some(&b'!') && rest.get(1) != Some(&b'=')
+    })
+}
+
 /// First path segments that name a crate, not a child module of the current one.
 const EXTERN_ROOTS: &[&str] = &[
     "backon",
@@ -158,6 +173,13 @@ pub(super) fn extract(facts: &mut FileFacts, text: &[u8], tree: &Tree, logged: &
         containers: Vec::new(),
         module: Vec::new(),
         scanned: 0,
+        // A retry library's constructor is written through its crate's name (`backon::…`,
+        // `tokio_retry::…`, `backoff::…`, `reqwest_retry::…`, `retry_policies::…`, each
+        // holding one of these words) or a same-file helper that is; a file without them
+        // builds no policy of its own (see `Walk::library`).
+        library: ERROR_REGION_TOKENS
+            .iter()
+            .any(|token| memchr::memmem::find(text, token).is_some()),
     };
     walk.node(root, 0);
     helpers::reexported_retries(&rx, root, facts);
@@ -428,6 +450,39 @@ impl<'t> Rx<'t> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_macro_invocation_is_told_by_its_bytes() {
+        for yes in [
+            "sqlx::query!(\"x\")",
+            "query_as!(Row, \"x\")",
+            "tokio::select! {",
+            "select_biased !{",
+            "futures::try_join!(a, b)",
+        ] {
+            let prefix: &[u8] = if yes.contains("query") {
+                b"query"
+            } else if yes.contains("join") {
+                b"join"
+            } else {
+                b"select"
+            };
+            assert!(may_invoke_macro(yes.as_bytes(), prefix), "{yes}");
+        }
+        for no in [
+            "path.join(\"a\")",
+            "let query = q; if query != x {}",
+            "fn select(x: u8)",
+            "query_builder.build()",
+        ] {
+            assert!(
+                !may_invoke_macro(no.as_bytes(), b"query")
+                    && !may_invoke_macro(no.as_bytes(), b"join")
+                    && !may_invoke_macro(no.as_bytes(), b"select"),
+                "{no}"
+            );
+        }
+    }
     use crate::facts::OpKind;
     use crate::schedule::rust::Backoff;
     use crate::source::Language;

@@ -21,6 +21,10 @@ pub(super) struct Walk<'a, 't, 'f> {
     pub(super) module: Vec<String>,
     /// Nodes looked at so far for the uses of stepped policies (`stepped`), bounded per file.
     pub(super) scanned: usize,
+    /// The file can name a retry library: only then is each `let`, field and `for` evaluated
+    /// for a policy it steps by hand (evaluating every binding of every file was a fifth of
+    /// the extraction of a Rust service with every file parsed).
+    pub(super) library: bool,
 }
 
 impl<'t> Walk<'_, 't, '_> {
@@ -46,9 +50,9 @@ impl<'t> Walk<'_, 't, '_> {
                 }
             }
             // Policies whose delays the code uses itself (`stepped`).
-            "let_declaration" => self.stepped_let(node),
-            "field_initializer" => self.stepped_field(node),
-            "for_expression" => self.stepped_for(node),
+            "let_declaration" if self.library => self.stepped_let(node),
+            "field_initializer" if self.library => self.stepped_field(node),
+            "for_expression" if self.library => self.stepped_for(node),
             _ => {}
         }
         let mut cursor = node.walk();

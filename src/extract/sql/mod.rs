@@ -540,6 +540,31 @@ pub fn looks_like_sql(text: &str) -> bool {
     words.take(64).any(|w| needs.iter().any(|n| w.eq_ignore_ascii_case(n)))
 }
 
+/// Whether some string literal of a source text can read as SQL ([`looks_like_sql`]): a quote
+/// followed, past spaces and raw-string marks, by one of the keywords an SQL text starts with
+/// (any case). A byte test, so that a file without one is not walked for its strings; a
+/// superset is safe (closing quotes are tested too).
+pub fn may_hold_sql_string(text: &[u8]) -> bool {
+    let keyword_at = |at: usize| {
+        let rest = text.get(at..).unwrap_or_default();
+        SQL_SHAPES.iter().any(|(keyword, _)| {
+            rest.len() >= keyword.len() && rest[..keyword.len()].eq_ignore_ascii_case(keyword.as_bytes())
+        })
+    };
+    memchr::memchr_iter(b'"', text).any(|quote| {
+        let mut at = quote + 1;
+        loop {
+            if keyword_at(at) {
+                return true;
+            }
+            match text.get(at) {
+                Some(&b) if b.is_ascii_whitespace() || b >= 0x80 || matches!(b, b'r' | b'#' | b'"') => at += 1,
+                _ => return false,
+            }
+        }
+    })
+}
+
 /// Whether an SQL text that does not parse still looks like it writes a lease, so the user is
 /// told it was not analysed.
 pub fn looks_like_lease_write(text: &str) -> bool {
@@ -618,6 +643,36 @@ pub fn split_statements(text: &str) -> Vec<std::ops::Range<usize>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The byte test keeps every file with a literal that reads as SQL, as the string walk
+    /// reads them (the raw literal, its marks trimmed), and rules out the others here.
+    #[test]
+    fn a_file_whose_strings_can_read_as_sql_is_kept_by_the_byte_test() {
+        let literals = [
+            "\"SELECT id FROM jobs\"",
+            "r#\"\n    update jobs set lease_until = now()\"#",
+            "r\"  Insert Into leases (a) values (1)\"",
+            "\"\u{a0}delete from jobs\"",
+            "b\"with x as (select 1) select * from x\"",
+            "\"create table t (a int)\"",
+        ];
+        for literal in literals {
+            let body = literal.trim_start_matches(['b']).trim_start_matches(['r', '#', '"']);
+            assert!(looks_like_sql(body), "{literal} reads as SQL");
+            let file = format!("fn main() {{ let q = {literal}; }}");
+            assert!(may_hold_sql_string(file.as_bytes()), "{literal}");
+        }
+        for file in [
+            "fn main() { let q = \"selected items\"; }",
+            "fn main() { println!(\"hello\"); }",
+            "fn update() { select(); }",
+        ] {
+            let literal_is_sql = file.split('"').skip(1).step_by(2).any(looks_like_sql);
+            assert!(!literal_is_sql);
+        }
+        assert!(!may_hold_sql_string(b"fn main() { println!(\"hello\"); }"));
+        assert!(!may_hold_sql_string(b"fn update() { select(); }"), "no string at all");
+    }
 
     fn parse_template(parts: &[&str], holes: &[&str]) -> SqlText {
         let mut source = SqlSource::new();
