@@ -22,6 +22,12 @@
 
 use std::path::{Path, PathBuf};
 
+mod lockfiles;
+mod yaml;
+
+use lockfiles::{bun_locked, npm_locked, pnpm_locked, yarn_locked};
+use yaml::{yaml_list, yaml_lookup};
+
 /// The `Schedule` API lines of `effect`, as far as their code differs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum EffectVersion {
@@ -335,125 +341,6 @@ fn linked_or(version: String, prefix: &str, base: &Path, boundary: &Path) -> Str
     }
 }
 
-/// pnpm-lock.yaml: `importers.<rel>.<section>.effect.version` (lockfile v6+),
-/// `importers.<rel>.<section>.effect` (v5), or the same at the top level for a
-/// single-package lockfile.
-fn pnpm_locked(text: &str, rel: &str) -> Option<String> {
-    let sections = ["dependencies", "devDependencies", "optionalDependencies"];
-    let mut prefixes: Vec<Vec<&str>> = vec![vec!["importers", rel]];
-    if rel == "." {
-        prefixes.push(Vec::new());
-    }
-    for prefix in &prefixes {
-        for section in sections {
-            let mut path = prefix.clone();
-            path.extend([section, "effect"]);
-            let mut nested = path.clone();
-            nested.push("version");
-            if let Some(v) = yaml_lookup(text, &nested).or_else(|| yaml_lookup(text, &path)) {
-                return Some(v);
-            }
-        }
-    }
-    None
-}
-
-/// bun.lock: `packages["<workspace name>/effect"]` (a version only that workspace uses) or
-/// `packages.effect`, whose first element is `effect@<version>`.
-fn bun_locked(text: &str, rel: &str, manifest: &serde_json::Value, lock_dir: &Path, boundary: &Path) -> Option<String> {
-    let json: serde_json::Value = serde_json::from_str(&strip_jsonc(text)).ok()?;
-    let packages = json.get("packages")?;
-    let name = manifest.get("name").and_then(|n| n.as_str());
-    let entry = name
-        .filter(|_| rel != ".")
-        .and_then(|n| packages.get(format!("{n}/effect")))
-        .or_else(|| packages.get("effect"))?;
-    let resolved = entry.get(0)?.as_str()?;
-    let version = resolved.strip_prefix("effect@")?;
-    let version = version.strip_prefix("npm:").unwrap_or(version);
-    Some(linked_or(version.to_string(), "workspace:", lock_dir, boundary))
-}
-
-/// package-lock.json: the `node_modules/effect` Node would find from the package (v2/v3
-/// `packages`), or the top-level `dependencies.effect` of a v1 lockfile.
-fn npm_locked(text: &str, rel: &str, lock_dir: &Path, boundary: &Path) -> Option<String> {
-    let json: serde_json::Value = serde_json::from_str(text).ok()?;
-    if let Some(packages) = json.get("packages") {
-        let mut dir = if rel == "." { String::new() } else { rel.to_string() };
-        loop {
-            let key = if dir.is_empty() {
-                "node_modules/effect".to_string()
-            } else {
-                format!("{dir}/node_modules/effect")
-            };
-            if let Some(entry) = packages.get(&key) {
-                if entry.get("link").and_then(|l| l.as_bool()) == Some(true) {
-                    let target = entry.get("resolved")?.as_str()?;
-                    return Some(linked_or(format!("link:{target}"), "link:", lock_dir, boundary));
-                }
-                return entry.get("version")?.as_str().map(String::from);
-            }
-            if dir.is_empty() {
-                break;
-            }
-            dir = match dir.rsplit_once('/') {
-                Some((parent, _)) => parent.to_string(),
-                None => String::new(),
-            };
-        }
-    }
-    Some(
-        json.get("dependencies")?
-            .get("effect")?
-            .get("version")?
-            .as_str()?
-            .to_string(),
-    )
-}
-
-/// yarn.lock (classic `effect@^3.10.0:` / berry `"effect@npm:^3.10.0":` entries): the entry
-/// whose descriptors include the declared range, or the only `effect` entry.
-fn yarn_locked(text: &str, spec: &str) -> Option<String> {
-    let spec = spec.strip_prefix("npm:").unwrap_or(spec);
-    let mut entries: Vec<(bool, String)> = Vec::new();
-    let mut current: Option<bool> = None;
-    for line in text.lines() {
-        if !line.starts_with(' ') && !line.starts_with('#') && line.trim_end().ends_with(':') {
-            let header = line.trim_end().trim_end_matches(':');
-            let mut matches_spec = false;
-            let mut is_effect = false;
-            for descriptor in header.split(',') {
-                let descriptor = descriptor.trim().trim_matches('"');
-                let Some(range) = descriptor.strip_prefix("effect@") else {
-                    continue;
-                };
-                is_effect = true;
-                let range = range.strip_prefix("npm:").unwrap_or(range);
-                matches_spec |= range == spec;
-            }
-            current = is_effect.then_some(matches_spec);
-            continue;
-        }
-        if let Some(matches_spec) = current {
-            let trimmed = line.trim();
-            if let Some(version) = trimmed
-                .strip_prefix("version:")
-                .or_else(|| trimmed.strip_prefix("version "))
-            {
-                entries.push((matches_spec, version.trim().trim_matches('"').to_string()));
-                current = None;
-            }
-        }
-    }
-    if let Some((_, version)) = entries.iter().find(|(m, _)| *m) {
-        return Some(version.clone());
-    }
-    match entries.as_slice() {
-        [(_, only)] => Some(only.clone()),
-        _ => None,
-    }
-}
-
 /// The declared range, with `catalog:` and `workspace:` resolved.
 fn from_spec(spec: &str, dirs: &[PathBuf], boundary: &Path) -> EffectVersion {
     if let Some(name) = spec.strip_prefix("catalog:") {
@@ -586,128 +473,6 @@ fn read_text(path: &Path, boundary: &Path) -> Option<String> {
 
 fn read_json(path: &Path, boundary: &Path) -> Option<serde_json::Value> {
     serde_json::from_str(&read_text(path, boundary)?).ok()
-}
-
-/// The scalar at a key path of a block-style YAML document (the subset lockfiles and
-/// workspace files use: nested mappings, quoted or plain keys and scalars, `#` comments).
-fn yaml_lookup(text: &str, path: &[&str]) -> Option<String> {
-    let mut stack: Vec<(usize, String)> = Vec::new();
-    for line in text.lines() {
-        let content = line.trim_start();
-        if content.is_empty() || content.starts_with('#') || content.starts_with('-') {
-            continue;
-        }
-        let indent = line.len() - content.len();
-        let Some((key, value)) = yaml_key_value(content) else {
-            continue;
-        };
-        while stack.last().is_some_and(|(i, _)| *i >= indent) {
-            stack.pop();
-        }
-        stack.push((indent, key));
-        if stack.len() == path.len() && stack.iter().zip(path).all(|((_, k), p)| k == p) && !value.is_empty() {
-            return Some(value);
-        }
-    }
-    None
-}
-
-/// The items of a top-level block sequence: `packages:\n  - "apps/*"`.
-fn yaml_list(text: &str, key: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut inside = false;
-    for line in text.lines() {
-        let content = line.trim_start();
-        if content.is_empty() || content.starts_with('#') {
-            continue;
-        }
-        if line.len() == content.len() && !content.starts_with('-') {
-            inside = yaml_key_value(content).is_some_and(|(k, _)| k == key);
-            continue;
-        }
-        if inside {
-            if let Some(item) = content.strip_prefix('-') {
-                out.push(unquote(strip_comment(item.trim())).to_string());
-            }
-        }
-    }
-    out
-}
-
-/// `key: value` with the key and value unquoted (the value empty for a nested mapping).
-fn yaml_key_value(content: &str) -> Option<(String, String)> {
-    let (key, rest) = if let Some(quote @ ('"' | '\'')) = content.chars().next() {
-        let end = content[1..].find(quote)? + 1;
-        (&content[1..end], content[end + 1..].strip_prefix(':')?)
-    } else {
-        let at = content
-            .find(": ")
-            .or_else(|| content.ends_with(':').then(|| content.len() - 1))?;
-        (&content[..at], &content[at + 1..])
-    };
-    Some((key.trim().to_string(), unquote(strip_comment(rest.trim())).to_string()))
-}
-
-fn strip_comment(value: &str) -> &str {
-    if value.starts_with('"') || value.starts_with('\'') {
-        return value;
-    }
-    value.split(" #").next().unwrap_or(value).trim()
-}
-
-fn unquote(value: &str) -> &str {
-    let value = value.trim();
-    for quote in ['"', '\''] {
-        if let Some(inner) = value.strip_prefix(quote).and_then(|v| v.strip_suffix(quote)) {
-            return inner;
-        }
-    }
-    value
-}
-
-/// JSONC (bun.lock) to JSON: comments and trailing commas removed, strings kept.
-fn strip_jsonc(text: &str) -> String {
-    let chars: Vec<char> = text.chars().collect();
-    let mut out = String::with_capacity(text.len());
-    let mut i = 0;
-    let mut in_string = false;
-    while i < chars.len() {
-        let c = chars[i];
-        if in_string {
-            out.push(c);
-            if c == '\\' && i + 1 < chars.len() {
-                out.push(chars[i + 1]);
-                i += 2;
-                continue;
-            }
-            in_string = c != '"';
-            i += 1;
-        } else if c == '"' {
-            in_string = true;
-            out.push(c);
-            i += 1;
-        } else if c == '/' && chars.get(i + 1) == Some(&'/') {
-            while i < chars.len() && chars[i] != '\n' {
-                i += 1;
-            }
-        } else if c == '/' && chars.get(i + 1) == Some(&'*') {
-            i += 2;
-            while i < chars.len() && !(chars[i] == '*' && chars.get(i + 1) == Some(&'/')) {
-                i += 1;
-            }
-            i += 2;
-        } else if c == ',' {
-            let next = chars[i + 1..].iter().find(|c| !c.is_whitespace());
-            if !matches!(next, Some('}') | Some(']')) {
-                out.push(c);
-            }
-            i += 1;
-        } else {
-            out.push(c);
-            i += 1;
-        }
-    }
-    out
 }
 
 #[cfg(test)]
