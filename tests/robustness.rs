@@ -511,3 +511,46 @@ fn a_file_keeps_twenty_notes_and_counts_the_rest() {
     );
     assert_eq!(notes.len(), 21, "{notes:#?}");
 }
+
+/// The byte tests that decide whether a file is walked or parsed again (a string that may be
+/// SQL, a `query!`/`select!` macro, what a ruled-out script can re-export) read each byte a
+/// bounded number of times: a hostile file of repeats is checked in about the time a plain one
+/// is, with the prefilter and with every file parsed. (Read quadratically, the quotes, the
+/// identifiers and the clauses each took over a minute at half this size.)
+#[test]
+fn hostile_repeats_are_read_in_linear_time() {
+    let quotes = format!("pub fn a() -> &'static str {{ r#\"{}\"# }}\n", "\"".repeat(400_000));
+    let idents = format!("pub fn a() {{ let _ = {}; }}\n", "query".repeat(80_000));
+    let selects = format!("pub fn a() {{ {} }}\n", "select ".repeat(60_000));
+    let exports = format!(
+        "import * as P from \"./p\"\nP.Effect.retry(x)\n{}\n}}\n",
+        "export {".repeat(50_000)
+    );
+    let reexports = format!(
+        "import * as A from \"./a\"\n{}export {{ A }}\n",
+        "export { x } from \"./x\"\n".repeat(16_000)
+    );
+    let dir = common::project(&[
+        ("Cargo.toml", "[package]\nname = \"h\"\nversion = \"0.1.0\"\n"),
+        ("src/lib.rs", "mod quotes;\nmod idents;\nmod selects;\n"),
+        ("src/quotes.rs", &quotes),
+        ("src/idents.rs", &idents),
+        ("src/selects.rs", &selects),
+        ("web/exports.ts", &exports),
+        ("web/reexports.ts", &reexports),
+        ("web/p.ts", "export * from \"./reexports\"\n"),
+    ]);
+    for args in [
+        &[".", "--format", "json", "--no-cache"][..],
+        &[".", "--format", "json", "--no-cache", "--no-prefilter"],
+    ] {
+        let started = std::time::Instant::now();
+        let (code, _, stderr) = run(dir.path(), args, &[]);
+        assert!(matches!(code, Some(0 | 1)), "{args:?}: {stderr}");
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(30),
+            "{args:?} took {:?}",
+            started.elapsed()
+        );
+    }
+}

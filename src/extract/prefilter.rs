@@ -832,6 +832,9 @@ impl Script {
                 && !code.get(at + word.len()).copied().is_some_and(is_ident)
                 && !(at > 0 && is_ident(code[at - 1]))
         };
+        // The next `}` found, kept: clauses that do not close until far on find the same one
+        // without reading the text again (a file of `export {` a thousand times stays linear).
+        let mut close: Option<usize> = None;
         let own_clause = memchr::memmem::find_iter(code, b"export").any(|at| {
             if !word_at(at, b"export") {
                 return false;
@@ -840,9 +843,14 @@ impl Script {
             if word_at(next, b"type") {
                 next = spaces(next + 4);
             }
+            if code.get(next) != Some(&b'{') {
+                return false;
+            }
+            if close.is_none_or(|c| c < next) {
+                close = memchr::memchr(b'}', &code[next..]).map(|c| next + c);
+            }
             // An unclosed clause counts as one: a superset is safe.
-            code.get(next) == Some(&b'{')
-                && memchr::memchr(b'}', &code[next..]).is_none_or(|close| !word_at(spaces(next + close + 1), b"from"))
+            close.is_none_or(|c| !word_at(spaces(c + 1), b"from"))
         });
         let mut sources = self.export_sources.clone();
         if own_clause {

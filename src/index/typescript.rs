@@ -14,6 +14,9 @@ use crate::source::{Note, Span};
 
 /// How deep re-export chains and binding aliases are followed.
 const MAX_RESOLVE_DEPTH: usize = 16;
+/// The most modules followed to find out whether one re-exports Effect
+/// (`Index::may_reexport_effect`); past it, it may.
+const MAX_REEXPORT_GRAPH: usize = 20_000;
 
 /// What a name or member path refers to.
 #[derive(Debug, Clone, Copy)]
@@ -176,8 +179,9 @@ impl Index {
     /// the prefilter ruled out ([`super::Index::reexport_summary`]). `None` when a file on the
     /// way is neither (with `ask`, a miss is recorded for it).
     fn may_reexport_effect(&self, file: FileId, ask: bool) -> Option<bool> {
-        if let Some(&known) = self.reach.read().unwrap_or_else(|e| e.into_inner()).get(&file) {
-            return Some(known);
+        let known = |at: FileId| self.reach.read().unwrap_or_else(|e| e.into_inner()).get(&at).copied();
+        if let Some(answer) = known(file) {
+            return Some(answer);
         }
         let mut seen = std::collections::HashSet::new();
         let mut queue = vec![file];
@@ -187,6 +191,19 @@ impl Index {
         'files: while let Some(at) = queue.pop() {
             if !seen.insert(at) {
                 continue;
+            }
+            // A graph of barrels larger than any project's is not followed to its end: it may
+            // re-export Effect (the caller reads the files it asks about).
+            if seen.len() > MAX_REEXPORT_GRAPH {
+                return Some(true);
+            }
+            match known(at) {
+                Some(true) => {
+                    found = true;
+                    break;
+                }
+                Some(false) => continue,
+                None => {}
             }
             let sources: Vec<&str> = if let Some(summary) = self.reexport_summary(at) {
                 summary.iter().map(String::as_str).collect()
@@ -207,18 +224,19 @@ impl Index {
                 }
             }
         }
-        let answer = match (found, unknown) {
-            (true, _) => Some(true),
+        let mut reach = self.reach.write().unwrap_or_else(|e| e.into_inner());
+        match (found, unknown) {
+            (true, _) => {
+                reach.insert(file, true);
+                Some(true)
+            }
             (false, true) => None,
-            (false, false) => Some(false),
-        };
-        if let Some(answer) = answer {
-            self.reach
-                .write()
-                .unwrap_or_else(|e| e.into_inner())
-                .insert(file, answer);
+            // What every module met reaches, this one reaches: none of them re-exports Effect.
+            (false, false) => {
+                reach.extend(seen.into_iter().map(|at| (at, false)));
+                Some(false)
+            }
         }
-        answer
     }
 
     /// A file the prefilter ruled out that, as its text says, cannot re-export Effect: not read

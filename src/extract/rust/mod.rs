@@ -52,14 +52,21 @@ const ERROR_REGION_TOKENS: &[&[u8]] = &[b"retry", b"Retry", b"backoff", b"Backof
 /// `select_biased !`): the prefix, more identifier bytes, spaces, then a `!` that is no `!=`.
 /// A byte test before a walk over every node; a superset is safe.
 pub(in crate::extract) fn may_invoke_macro(text: &[u8], prefix: &[u8]) -> bool {
+    // Where the identifier and the spaces after the last occurrence end: an occurrence inside
+    // them ends there too, and is not read again (`queryqueryquery…` stays linear).
+    let mut read_to = 0;
     memchr::memmem::find_iter(text, prefix).any(|at| {
-        let rest = &text[at + prefix.len()..];
-        let rest = &rest[rest
+        if at < read_to {
+            return false;
+        }
+        let mut end = at + prefix.len();
+        end += text[end..]
             .iter()
             .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
-            .count()..];
-        let rest = &rest[rest.iter().take_while(|b| b.is_ascii_whitespace()).count()..];
-        rest.first() == Some(&b'!') && rest.get(1) != Some(&b'=')
+            .count();
+        end += text[end..].iter().take_while(|b| b.is_ascii_whitespace()).count();
+        read_to = end;
+        text.get(end) == Some(&b'!') && text.get(end + 1) != Some(&b'=')
     })
 }
 

@@ -551,18 +551,23 @@ pub fn may_hold_sql_string(text: &[u8]) -> bool {
             rest.len() >= keyword.len() && rest[..keyword.len()].eq_ignore_ascii_case(keyword.as_bytes())
         })
     };
-    memchr::memchr_iter(b'"', text).any(|quote| {
-        let mut at = quote + 1;
+    // One pass: each byte of a run that follows a quote is tested once, however many quotes the
+    // run holds (a file of a million `"` is linear, not quadratic).
+    let mut from = 0;
+    while let Some(offset) = memchr::memchr(b'"', &text[from..]) {
+        let mut at = from + offset + 1;
         loop {
             if keyword_at(at) {
                 return true;
             }
             match text.get(at) {
                 Some(&b) if b.is_ascii_whitespace() || b >= 0x80 || matches!(b, b'r' | b'#' | b'"') => at += 1,
-                _ => return false,
+                _ => break,
             }
         }
-    })
+        from = at.min(text.len());
+    }
+    false
 }
 
 /// Whether an SQL text that does not parse still looks like it writes a lease, so the user is
