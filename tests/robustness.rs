@@ -515,8 +515,8 @@ fn a_file_keeps_twenty_notes_and_counts_the_rest() {
 /// The byte tests that decide whether a file is walked or parsed again (a string that may be
 /// SQL, a `query!`/`select!` macro, what a ruled-out script can re-export) read each byte a
 /// bounded number of times: a hostile file of repeats is checked in about the time a plain one
-/// is, with the prefilter and with every file parsed. (Read quadratically, the quotes, the
-/// identifiers and the clauses each took over a minute at half this size.)
+/// is, with the prefilter and with every file parsed. (Read quadratically, the quotes and the
+/// identifiers each took over a minute at half this size.)
 #[test]
 fn hostile_repeats_are_read_in_linear_time() {
     let quotes = format!("pub fn a() -> &'static str {{ r#\"{}\"# }}\n", "\"".repeat(400_000));
