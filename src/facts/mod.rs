@@ -30,7 +30,7 @@ pub use retry::{PassedPolicy, PolicyArg, Predicate, Retried, RetrySite};
 pub use rs2::{EffectClass, Rs2Call, Rs2Facts, Rs2Policy};
 pub use rust::{
     RustBase, RustChain, RustHelper, RustHelperArg, RustHelperCall, RustOp, RustPath, RustPolicy, RustPolicyArg,
-    RustStepped, RustWrapper, RustWrapperCall, RustWrapperMethod, RustWrapperParam, RustWrapperSchedule,
+    RustStepped, RustWithin, RustWrapper, RustWrapperCall, RustWrapperMethod, RustWrapperParam, RustWrapperSchedule,
     RustWrapperStep,
 };
 pub use sql::{SqlOrigin, SqlText};

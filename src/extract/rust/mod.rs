@@ -380,6 +380,8 @@ struct Item<'t> {
     public: bool,
     /// An associated item of `impl Type { … }` (its `module` ends with `Type`).
     associated: bool,
+    /// A method: it takes `self`.
+    has_params_self: bool,
 }
 
 impl Item<'_> {
