@@ -237,6 +237,37 @@ impl Index {
         Some((target, self.loaded(target)?.rust_helpers.get(at)?))
     }
 
+    /// A call's arguments as values, a `const` of another file of the crate (`use
+    /// super::retry::DEFAULT_TIMEOUT`) read where it is defined.
+    fn call_values(&self, file: FileId, call: &RustHelperCall) -> Vec<Arg> {
+        let value = |arg: &Arg| -> Arg {
+            let Arg::Path(segments) = arg else {
+                return arg.clone();
+            };
+            let path = RustPath {
+                segments: segments.clone(),
+                module: call.path.module.clone(),
+                span: call.span,
+            };
+            let found = self.resolve_rust_item(file, &path, true, |facts, module, name| {
+                facts
+                    .rust_consts
+                    .iter()
+                    .find(|(n, m, _)| n == name && m.as_slice() == module)
+                    .map(|(_, _, v)| v)
+            });
+            found.map_or(Arg::Unknown, |(_, v)| v.clone())
+        };
+        call.args
+            .iter()
+            .map(|a| match &a.value {
+                Some(Arg::Some(inner)) => Arg::Some(Box::new(value(inner))),
+                Some(v) => value(v),
+                None => Arg::Unknown,
+            })
+            .collect()
+    }
+
     /// The loaded files' helper methods by name and arity: `None` for a name two of them have.
     fn method_helpers(&self) -> MethodHelpers {
         let mut out: MethodHelpers = HashMap::new();
@@ -288,11 +319,7 @@ impl Index {
                     // The operation must be the caller's: else the function retries a unit of
                     // its own, a retry of its own and no helper.
                     let Some(op) = through(helper.op) else { continue };
-                    let values: Vec<Arg> = call
-                        .args
-                        .iter()
-                        .map(|a| a.value.clone().unwrap_or(Arg::Unknown))
-                        .collect();
+                    let values = self.call_values(file, call);
                     // A strategy no longer depending on the caller's parameters is decided at
                     // this call, judged here once: the function's callers are not judged for it.
                     let built = helper
@@ -370,7 +397,7 @@ impl Index {
                 if target == file && call.containers.iter().any(|c| c.name == helper.name) {
                     continue;
                 }
-                let site = helper_site(call, helper);
+                let site = helper_site(call, helper, &self.call_values(file, call));
                 // An operation that only (re)connects: a wait for the dependency, judged as a
                 // loop, as a direct retry of it is (`extract::rust::sites`).
                 if helper.op.and_then(|i| call.args.get(i)).is_some_and(|op| op.reconnects) {
@@ -607,7 +634,7 @@ fn wrapper_chain(
 }
 
 /// The retry site a call of `helper` is.
-fn helper_site(call: &RustHelperCall, helper: &RustHelper) -> RetrySite {
+fn helper_site(call: &RustHelperCall, helper: &RustHelper, values: &[Arg]) -> RetrySite {
     let arg = |i: Option<usize>| i.and_then(|i| call.args.get(i));
     let policy = match arg(helper.strategy) {
         Some(strategy) => PolicyArg::Rust(Box::new(RustPolicyArg {
@@ -618,7 +645,7 @@ fn helper_site(call: &RustHelperCall, helper: &RustHelper) -> RetrySite {
             regardless: None,
         })),
         None => match &helper.built {
-            Some(built) => built_policy(call, helper, built),
+            Some(built) => built_policy(call, helper, built, values),
             // The helper builds its strategy itself: judged there, once.
             None => PolicyArg::Unknown,
         },
@@ -658,13 +685,8 @@ fn helper_site(call: &RustHelperCall, helper: &RustHelper) -> RetrySite {
 /// The strategy a helper builds from its parameters, with a call's arguments: judged at the
 /// call for what they decide (what holds for every argument is judged at the helper's own
 /// retry); unknown when an argument it depends on is not known here.
-fn built_policy(call: &RustHelperCall, helper: &RustHelper, built: &RustChain) -> PolicyArg {
-    let values: Vec<Arg> = call
-        .args
-        .iter()
-        .map(|a| a.value.clone().unwrap_or(Arg::Unknown))
-        .collect();
-    let mut chain = built.given(&values);
+fn built_policy(call: &RustHelperCall, helper: &RustHelper, built: &RustChain, values: &[Arg]) -> PolicyArg {
+    let mut chain = built.given(values);
     if chain.not_known() {
         return PolicyArg::Unknown;
     }

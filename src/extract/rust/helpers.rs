@@ -256,8 +256,9 @@ impl<'t> Walk<'_, 't, '_> {
         let reconnects = unit.as_ref().is_some_and(|unit| super::sites::reconnects(rx, unit));
         // As a value, with the calling function's parameters standing for what its callers give.
         let value = match env {
+            // A path (a `const` of another file) is read where it is defined, by the index.
             Some(env) if !closure => match rx.eval(arg, &self.module, Some(env), 0) {
-                Val::Arg(a) => Some(a),
+                v @ (Val::Arg(_) | Val::Path(..)) => Some(rx.arg(v)),
                 _ => None,
             },
             _ => None,
