@@ -532,13 +532,20 @@ fn service_method<'i>(
 
 /// The same-file unit an operation calls, by name.
 fn same_file_unit<'f>(facts: &'f FileFacts, op: &UnitOp) -> Option<&'f Unit> {
-    let OpKind::Call {
-        receiver: None, method, ..
-    } = &op.kind
-    else {
-        return None;
-    };
-    facts.unit_named(method)
+    match &op.kind {
+        OpKind::Call {
+            receiver: None, method, ..
+        } => facts.unit_named(method),
+        // Rust: `self.name(…)`, a method of the file (`extract::rust::units`).
+        OpKind::Call {
+            receiver: Some(r),
+            method,
+            ..
+        } if r == "self" && facts.language == crate::source::Language::Rust => {
+            facts.unit_named(&format!("self.{method}"))
+        }
+        _ => None,
+    }
 }
 
 /// A retry inside what another retry replays, retrying the same failures.

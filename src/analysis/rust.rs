@@ -428,18 +428,7 @@ impl Mask {
 
 /// A factory's value with the arguments of a call for its parameters.
 fn substitute(value: &RustChain, args: &[model::Arg]) -> RustChain {
-    let arg = |a: &model::Arg, args: &[model::Arg]| a.given(args);
-    let mut out = value.clone();
-    match &mut out.base {
-        RustBase::Deferred { args: given, .. } | RustBase::Call { args: given, .. } => {
-            *given = given.iter().map(|a| arg(a, args)).collect();
-        }
-        _ => {}
-    }
-    for op in &mut out.ops {
-        op.args = op.args.iter().map(|a| arg(a, args)).collect();
-    }
-    out
+    value.given(args)
 }
 
 /// For a chain that is a call of a factory: the factory's summary with its parameters

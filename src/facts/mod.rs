@@ -30,7 +30,7 @@ pub use retry::{PassedPolicy, PolicyArg, Predicate, Retried, RetrySite};
 pub use rs2::{EffectClass, Rs2Call, Rs2Facts, Rs2Policy};
 pub use rust::{
     RustBase, RustChain, RustHelper, RustHelperArg, RustHelperCall, RustOp, RustPath, RustPolicy, RustPolicyArg,
-    RustStepped, RustWrapper, RustWrapperCall, RustWrapperMethod, RustWrapperParam, RustWrapperSchedule,
+    RustStepped, RustWithin, RustWrapper, RustWrapperCall, RustWrapperMethod, RustWrapperParam, RustWrapperSchedule,
     RustWrapperStep,
 };
 pub use sql::{SqlOrigin, SqlText};
@@ -140,6 +140,11 @@ pub struct FileFacts {
     /// builder or strategy (top level and inline `mod`s). The retry module's `pub` ones are
     /// its named policies.
     pub rust_policies: Vec<RustPolicy>,
+    /// Rust: the file's `const`s and `static`s whose value is a number or a `Duration`
+    /// (`pub const DEFAULT_RETRY_TIMEOUT: Duration = Duration::from_secs(120);`), for a call of
+    /// a retry helper in another file that passes one.
+    #[serde(default)]
+    pub rust_consts: Vec<(String, Vec<String>, crate::schedule::rust::Arg)>,
     /// Rust: functions whose retry takes its strategy, operation or predicate from their
     /// parameters, and the calls of the crate's functions that may be calls of one.
     pub rust_helpers: Vec<RustHelper>,
@@ -196,6 +201,7 @@ impl FileFacts {
             since_from_now: Vec::new(),
             polls: Vec::new(),
             rust_policies: Vec::new(),
+            rust_consts: Vec::new(),
             rust_helpers: Vec::new(),
             rust_helper_calls: Vec::new(),
             rust_wrappers: Vec::new(),

@@ -55,6 +55,44 @@ pub struct RustChain {
     pub factory: Option<Box<(String, Span)>>,
 }
 
+impl RustChain {
+    /// Whether it holds a parameter of the function it is built in ([`Arg::Param`]).
+    pub fn has_param(&self) -> bool {
+        use crate::schedule::rust::Arg;
+        let base = match &self.base {
+            RustBase::Deferred { args, .. } | RustBase::Call { args, .. } => args.iter().any(Arg::has_param),
+            _ => false,
+        };
+        base || self.ops.iter().any(|op| op.args.iter().any(Arg::has_param))
+    }
+
+    /// The strategy with the arguments of a call for the parameters it is built from.
+    pub fn given(&self, args: &[crate::schedule::rust::Arg]) -> RustChain {
+        let mut out = self.clone();
+        match &mut out.base {
+            RustBase::Deferred { args: given, .. } | RustBase::Call { args: given, .. } => {
+                *given = given.iter().map(|a| a.given(args)).collect();
+            }
+            _ => {}
+        }
+        for op in &mut out.ops {
+            op.args = op.args.iter().map(|a| a.given(args)).collect();
+        }
+        out
+    }
+
+    /// Whether a value it is built from is not known here (unknown, or a parameter).
+    pub fn not_known(&self) -> bool {
+        use crate::schedule::rust::Arg;
+        let base = match &self.base {
+            RustBase::Deferred { args, .. } | RustBase::Call { args, .. } => args.iter().any(Arg::not_known),
+            RustBase::Unknown => true,
+            _ => false,
+        };
+        base || self.ops.iter().any(|op| op.args.iter().any(Arg::not_known))
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub enum RustBase {
     /// `ExponentialBuilder::default()`, `ExponentialBackoff::from_millis(10)`, a `backoff`
@@ -163,6 +201,33 @@ pub struct RustHelper {
     pub op_direct: bool,
     /// The parameter that is the predicate its retry applies (`should_retry: impl Fn(&E) -> bool`).
     pub predicate: Option<usize>,
+    /// The strategy the helper builds in its body from its parameters
+    /// (`ExponentialBackoff { max_elapsed_time: total, ..Default::default() }`), with
+    /// [`crate::schedule::rust::Arg::Param`] for them: evaluated at each call with the call's
+    /// arguments (issue 25).
+    #[serde(default)]
+    pub built: Option<RustChain>,
+    /// A method (a trait's default body, an `impl`'s): its calls are `x.name(…)`, resolved by
+    /// name when the project has one such helper.
+    #[serde(default)]
+    pub method: bool,
+    /// Which errors its own retry replays when no parameter decides it (the operation wrapped
+    /// in a closure that classifies them): what each call's retry replays too.
+    #[serde(default)]
+    pub replays: Option<super::Predicate>,
+}
+
+/// The function a [`RustHelperCall`] is written in: when the call hands the function's own
+/// parameters through to a helper, the function is a helper too (`Index::derive_rust_helpers`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RustWithin {
+    pub name: String,
+    pub module: Vec<String>,
+    pub name_span: Span,
+    /// Its parameters, `self` not counted.
+    pub arity: usize,
+    /// It takes `self`: a method.
+    pub method: bool,
 }
 
 /// A call of a function of the crate (or of a workspace crate) that may be a retry helper:
@@ -176,6 +241,11 @@ pub struct RustHelperCall {
     pub callee: String,
     pub args: Vec<RustHelperArg>,
     pub containers: Vec<super::Container>,
+    /// A method call `x.name(…)`: the method's name (`path` is then just it).
+    #[serde(default)]
+    pub method: Option<String>,
+    #[serde(default)]
+    pub within: Option<RustWithin>,
 }
 
 /// One argument of a [`RustHelperCall`], read in each role it may have.
@@ -196,6 +266,13 @@ pub struct RustHelperArg {
     /// its retry is a wait for the dependency (a reconnect supervisor), not a request retry.
     #[serde(default)]
     pub reconnects: bool,
+    /// As a value: what it evaluates to, a parameter of the calling function as
+    /// [`crate::schedule::rust::Arg::Param`] (`Some(total)` is `Some(Param(1))`).
+    #[serde(default)]
+    pub value: Option<crate::schedule::rust::Arg>,
+    /// It is a parameter of the calling function, handed through as it is.
+    #[serde(default)]
+    pub param: Option<usize>,
 }
 
 /// A policy no retry site is given: a builder or strategy whose delays the code steps through

@@ -2,6 +2,7 @@
 //! through inline `mod`s) to the file and item that define it, by the crate's module layout;
 //! and calls of the project's retry helpers made retry sites of their own.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -12,6 +13,14 @@ use crate::facts::{
 };
 use crate::schedule::rust::Arg;
 use crate::schedule::Library;
+
+/// Rounds of the fixed point that makes helpers of the functions handing their parameters to
+/// one, and how many it may add: bounds for generated or hostile code.
+const MAX_DERIVE_ROUNDS: usize = 6;
+const MAX_DERIVED: usize = 256;
+
+/// Helper methods by `(name, arity)`: the file and position of the one, `None` when ambiguous.
+type MethodHelpers = HashMap<(String, usize), Option<(FileId, usize)>>;
 
 impl Index {
     /// The policy a path names: a `fn` without parameters, a `const` or a `static` of this crate.
@@ -38,7 +47,10 @@ impl Index {
     /// (`jstz_utils::retry::retry_async` in `crates/jstz_utils/src/retry.rs`).
     pub fn resolve_rust_helper(&self, file: FileId, path: &RustPath) -> Option<(FileId, &RustHelper)> {
         self.resolve_rust_item(file, path, true, |facts, module, name| {
-            facts.rust_helpers.iter().find(|h| h.module == module && h.name == name)
+            facts
+                .rust_helpers
+                .iter()
+                .find(|h| !h.method && h.module == module && h.name == name)
         })
     }
 
@@ -209,11 +221,160 @@ impl Index {
         }
     }
 
+    /// The helper a call calls: the one its path names, or for a method call `x.name(…)`, the
+    /// project's one helper method of that name and arity among the loaded files (none when
+    /// two are: precision first), found in `methods` ([`Index::method_helpers`]).
+    fn helper_of_call(
+        &self,
+        file: FileId,
+        call: &RustHelperCall,
+        methods: &MethodHelpers,
+    ) -> Option<(FileId, &RustHelper)> {
+        let Some(name) = &call.method else {
+            return self.resolve_rust_helper(file, &call.path);
+        };
+        let (target, at) = (*methods.get(&(name.clone(), call.args.len()))?)?;
+        Some((target, self.loaded(target)?.rust_helpers.get(at)?))
+    }
+
+    /// A call's arguments as values, a `const` of another file of the crate (`use
+    /// super::retry::DEFAULT_TIMEOUT`) read where it is defined.
+    fn call_values(&self, file: FileId, call: &RustHelperCall) -> Vec<Arg> {
+        let value = |arg: &Arg| -> Arg {
+            let Arg::Path(segments) = arg else {
+                return arg.clone();
+            };
+            let path = RustPath {
+                segments: segments.clone(),
+                module: call.path.module.clone(),
+                span: call.span,
+            };
+            let found = self.resolve_rust_item(file, &path, true, |facts, module, name| {
+                facts
+                    .rust_consts
+                    .iter()
+                    .find(|(n, m, _)| n == name && m.as_slice() == module)
+                    .map(|(_, _, v)| v)
+            });
+            found.map_or(Arg::Unknown, |(_, v)| v.clone())
+        };
+        call.args
+            .iter()
+            .map(|a| match &a.value {
+                Some(Arg::Some(inner)) => Arg::Some(Box::new(value(inner))),
+                Some(v) => value(v),
+                None => Arg::Unknown,
+            })
+            .collect()
+    }
+
+    /// The loaded files' helper methods by name and arity: `None` for a name two of them have.
+    fn method_helpers(&self) -> MethodHelpers {
+        let mut out: MethodHelpers = HashMap::new();
+        for file in 0..self.len() {
+            let Some(facts) = self.loaded(file) else { continue };
+            for (at, helper) in facts.rust_helpers.iter().enumerate() {
+                if !helper.method {
+                    continue;
+                }
+                out.entry((helper.name.clone(), helper.arity))
+                    .and_modify(|found| *found = None)
+                    .or_insert(Some((file, at)));
+            }
+        }
+        out
+    }
+
+    /// Helpers that compose (issue 25): a function whose body calls a helper handing its own
+    /// operation parameter through (`with_retry(op, what)` calling
+    /// `self.with_retry_timeout(op, DEFAULT_TIMEOUT, what)` calling `run(op, Some(t))`) is a
+    /// helper too, its strategy, predicate and built strategy those of the call in terms of
+    /// its own parameters. A fixed point over the loaded files, bounded in rounds and size.
+    fn derive_rust_helpers(&mut self) {
+        let mut total = 0usize;
+        for _ in 0..MAX_DERIVE_ROUNDS {
+            let methods = self.method_helpers();
+            let mut new: Vec<(FileId, RustHelper)> = Vec::new();
+            for file in 0..self.len() {
+                let Some(facts) = self.loaded(file) else { continue };
+                for call in &facts.rust_helper_calls {
+                    let Some(within) = &call.within else { continue };
+                    if within.arity == 0 {
+                        continue;
+                    }
+                    let known = |f: FileId, span: crate::source::Span| {
+                        new.iter().any(|(g, h)| *g == f && h.name_span == span)
+                            || facts.rust_helpers.iter().any(|h| h.name_span == span)
+                    };
+                    if known(file, within.name_span) {
+                        continue;
+                    }
+                    let Some((target, helper)) = self.helper_of_call(file, call, &methods) else {
+                        continue;
+                    };
+                    if helper.arity != call.args.len() || (target == file && helper.name_span == within.name_span) {
+                        continue;
+                    }
+                    let through = |i: Option<usize>| i.and_then(|i| call.args.get(i)).and_then(|a| a.param);
+                    // The operation must be the caller's: else the function retries a unit of
+                    // its own, a retry of its own and no helper.
+                    let Some(op) = through(helper.op) else { continue };
+                    let values = self.call_values(file, call);
+                    // A strategy no longer depending on the caller's parameters is decided at
+                    // this call, judged here once: the function's callers are not judged for it.
+                    let built = helper
+                        .built
+                        .as_ref()
+                        .map(|b| b.given(&values))
+                        .filter(RustChain::has_param);
+                    new.push((
+                        file,
+                        RustHelper {
+                            name: within.name.clone(),
+                            module: within.module.clone(),
+                            name_span: within.name_span,
+                            library: helper.library,
+                            arity: within.arity,
+                            strategy: through(helper.strategy),
+                            op: Some(op),
+                            op_direct: helper.op_direct,
+                            predicate: through(helper.predicate),
+                            built,
+                            method: within.method,
+                            replays: helper.replays.clone(),
+                        },
+                    ));
+                }
+            }
+            if new.is_empty() {
+                return;
+            }
+            for (file, helper) in new {
+                if total >= MAX_DERIVED {
+                    return;
+                }
+                let Some(shared) = self.loaded[file].facts.as_mut() else {
+                    continue;
+                };
+                let facts = Arc::make_mut(shared);
+                if !facts.rust_helpers.iter().any(|h| h.name_span == helper.name_span) {
+                    facts.rust_helpers.push(helper);
+                    total += 1;
+                }
+            }
+        }
+    }
+
     /// Makes each call of a Rust retry helper whose callee is loaded a retry site of the
     /// calling file, judged with the call's arguments: the strategy given, the predicate given
     /// (`|_| true` is none), the operation as the retried unit. Idempotent; the pipeline calls
     /// it each round, so calls of helpers in files loaded on demand are expanded later.
     pub fn expand_rust_helpers(&mut self) {
+        // A builder wrapper's terminal call (`with_retry(…).attempts(5).go(op)`) is read by
+        // the wrapper's summary first: a method helper of its name does not take it over.
+        self.expand_rust_wrappers();
+        self.derive_rust_helpers();
+        let methods = self.method_helpers();
         let mut added: Vec<(FileId, Vec<RetrySite>, Vec<crate::facts::PollLoop>)> = Vec::new();
         for file in 0..self.len() {
             let Some(facts) = self.loaded(file) else { continue };
@@ -226,7 +387,7 @@ impl Index {
                 if facts.retry_sites.iter().any(|s| s.span == call.span) {
                     continue;
                 }
-                let Some((target, helper)) = self.resolve_rust_helper(file, &call.path) else {
+                let Some((target, helper)) = self.helper_of_call(file, call, &methods) else {
                     continue;
                 };
                 if helper.arity != call.args.len() {
@@ -236,7 +397,7 @@ impl Index {
                 if target == file && call.containers.iter().any(|c| c.name == helper.name) {
                     continue;
                 }
-                let site = helper_site(call, helper);
+                let site = helper_site(call, helper, &self.call_values(file, call));
                 // An operation that only (re)connects: a wait for the dependency, judged as a
                 // loop, as a direct retry of it is (`extract::rust::sites`).
                 if helper.op.and_then(|i| call.args.get(i)).is_some_and(|op| op.reconnects) {
@@ -270,7 +431,6 @@ impl Index {
             facts.retry_sites.sort_by_key(|s| s.span.start);
             facts.lookups = Default::default();
         }
-        self.expand_rust_wrappers();
     }
 }
 
@@ -474,7 +634,7 @@ fn wrapper_chain(
 }
 
 /// The retry site a call of `helper` is.
-fn helper_site(call: &RustHelperCall, helper: &RustHelper) -> RetrySite {
+fn helper_site(call: &RustHelperCall, helper: &RustHelper, values: &[Arg]) -> RetrySite {
     let arg = |i: Option<usize>| i.and_then(|i| call.args.get(i));
     let policy = match arg(helper.strategy) {
         Some(strategy) => PolicyArg::Rust(Box::new(RustPolicyArg {
@@ -484,8 +644,11 @@ fn helper_site(call: &RustHelperCall, helper: &RustHelper) -> RetrySite {
             shared: false,
             regardless: None,
         })),
-        // The helper builds its strategy itself: judged there, once.
-        None => PolicyArg::Unknown,
+        None => match &helper.built {
+            Some(built) => built_policy(call, helper, built, values),
+            // The helper builds its strategy itself: judged there, once.
+            None => PolicyArg::Unknown,
+        },
     };
     let predicate = match (arg(helper.predicate), arg(helper.op)) {
         (Some(predicate), _) => predicate.predicate.clone(),
@@ -495,8 +658,16 @@ fn helper_site(call: &RustHelperCall, helper: &RustHelper) -> RetrySite {
             Library::Backoff => op.classifies[1].clone(),
             _ => Predicate::Unknown,
         },
-        // The helper's own retry says which errors it replays (and is judged there).
-        _ => Predicate::Unknown,
+        // The helper's own retry says which errors it replays (and is judged there): the
+        // call replays the same, read where the call is.
+        _ => match &helper.replays {
+            Some(Predicate::Filter { mentions, always, .. }) => Predicate::Filter {
+                span: call.span,
+                mentions: mentions.clone(),
+                always: *always,
+            },
+            _ => Predicate::Unknown,
+        },
     };
     RetrySite {
         span: call.span,
@@ -509,6 +680,53 @@ fn helper_site(call: &RustHelperCall, helper: &RustHelper) -> RetrySite {
         containers: call.containers.clone(),
         unit: arg(helper.op).and_then(|op| op.unit.clone()),
     }
+}
+
+/// The strategy a helper builds from its parameters, with a call's arguments: judged at the
+/// call for what they decide (what holds for every argument is judged at the helper's own
+/// retry); unknown when an argument it depends on is not known here.
+fn built_policy(call: &RustHelperCall, helper: &RustHelper, built: &RustChain, values: &[Arg]) -> PolicyArg {
+    let mut chain = built.given(values);
+    if chain.not_known() {
+        return PolicyArg::Unknown;
+    }
+    if let RustBase::Deferred { path, args, .. } = &chain.base {
+        let Some((ctor, state)) = crate::schedule::rust::constructor(path, args) else {
+            return PolicyArg::Unknown;
+        };
+        chain.base = RustBase::New {
+            ctor,
+            state,
+            via: None,
+            configured: true,
+        };
+    }
+    // The helper names the policy: no inline one of the call.
+    if let RustBase::New { configured, via, .. } = &mut chain.base {
+        *configured = true;
+        *via = Some(helper.name.clone());
+    }
+    let text = format!("{}(…)", call.callee);
+    for op in &mut chain.ops {
+        op.span = call.span;
+    }
+    chain.span = call.span;
+    chain.text = text.clone();
+    chain.factory = None;
+    let mut regardless = built.given(&[]);
+    for op in &mut regardless.ops {
+        op.span = call.span;
+    }
+    regardless.span = call.span;
+    regardless.text = text;
+    regardless.factory = None;
+    PolicyArg::Rust(Box::new(RustPolicyArg {
+        arg: call.span,
+        chain: Some(chain),
+        local: None,
+        shared: false,
+        regardless: Some(Box::new(regardless)),
+    }))
 }
 
 /// The crate's source root (the nearest `src` directory above the file, else the file's own

@@ -9,7 +9,8 @@
 
 use super::sites::predicate_mentions;
 use super::*;
-use crate::facts::{RustHelper, RustHelperArg, RustHelperCall};
+use crate::facts::{RustChain, RustHelper, RustHelperArg, RustHelperCall, RustWithin};
+use crate::schedule::rust::Arg;
 
 /// Calls of the crate's functions kept per file, at most: a bound for generated code.
 const MAX_HELPER_CALLS: usize = 256;
@@ -48,6 +49,20 @@ impl<'t> Walk<'_, 't, '_> {
                 .flatten()
         };
         let strategy = param(policy_arg);
+        // A strategy built in the body from the parameters: evaluated at each call.
+        let built = if strategy.is_none() {
+            let env: HashMap<String, Val> = item
+                .params
+                .iter()
+                .enumerate()
+                .map(|(i, name)| (name.clone(), Val::Arg(Arg::Param(i))))
+                .collect();
+            rx.chain(rx.eval(policy_arg, item.scope(), Some(&env), 0))
+                .filter(|c| matches!(c.base, RustBase::New { .. } | RustBase::Deferred { .. }))
+                .filter(RustChain::has_param)
+        } else {
+            None
+        };
         let mut op_direct = false;
         let mut op = None;
         if let Some(operation) = operation {
@@ -73,9 +88,22 @@ impl<'t> Walk<'_, 't, '_> {
         let predicate = filter
             .and_then(param)
             .or_else(|| called_param(rx, body, &item.params, |n| n >= 1, &[strategy, op], true));
-        if strategy.is_none() && op.is_none() && predicate.is_none() {
+        if strategy.is_none() && op.is_none() && predicate.is_none() && built.is_none() {
             return;
         }
+        // Its own retry decides which errors are replayed, when no parameter does.
+        let replays = match (predicate, op_direct) {
+            (None, false) => match self.facts.retry_sites.last().map(|s| s.predicate.clone()) {
+                // backoff's operation classifies: by the names the operation is written with.
+                Some(Predicate::Filter { span, mentions, always }) if mentions.is_empty() => Some(Predicate::Filter {
+                    span,
+                    mentions: operation.map(|o| predicate_mentions(rx, o)).unwrap_or_default(),
+                    always,
+                }),
+                other => other,
+            },
+            _ => None,
+        };
         // The caller's predicate decides: the helper's own retry is not one without.
         if predicate.is_some() {
             if let Some(last) = self.facts.retry_sites.last_mut() {
@@ -94,6 +122,9 @@ impl<'t> Walk<'_, 't, '_> {
             op,
             op_direct,
             predicate,
+            built,
+            method: false,
+            replays,
         });
     }
 
@@ -105,6 +136,10 @@ impl<'t> Walk<'_, 't, '_> {
             return;
         }
         let Some(function) = node.field("function") else { return };
+        if function.kind_str() == "field_expression" {
+            self.method_helper_call(node, function);
+            return;
+        }
         if !matches!(function.kind_str(), "identifier" | "scoped_identifier") {
             return;
         }
@@ -126,7 +161,9 @@ impl<'t> Walk<'_, 't, '_> {
         if args.is_empty() || args.len() > 8 || !args.iter().any(callable) {
             return;
         }
-        let args = args.iter().map(|arg| self.helper_arg(*arg)).collect();
+        let within = within(rx, node, &self.module);
+        let env = within.as_ref().map(|(_, env)| env);
+        let args = args.iter().map(|arg| self.helper_arg(*arg, env)).collect();
         self.facts.rust_helper_calls.push(RustHelperCall {
             path: RustPath {
                 segments: path,
@@ -138,10 +175,60 @@ impl<'t> Walk<'_, 't, '_> {
             callee: collapse(rx.text_of(function)),
             args,
             containers: self.containers.clone(),
+            method: None,
+            within: within.map(|(w, _)| w),
         });
     }
 
-    fn helper_arg(&self, arg: Node<'t>) -> RustHelperArg {
+    /// A method call `x.name(op, …)` given a closure or a name, kept in case the project has
+    /// one retry helper method of that name (a trait's `with_retry(op, what)`).
+    fn method_helper_call(&mut self, node: Node<'t>, function: Node<'t>) {
+        let rx = self.rx;
+        let methods = self
+            .facts
+            .rust_helper_calls
+            .iter()
+            .filter(|c| c.method.is_some())
+            .count();
+        if methods >= MAX_HELPER_CALLS {
+            return;
+        }
+        let Some(field) = function.field("field") else { return };
+        let name = rx.text_of(field);
+        // The standard library's and the common crates' combinators take closures too.
+        if COMBINATORS.contains(&name) || name.is_empty() {
+            return;
+        }
+        let args = rx.args(node);
+        let callable = |a: &Node<'t>| {
+            matches!(
+                strip(rx, *a).kind_str(),
+                "closure_expression" | "async_block" | "identifier"
+            )
+        };
+        if args.is_empty() || args.len() > 8 || !args.iter().any(callable) {
+            return;
+        }
+        let within = within(rx, node, &self.module);
+        let env = within.as_ref().map(|(_, env)| env);
+        let args = args.iter().map(|arg| self.helper_arg(*arg, env)).collect();
+        self.facts.rust_helper_calls.push(RustHelperCall {
+            path: RustPath {
+                segments: vec![name.to_string()],
+                module: self.module.clone(),
+                span: span(field),
+            },
+            span: span(node),
+            callee_span: span(field),
+            callee: collapse(rx.text_of(function)),
+            args,
+            containers: self.containers.clone(),
+            method: Some(name.to_string()),
+            within: within.map(|(w, _)| w),
+        });
+    }
+
+    fn helper_arg(&self, arg: Node<'t>, env: Option<&HashMap<String, Val>>) -> RustHelperArg {
         let rx = self.rx;
         let stripped = strip(rx, arg);
         let closure = matches!(stripped.kind_str(), "closure_expression" | "async_block");
@@ -167,7 +254,27 @@ impl<'t> Walk<'_, 't, '_> {
             None => Predicate::Unknown,
         };
         let reconnects = unit.as_ref().is_some_and(|unit| super::sites::reconnects(rx, unit));
+        // As a value, with the calling function's parameters standing for what its callers give.
+        let value = match env {
+            // A path (a `const` of another file) is read where it is defined, by the index.
+            Some(env) if !closure => match rx.eval(arg, &self.module, Some(env), 0) {
+                v @ (Val::Arg(_) | Val::Path(..)) => Some(rx.arg(v)),
+                _ => None,
+            },
+            _ => None,
+        };
+        let param = match (stripped.kind_str(), env) {
+            ("identifier", Some(env)) if matches!(rx.local(stripped, rx.text_of(stripped)), Local::Param) => {
+                match env.get(rx.text_of(stripped)) {
+                    Some(Val::Arg(Arg::Param(i))) => Some(*i),
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
         RustHelperArg {
+            value,
+            param,
             reconnects,
             span: span(arg),
             chain,
@@ -177,6 +284,96 @@ impl<'t> Walk<'_, 't, '_> {
             classifies: [classifies.clone(), classifies],
         }
     }
+}
+
+/// Methods that take a closure and are no project's retry helper.
+const COMBINATORS: &[&str] = &[
+    "map",
+    "map_err",
+    "and_then",
+    "or_else",
+    "then",
+    "filter",
+    "filter_map",
+    "for_each",
+    "find",
+    "any",
+    "all",
+    "position",
+    "fold",
+    "unwrap_or_else",
+    "map_or",
+    "map_or_else",
+    "ok_or_else",
+    "get_or_init",
+    "get_or_insert_with",
+    "or_insert_with",
+    "retain",
+    "sort_by",
+    "sort_by_key",
+    "flat_map",
+    "take_while",
+    "skip_while",
+    "inspect",
+    "zip",
+    "spawn",
+    "spawn_blocking",
+    "with_context",
+    "context",
+    "entry",
+    "max_by_key",
+    "min_by_key",
+    "try_for_each",
+    "for_each_concurrent",
+    "try_fold",
+    "scan",
+    "is_some_and",
+    "is_none_or",
+    "unwrap_or",
+    "push",
+    "insert",
+    "extend",
+];
+
+/// The function a node is written in, and its parameters (`self` not counted) standing for
+/// what its callers give ([`Arg::Param`]).
+fn within<'t>(rx: &Rx<'t>, node: Node<'t>, module: &[String]) -> Option<(RustWithin, HashMap<String, Val>)> {
+    let function = rx.parents.ancestors(node).find(|n| n.kind_str() == "function_item")?;
+    let name = function.field("name")?;
+    let parameters = function.field("parameters")?;
+    let mut method = false;
+    let mut params = Vec::new();
+    for param in named_children(parameters) {
+        match param.kind_str() {
+            "self_parameter" => method = true,
+            _ => {
+                let mut names = Vec::new();
+                if let Some(pattern) = param.field("pattern") {
+                    rx.pattern_names(pattern, &mut names);
+                }
+                params.push(names.into_iter().next().unwrap_or_default());
+            }
+        }
+    }
+    if params.len() > 8 {
+        return None;
+    }
+    let env = params
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| !n.is_empty())
+        .map(|(i, n)| (n.clone(), Val::Arg(Arg::Param(i))))
+        .collect();
+    Some((
+        RustWithin {
+            name: rx.text_of(name).to_string(),
+            module: module.to_vec(),
+            name_span: span(name),
+            arity: params.len(),
+            method,
+        },
+        env,
+    ))
 }
 
 /// `&x`, `(x)`, `x.clone()`, `x.into_iter()`: `x`.
@@ -348,6 +545,9 @@ pub(super) fn reexported_retries(rx: &Rx, root: Node, facts: &mut FileFacts) {
             op: Some(1),
             op_direct: true,
             predicate: None,
+            built: None,
+            method: false,
+            replays: None,
         });
     }
 }

@@ -37,7 +37,11 @@ impl<'t> Rx<'t> {
                         })
                         .unwrap_or_default();
                     let has_params = item.field("parameters").is_some_and(|p| !named_children(p).is_empty());
+                    let has_params_self = item
+                        .field("parameters")
+                        .is_some_and(|p| named_children(p).iter().any(|c| c.kind_str() == "self_parameter"));
                     self.items.push(Item {
+                        has_params_self,
                         name: self.text_of(name).to_string(),
                         name_span: span(name),
                         module: module.clone(),
@@ -63,6 +67,7 @@ impl<'t> Rx<'t> {
                         body: None,
                         params: Vec::new(),
                         has_params: false,
+                        has_params_self: false,
                         public,
                         associated,
                     });

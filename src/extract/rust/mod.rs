@@ -205,6 +205,11 @@ pub(super) fn extract(facts: &mut FileFacts, text: &[u8], tree: &Tree, logged: &
     // only `self` (a config struct's `to_backoff(&self)`, reached from other files).
     for item in &rx.items {
         let Some(value) = item.value else { continue };
+        if item.body.is_none() && !item.associated && facts.rust_consts.len() < 256 {
+            if let Val::Arg(arg @ (model::Arg::Num(_) | model::Arg::Ms(_))) = rx.eval(value, &item.module, None, 0) {
+                facts.rust_consts.push((item.name.clone(), item.module.clone(), arg));
+            }
+        }
         // A factory: a free function whose parameters are values (issue 25.3), evaluated
         // with each parameter standing for the argument of a call.
         let factory = item.has_params && !item.associated && !item.params.is_empty() && item.params.len() <= 8;
@@ -387,6 +392,8 @@ struct Item<'t> {
     public: bool,
     /// An associated item of `impl Type { … }` (its `module` ends with `Type`).
     associated: bool,
+    /// A method: it takes `self`.
+    has_params_self: bool,
 }
 
 impl Item<'_> {

@@ -675,10 +675,19 @@ impl<'t> Rx<'t> {
 
     /// The file's functions as units, so a retried unit's calls to them are followed.
     pub(super) fn named_units(&self) -> Vec<Unit> {
+        // A method of an inherent `impl` is reached as `self.name(…)`: named so, when no other
+        // method of the file has its name (which `self` is would be a guess).
+        let method_named = |name: &str| self.items.iter().filter(|i| i.associated && i.name == name).count() == 1;
         self.items
             .iter()
-            .filter(|item| !item.associated)
-            .filter_map(|item| Some(self.unit(item.body?, Some(item.name.clone()))))
+            .filter(|item| !item.associated || item.has_params_self && method_named(&item.name))
+            .filter_map(|item| {
+                let name = match item.associated {
+                    true => format!("self.{}", item.name),
+                    false => item.name.clone(),
+                };
+                Some(self.unit(item.body?, Some(name)))
+            })
             .take(MAX_UNITS)
             .collect()
     }
