@@ -189,15 +189,7 @@ impl Index {
                     continue;
                 }
                 if reconnects {
-                    polls.push(crate::facts::PollLoop {
-                        span: site.callee_span,
-                        call: site.callee.clone(),
-                        kind: crate::facts::PollKind::Retry,
-                        caught: true,
-                        retries: false,
-                        forked: false,
-                        endless: true,
-                    });
+                    polls.push(reconnect_loop(&site));
                 }
                 sites.push(site);
             }
@@ -205,20 +197,7 @@ impl Index {
                 added.push((file, sites, polls));
             }
         }
-        for (file, sites, polls) in added {
-            let Some(shared) = self.loaded[file].facts.as_mut() else {
-                continue;
-            };
-            let facts = Arc::make_mut(shared);
-            facts.retry_sites.extend(sites);
-            for poll in polls {
-                if !facts.polls.iter().any(|p| p.span == poll.span) {
-                    facts.polls.push(poll);
-                }
-            }
-            facts.retry_sites.sort_by_key(|s| s.span.start);
-            facts.lookups = Default::default();
-        }
+        self.add_expanded_sites(added);
     }
 
     /// The helper a call calls: the one its path names, or for a method call `x.name(…)`, the
@@ -365,6 +344,25 @@ impl Index {
         }
     }
 
+    /// Adds the retry sites (and the reconnect loops) that calls of the project's helpers and
+    /// wrappers are, to the files that make them.
+    fn add_expanded_sites(&mut self, added: Vec<(FileId, Vec<RetrySite>, Vec<crate::facts::PollLoop>)>) {
+        for (file, sites, polls) in added {
+            let Some(shared) = self.loaded[file].facts.as_mut() else {
+                continue;
+            };
+            let facts = Arc::make_mut(shared);
+            facts.retry_sites.extend(sites);
+            for poll in polls {
+                if !facts.polls.iter().any(|p| p.span == poll.span) {
+                    facts.polls.push(poll);
+                }
+            }
+            facts.retry_sites.sort_by_key(|s| s.span.start);
+            facts.lookups = Default::default();
+        }
+    }
+
     /// Makes each call of a Rust retry helper whose callee is loaded a retry site of the
     /// calling file, judged with the call's arguments: the strategy given, the predicate given
     /// (`|_| true` is none), the operation as the retried unit. Idempotent; the pipeline calls
@@ -401,15 +399,7 @@ impl Index {
                 // An operation that only (re)connects: a wait for the dependency, judged as a
                 // loop, as a direct retry of it is (`extract::rust::sites`).
                 if helper.op.and_then(|i| call.args.get(i)).is_some_and(|op| op.reconnects) {
-                    polls.push(crate::facts::PollLoop {
-                        span: site.callee_span,
-                        call: site.callee.clone(),
-                        kind: crate::facts::PollKind::Retry,
-                        caught: true,
-                        retries: false,
-                        forked: false,
-                        endless: true,
-                    });
+                    polls.push(reconnect_loop(&site));
                 }
                 sites.push(site);
             }
@@ -417,20 +407,20 @@ impl Index {
                 added.push((file, sites, polls));
             }
         }
-        for (file, sites, polls) in added {
-            let Some(shared) = self.loaded[file].facts.as_mut() else {
-                continue;
-            };
-            let facts = Arc::make_mut(shared);
-            facts.retry_sites.extend(sites);
-            for poll in polls {
-                if !facts.polls.iter().any(|p| p.span == poll.span) {
-                    facts.polls.push(poll);
-                }
-            }
-            facts.retry_sites.sort_by_key(|s| s.span.start);
-            facts.lookups = Default::default();
-        }
+        self.add_expanded_sites(added);
+    }
+}
+
+/// The loop a retry of an operation that only (re)connects is: a wait for the dependency.
+fn reconnect_loop(site: &RetrySite) -> crate::facts::PollLoop {
+    crate::facts::PollLoop {
+        span: site.callee_span,
+        call: site.callee.clone(),
+        kind: crate::facts::PollKind::Retry,
+        caught: true,
+        retries: false,
+        forked: false,
+        endless: true,
     }
 }
 
