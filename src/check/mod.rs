@@ -199,20 +199,14 @@ fn load_into(mut index: Index, loader: &Loader, progress: Option<&Progress>) -> 
     if let Some(progress) = progress {
         progress.start_reading(index.len());
     }
-    let loaded: Vec<_> = (0..index.len())
-        .into_par_iter()
-        .map(|file| {
-            let filter = if retry_modules[file] { Filter::Off } else { Filter::On };
-            let loaded = loader.load(&index.files[file], filter, retry_modules[file]);
-            if let Some(progress) = progress {
-                progress.file_read();
-            }
-            loaded
-        })
-        .collect();
-    for (file, loaded) in loaded.into_iter().enumerate() {
-        index.set(file, loaded);
-    }
+    index.load_each(|file, source| {
+        let filter = if retry_modules[file] { Filter::Off } else { Filter::On };
+        let loaded = loader.load(source, filter, retry_modules[file]);
+        if let Some(progress) = progress {
+            progress.file_read();
+        }
+        loaded
+    });
     load_through_aliases(&mut index, loader);
     if let Some(progress) = progress {
         progress.set_stage(Stage::Analysing);

@@ -174,6 +174,19 @@ impl Index {
         }
     }
 
+    /// Loads every file in place, in parallel: `load(file, source)` gives what was loaded for
+    /// it. Written into the index's own table, so what is loaded is never held twice (a second
+    /// table as long as the file list, at 200,000 files 14 MiB at the peak).
+    pub fn load_each(&mut self, load: impl Fn(FileId, &SourceFile) -> Loaded + Sync + Send) {
+        use rayon::prelude::*;
+        let files = &self.files;
+        self.loaded
+            .par_iter_mut()
+            .enumerate()
+            .for_each(|(file, slot)| *slot = load(file, &files[file]));
+        self.reach.get_mut().unwrap_or_else(|e| e.into_inner()).clear();
+    }
+
     pub fn len(&self) -> usize {
         self.files.len()
     }
