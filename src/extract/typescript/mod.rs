@@ -1,13 +1,16 @@
 //! TypeScript / TSX extraction: imports, exports, top-level bindings, retry sites with their
 //! units, jobs, cursors and SQL. One walk over the tree; the tree is dropped when it returns.
 
+mod clients;
 mod expr;
+mod handlers;
 mod jobs;
 mod module;
 mod polls;
 mod query_builder;
 mod recovery;
 mod scopes;
+mod services;
 mod sites;
 mod units;
 
@@ -60,7 +63,7 @@ pub(super) fn extract(
         marks: Vec::new(),
         facts,
         scopes: scopes::Scopes::default(),
-        blocks: units::EnclosingServices::default(),
+        blocks: services::EnclosingServices::default(),
         bindings: units::Bindings::default(),
         top_level: std::cell::OnceCell::new(),
         identifiers: std::cell::OnceCell::new(),
@@ -90,10 +93,10 @@ pub(super) fn extract(
     }
     let bindings = &extractor.bindings;
     let units = units::named_units(text, root, bindings, top_level);
-    let handlers = (!top_level).then(|| units::handlers(text, root, bindings));
+    let handlers = (!top_level).then(|| handlers::handlers(text, root, bindings));
     // A service's methods are what `yield* Service` callers reach: read where one is defined.
     let services = (extractor.facts.uses_effect && (src.contains(".Service<") || src.contains("Layer.")))
-        .then(|| units::service_defs(text, root, bindings, extractor.top_level(root)));
+        .then(|| services::service_defs(text, root, bindings, extractor.top_level(root)));
     extractor.facts.units = units;
     if let Some(handlers) = handlers {
         extractor.facts.handlers = handlers;
@@ -255,7 +258,7 @@ struct Extractor<'t, 'f> {
     /// The locals and parameters in scope where the walk is.
     scopes: scopes::Scopes<'t>,
     /// The services bound in the blocks around the walk (a retried unit's too).
-    blocks: units::EnclosingServices<'t>,
+    blocks: services::EnclosingServices<'t>,
     /// The module's top-level bindings by name (complete before the walk).
     bindings: units::Bindings,
     /// The module's top-level declarations by name, read on first use.

@@ -104,12 +104,12 @@ impl<'t> Extractor<'t, '_> {
             .flatten()
             .map(|p| self.text_of(p));
         if method.is_some_and(|m| CLIENT_METHODS.contains(&m)) {
-            if let Some(request) = units::client_request(self.text, node, &self.lineage) {
+            if let Some(request) = clients::client_request(self.text, node, &self.lineage) {
                 self.facts.client_requests.push(request);
             }
         }
         if written.as_deref() == Some(&["pipe"][..]) {
-            let requests = units::piped_client_requests(self.text, arguments);
+            let requests = clients::piped_client_requests(self.text, arguments);
             self.facts.client_requests.extend(requests);
         }
         let retry = match effect {
@@ -209,7 +209,7 @@ impl<'t> Extractor<'t, '_> {
             .then(|| self.enclosing_transform_response(node))
             .flatten();
         if kind == RetryKind::HttpRetryTransient || transform.is_some() {
-            if let Some(client) = units::bound_client_name(self.text, transform.unwrap_or(node), &self.lineage) {
+            if let Some(client) = clients::bound_client_name(self.text, transform.unwrap_or(node), &self.lineage) {
                 self.facts.retrying_clients.push(client);
             }
         }

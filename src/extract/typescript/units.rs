@@ -2,15 +2,16 @@
 //! alive. A unit is a list of operations in source order — calls (classified later by the
 //! rules, whose verbs are configurable), SQL statements, HTTP requests and transactions.
 
-use std::cell::OnceCell;
-use std::rc::Rc;
-
 use super::FieldExt;
 use super::Lineage;
 use tree_sitter::Node;
 
+use super::clients::{chain_sets_idempotency_key, mentions_idempotency_key};
+use super::handlers::is_unit_value;
+use super::services::{block_services, service_local, EnclosingServices, MAX_SERVICES};
+
 use crate::extract::sql::classify_sql;
-use crate::facts::{ArgKey, ArgKeys, Binding, ClientRequest, Handler, OpKind, ServiceDef, SqlClass, Unit, UnitOp};
+use crate::facts::{ArgKey, ArgKeys, Binding, OpKind, SqlClass, Unit, UnitOp};
 use crate::source::Span;
 
 /// Operations kept per unit: enough for any real unit, bounded for generated code.
@@ -76,13 +77,13 @@ pub(super) fn walk_step() -> bool {
     ok
 }
 
-const HTTP_METHODS: &[&str] = &["get", "post", "put", "patch", "del", "delete", "head", "options"];
+pub(super) const HTTP_METHODS: &[&str] = &["get", "post", "put", "patch", "del", "delete", "head", "options"];
 
-fn text<'t>(source: &'t [u8], node: Node) -> &'t str {
+pub(super) fn text<'t>(source: &'t [u8], node: Node) -> &'t str {
     std::str::from_utf8(&source[node.byte_range()]).unwrap_or("")
 }
 
-fn span(node: Node) -> Span {
+pub(super) fn span(node: Node) -> Span {
     Span::new(node.start_byte(), node.end_byte())
 }
 
@@ -107,102 +108,6 @@ impl Bindings {
         crate::extract::work::step(1);
         self.spans.get(name).copied()
     }
-}
-
-/// The services bound in the blocks around a walk (`const orders = yield* Orders`), each
-/// block's read once, when a unit inside it first asks: a unit reads them from the block's
-/// ancestors, and reading them anew per unit is a walk up the tree per unit.
-#[derive(Default)]
-pub struct EnclosingServices<'t> {
-    /// The statement blocks on the walk's path, outermost first: where each is on the path,
-    /// and (read on first use) the services bound in it and in the blocks around it, the
-    /// innermost first, as a unit takes them.
-    blocks: Vec<(usize, Node<'t>, OnceCell<Services>)>,
-}
-
-/// Services bound to locals, `(local, tag)`, shared by the blocks that add none.
-type Services = Rc<Vec<(String, String)>>;
-
-impl<'t> EnclosingServices<'t> {
-    /// Follows a walk to the node at the end of `path` (the walk's path from its root).
-    pub fn visit(&mut self, path: &[Node<'t>]) {
-        while let Some((at, block, _)) = self.blocks.last() {
-            if path.get(*at) == Some(block) {
-                break;
-            }
-            self.blocks.pop();
-        }
-        if let Some(&top) = path.last() {
-            let at = path.len() - 1;
-            if top.kind_str() == "statement_block" && self.blocks.last().is_none_or(|(last, _, _)| *last != at) {
-                self.blocks.push((at, top, OnceCell::new()));
-            }
-        }
-    }
-
-    /// Starts following a walk whose path is `path` (the blocks on it come first).
-    pub fn visit_all(&mut self, path: &[Node<'t>]) {
-        for (at, node) in path.iter().enumerate() {
-            if node.kind_str() == "statement_block" {
-                self.blocks.push((at, *node, OnceCell::new()));
-            }
-        }
-    }
-
-    /// The services bound in the blocks of the walk's path around `node` (not `node`
-    /// itself), the innermost block's first, without repeated names, as many as a unit keeps.
-    pub fn around(&self, source: &[u8], node: Node<'t>) -> Services {
-        let spans = |block: Node| block.start_byte() <= node.start_byte() && node.end_byte() <= block.end_byte();
-        let mut count = self.blocks.partition_point(|(_, block, _)| spans(*block));
-        if count > 0 && self.blocks[count - 1].1 == node {
-            count -= 1;
-        }
-        let Some(innermost) = count.checked_sub(1) else {
-            return Rc::default();
-        };
-        // Read down from the innermost block already read (without recursion: a nest may be
-        // deep).
-        let known = (0..=innermost).rev().find(|&at| self.blocks[at].2.get().is_some());
-        let mut around: Services = match known {
-            Some(at) => Rc::clone(self.blocks[at].2.get().expect("read")),
-            None => Rc::default(),
-        };
-        for (_, block, services) in &self.blocks[known.map_or(0, |at| at + 1)..=innermost] {
-            let own = block_services(source, *block);
-            if !own.is_empty() {
-                let mut merged: Vec<(String, String)> = Vec::new();
-                for bound in own.into_iter().chain(around.iter().cloned()) {
-                    if merged.len() >= MAX_SERVICES {
-                        break;
-                    }
-                    if !merged.iter().any(|(local, _)| *local == bound.0) {
-                        merged.push(bound);
-                    }
-                }
-                around = Rc::new(merged);
-            }
-            let _ = services.set(Rc::clone(&around));
-        }
-        around
-    }
-}
-
-/// The services a block's own declarations bind (`const orders = yield* Orders`), in order.
-fn block_services(source: &[u8], block: Node) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    let mut cursor = block.walk();
-    for statement in block.named_children(&mut cursor) {
-        if !matches!(statement.kind_str(), "lexical_declaration" | "variable_declaration") {
-            continue;
-        }
-        let mut inner = statement.walk();
-        for declarator in statement.named_children(&mut inner) {
-            if let Some(bound) = service_local(source, declarator) {
-                out.push(bound);
-            }
-        }
-    }
-    out
 }
 
 /// The unit `roots` stand for: every operation in their subtrees, in source order. `bindings`
@@ -349,151 +254,6 @@ fn query_builder_insert<'t>(
         }
     }
     Some(SqlClass::Insert)
-}
-
-/// Service locals kept per unit.
-const MAX_SERVICES: usize = 32;
-
-/// `const orders = yield* OrdersRepository`: the local and the service tag it is bound to.
-fn service_local(source: &[u8], declarator: Node) -> Option<(String, String)> {
-    let name = declarator.field("name").filter(|n| n.kind_str() == "identifier")?;
-    let value = declarator
-        .field("value")
-        .filter(|v| v.kind_str() == "yield_expression")?;
-    // `yield*` delegates; a plain `yield` does not run an Effect.
-    let delegates = value.child(1).is_some_and(|star| star.kind_str() == "*");
-    let tag = value.named_child(0).filter(|t| t.kind_str() == "identifier")?;
-    let tag = text(source, tag);
-    // A tag is a class or a constant: `OrdersRepository`, not `yield* makeOrders()`.
-    (delegates && tag.starts_with(|c: char| c.is_ascii_uppercase()))
-        .then(|| (text(source, name).to_string(), tag.to_string()))
-}
-
-/// Services kept per file.
-const MAX_SERVICE_DEFS: usize = 64;
-
-/// The services this file implements, each with the named units of its implementation:
-/// `class Orders extends Effect.Service<Orders>()("Orders", { effect: … })` (also a
-/// `Context.Service`/`ServiceMap.Service` class) and `Layer.effect(Orders, …)` /
-/// `Layer.scoped` / `Layer.succeed` / `Layer.sync`. An implementation given by name (`effect:
-/// make`, `Layer.effect(Orders, make)`) is read from that top-level declaration.
-pub(super) fn service_defs<'t>(
-    source: &[u8],
-    root: Node<'t>,
-    bindings: &Bindings,
-    top_level: &super::TopLevel<'t>,
-) -> Vec<ServiceDef> {
-    let mut defs: Vec<ServiceDef> = Vec::new();
-    // Top-level `const make = …` declarations, for implementations given by name.
-    let declared = |name: &str| top_level.declarators(name).iter().find_map(|d| d.field("value"));
-    // The implementation's named functions; the containers (`effect: Effect.gen(…)`) are not
-    // methods, and are walked for what they hold, not as units of their own. `path` is the
-    // walk's, at the service.
-    let implementation = |node: Node<'t>, path: &[Node<'t>]| -> Vec<Unit> {
-        let mut roots = vec![node];
-        if node.kind_str() == "identifier" {
-            let name = text(source, node);
-            if let Some(value) = declared(name) {
-                roots = vec![value];
-            }
-        } else if node.kind_str() == "object" {
-            // `{ effect: make, dependencies: [...] }`
-            let mut inner = node.walk();
-            for pair in node.named_children(&mut inner) {
-                let key = pair.field("key").map(|k| text(source, k));
-                if matches!(key, Some("effect" | "scoped" | "succeed" | "sync")) {
-                    if let Some(value) = pair.field("value") {
-                        let name = text(source, value);
-                        if let Some(declared_value) = declared(name) {
-                            roots.push(declared_value);
-                        }
-                    }
-                }
-            }
-        }
-        roots
-            .into_iter()
-            .flat_map(|root| named_units_with(source, Lineage::rooted(path, root), bindings, false, true))
-            .filter(|unit| !matches!(unit.name.as_deref(), Some("effect" | "scoped" | "succeed" | "sync")))
-            .collect()
-    };
-    let mut lineage = Lineage::root(root);
-    let mut cursor = root.walk();
-    'walk: loop {
-        let node = cursor.node();
-        match node.kind_str() {
-            "class_declaration" | "class" => {
-                let heritage = node
-                    .named_children(&mut node.walk())
-                    .find(|c| c.kind_str() == "class_heritage");
-                let name = node.field("name").map(|n| text(source, n));
-                if let Some((heritage, name)) = heritage.zip(name) {
-                    if text(source, heritage).contains(".Service<") {
-                        defs.push(ServiceDef {
-                            name: name.to_string(),
-                            units: service_options(heritage)
-                                .map(|options| implementation(options, lineage.path()))
-                                .unwrap_or_default(),
-                        });
-                    }
-                }
-            }
-            "call_expression" => {
-                let callee = node.field("function").map(|c| text(source, c));
-                if matches!(
-                    callee,
-                    Some("Layer.effect" | "Layer.scoped" | "Layer.succeed" | "Layer.sync")
-                ) {
-                    let mut args = node.field("arguments").into_iter().flat_map(|a| {
-                        let mut inner = a.walk();
-                        a.named_children(&mut inner).collect::<Vec<_>>()
-                    });
-                    if let (Some(tag), Some(body)) = (args.next(), args.next()) {
-                        if tag.kind_str() == "identifier" {
-                            defs.push(ServiceDef {
-                                name: text(source, tag).to_string(),
-                                units: implementation(body, lineage.path()),
-                            });
-                        }
-                    }
-                }
-            }
-            _ => {}
-        }
-        if defs.len() >= MAX_SERVICE_DEFS {
-            break;
-        }
-        // Services are defined at the top level: function bodies and class bodies hold none
-        // (and are most of a file's nodes).
-        let enter = !matches!(
-            node.kind_str(),
-            "comment" | "string" | "template_string" | "statement_block" | "class_body"
-        );
-        if enter && lineage.first_child(&mut cursor) {
-            continue;
-        }
-        if !lineage.step_past(&mut cursor, root) {
-            break 'walk;
-        }
-    }
-    defs
-}
-
-/// The options object of `Effect.Service<X>()("X", { … })`: the last object argument of the
-/// call the class extends.
-fn service_options(heritage: Node) -> Option<Node> {
-    let mut cursor = heritage.walk();
-    let extends = heritage
-        .named_children(&mut cursor)
-        .find(|c| c.kind_str() == "extends_clause")?;
-    let call = extends.field("value").filter(|v| v.kind_str() == "call_expression")?;
-    let arguments = call.field("arguments")?;
-    let mut inner = arguments.walk();
-    let options = arguments
-        .named_children(&mut inner)
-        .filter(|a| a.kind_str() == "object")
-        .last();
-    options
 }
 
 /// What one unit's operations are read with.
@@ -838,35 +598,6 @@ fn graphql_names(document: &str) -> Option<(bool, Vec<String>)> {
     Some((mutation, names))
 }
 
-/// Whether a call's text names an idempotency key, in any spelling: `Idempotency-Key`,
-/// `idempotencyKey`, `idempotency_key`.
-fn mentions_idempotency_key(call: &[u8]) -> bool {
-    ["idempotency-key", "idempotencykey", "idempotency_key"]
-        .iter()
-        .any(|needle| contains_ignoring_case(call, needle.as_bytes()))
-}
-
-/// Whether the request chain around `node` sets an `Idempotency-Key` header. The chain is the
-/// expression the call belongs to: `HttpClientRequest.post(url).pipe(setHeader(…))`.
-pub fn chain_sets_idempotency_key<'t>(source: &[u8], node: Node<'t>, lineage: &Lineage<'_, 't>) -> bool {
-    let mut top = node;
-    for _ in 0..8 {
-        match lineage.parent(top) {
-            Some(parent)
-                if matches!(
-                    parent.kind_str(),
-                    "member_expression" | "call_expression" | "arguments" | "parenthesized_expression"
-                ) =>
-            {
-                top = parent
-            }
-            _ => break,
-        }
-    }
-    let chain = &source[top.byte_range()];
-    contains_ignoring_case(chain, b"idempotency-key") || memchr::memmem::find(chain, b"idempotencyKey").is_some()
-}
-
 /// What a retry (or a repeat) call replays — the expression it is applied to and the pipe
 /// steps before it (`x.pipe(Effect.flatMap(…), Effect.retry(…))` replays the `flatMap` too) —
 /// and the unit name it carries when it is an `Effect.fn` pipeable. `policy_index` says which
@@ -937,113 +668,6 @@ pub fn retried_target<'t>(
     }
 }
 
-/// The local name a `HttpClient.retryTransient` client is bound to:
-/// `const retrying = base.pipe(HttpClient.retryTransient(…))` or the data-first form.
-pub fn bound_client_name<'t>(source: &[u8], call: Node<'t>, lineage: &Lineage<'_, 't>) -> Option<(String, Span)> {
-    let mut node = call;
-    for _ in 0..4 {
-        let parent = lineage.parent(node)?;
-        match parent.kind_str() {
-            "variable_declarator" => {
-                let name = parent.field("name").filter(|n| n.kind_str() == "identifier")?;
-                return Some((text(source, name).to_string(), span(name)));
-            }
-            "arguments" | "call_expression" | "member_expression" | "parenthesized_expression" => node = parent,
-            _ => return None,
-        }
-    }
-    None
-}
-
-/// `client.execute(HttpClientRequest.post(…))` or `client.post(…)` on a named client.
-pub fn client_request<'t>(source: &[u8], call: Node<'t>, lineage: &Lineage<'_, 't>) -> Option<ClientRequest> {
-    let callee = call.field("function").filter(|c| c.kind_str() == "member_expression")?;
-    let object = callee.field("object").filter(|o| o.kind_str() == "identifier")?;
-    let method = text(source, callee.field("property")?);
-    let client = text(source, object);
-    if client == "HttpClientRequest" || client == "HttpClient" {
-        return None;
-    }
-    let arguments = call.field("arguments")?;
-    let http_method = if method == "execute" {
-        // The request's method, when it is built right there: `HttpClientRequest.post(`.
-        let request = &source[arguments.byte_range()];
-        memchr::memmem::find_iter(request, b"HttpClientRequest.").find_map(|at| {
-            let rest = &request[at + b"HttpClientRequest.".len()..];
-            HTTP_METHODS
-                .iter()
-                .find(|m| rest.starts_with(m.as_bytes()) && rest.get(m.len()) == Some(&b'('))
-                .map(|m| m.to_string())
-        })
-    } else if HTTP_METHODS.contains(&method) {
-        Some(method.to_string())
-    } else {
-        return None;
-    };
-    // Only an unsafe method's key matters (`retrying-client-unsafe-method`); most `.get(…)`
-    // calls are not requests at all, and their chains are not searched.
-    let unsafe_method = matches!(http_method.as_deref(), Some("post" | "patch"));
-    Some(ClientRequest {
-        client: client.to_string(),
-        method: http_method,
-        idempotency_key: unsafe_method
-            && (chain_sets_idempotency_key(source, call, lineage)
-                || contains_ignoring_case(&source[arguments.byte_range()], b"idempotency-key")),
-        span: span(call),
-    })
-}
-
-/// Requests sent point-free through a named client in a data-first `pipe`:
-/// `pipe(HttpClientRequest.post(url), HttpClientRequest.bodyJson(b), client.execute, …)`. The
-/// request's method and key are those of the steps before `client.execute`.
-pub fn piped_client_requests(source: &[u8], arguments: Node) -> Vec<ClientRequest> {
-    let mut out = Vec::new();
-    let mut method: Option<String> = None;
-    let mut keyed = false;
-    let mut cursor = arguments.walk();
-    for argument in arguments.named_children(&mut cursor) {
-        let execute = (argument.kind_str() == "member_expression")
-            .then(|| (argument.field("object"), argument.field("property")))
-            .and_then(|(object, property)| Some((object?, property?)))
-            .filter(|(object, property)| object.kind_str() == "identifier" && text(source, *property) == "execute")
-            .map(|(object, _)| text(source, object))
-            .filter(|client| *client != "HttpClient" && *client != "HttpClientRequest");
-        match execute {
-            Some(client) if method.is_some() => {
-                let unsafe_method = matches!(method.as_deref(), Some("post" | "patch"));
-                out.push(ClientRequest {
-                    client: client.to_string(),
-                    method: method.take(),
-                    idempotency_key: unsafe_method && keyed,
-                    span: span(argument),
-                });
-                keyed = false;
-            }
-            _ => {
-                let step = &source[argument.byte_range()];
-                if let Some(rest) = step.strip_prefix(b"HttpClientRequest.".as_slice()) {
-                    if let Some(m) = HTTP_METHODS
-                        .iter()
-                        .find(|m| rest.starts_with(m.as_bytes()) && rest.get(m.len()) == Some(&b'('))
-                    {
-                        method = Some(m.to_string());
-                    }
-                }
-                keyed |= contains_ignoring_case(step, b"idempotency-key");
-            }
-        }
-    }
-    out
-}
-
-/// Whether `haystack` holds `needle` (lowercase ASCII) in any letter case.
-fn contains_ignoring_case(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack.len() >= needle.len()
-        && haystack
-            .windows(needle.len())
-            .any(|window| window.eq_ignore_ascii_case(needle))
-}
-
 /// Every named function-like value of the file: what calls inside a retried unit can reach.
 /// With `top_level`, only the module's own declarations (a file that retries nothing is read
 /// for the helpers other files import).
@@ -1053,7 +677,7 @@ pub fn named_units(source: &[u8], root: Node, bindings: &Bindings, top_level: bo
 
 /// [`named_units`] of the subtree at the end of `lineage`'s path, with the services bound
 /// around each unit when `enclosing` (a service's methods).
-fn named_units_with<'t>(
+pub(super) fn named_units_with<'t>(
     source: &[u8],
     mut lineage: Lineage<'_, 't>,
     bindings: &Bindings,
@@ -1124,196 +748,6 @@ fn named_units_with<'t>(
         }
     }
     units
-}
-
-/// Handlers kept per file.
-const MAX_HANDLERS: usize = 128;
-
-/// Roots of callees that combine or transform, and never register anything.
-const NOT_REGISTRATIONS: &[&str] = &[
-    "Effect", "Stream", "Layer", "Schedule", "Option", "Either", "Array", "Chunk", "Promise", "Object", "JSON", "Math",
-    "console", "Console", "Match", "Schema", "Data", "Duration", "Ref", "Record", "String", "Number", "Cause", "Exit",
-    "Fiber", "Scope", "Metric", "Config", "pipe", "flow",
-];
-/// Methods that take a callback to run now (iteration, promise chaining, combinators).
-const CALLBACK_METHODS: &[&str] = &[
-    "map",
-    "flatMap",
-    "forEach",
-    "filter",
-    "reduce",
-    "then",
-    "catch",
-    "finally",
-    "pipe",
-    "tap",
-    "andThen",
-    "some",
-    "every",
-    "find",
-    "findIndex",
-    "sort",
-    "mapError",
-    "catchAll",
-    "catchTag",
-    "catchTags",
-    "catchCause",
-    "orElse",
-    "matchEffect",
-    "match",
-    "zipWith",
-    "all",
-    "gen",
-    "fn",
-    "sync",
-    "suspend",
-    "tryPromise",
-    "try",
-    "promise",
-    "acquireRelease",
-    "ensuring",
-    "onExit",
-    "withSpan",
-    "provide",
-    "provideService",
-    "setTimeout",
-    "replace",
-];
-/// Properties of a registration's options object that hold the handler: `task({ run })`,
-/// `Activity.make({ execute })`.
-const HANDLER_PROPERTIES: &[&str] = &["run", "execute", "handler", "process", "perform"];
-
-/// Every function of the file handed to something that runs it later, with its operations.
-pub fn handlers(source: &[u8], root: Node, bindings: &Bindings) -> Vec<Handler> {
-    let mut out: Vec<Handler> = Vec::new();
-    let mut lineage = Lineage::root(root);
-    let mut blocks = EnclosingServices::default();
-    let mut cursor = root.walk();
-    loop {
-        let node = cursor.node();
-        blocks.visit(lineage.path());
-        let mut push = |registration: String, node: Node| {
-            if out.len() < MAX_HANDLERS && registration.len() <= 80 && !registration.contains('\n') {
-                let around = blocks.around(source, node);
-                out.push(Handler {
-                    registration,
-                    unit: unit(source, &[node], None, bindings, lineage.path(), Some(&around)),
-                });
-            }
-        };
-        match node.kind_str() {
-            "call_expression" | "new_expression" => {
-                let callee = node.field("function").or_else(|| node.field("constructor"));
-                let arguments = node.field("arguments").filter(|a| a.kind_str() == "arguments");
-                if let (Some(callee), Some(arguments)) = (callee, arguments) {
-                    let written = text(source, callee);
-                    let root_name = written.split(['.', '(']).next().unwrap_or(written);
-                    let last = written.rsplit('.').next().unwrap_or(written);
-                    let registers = matches!(callee.kind_str(), "identifier" | "member_expression")
-                        && !NOT_REGISTRATIONS.contains(&root_name)
-                        && !CALLBACK_METHODS.contains(&last);
-                    if registers {
-                        let registration = if node.kind_str() == "new_expression" {
-                            format!("new {written}")
-                        } else {
-                            written.to_string()
-                        };
-                        let mut inner = arguments.walk();
-                        for argument in arguments.named_children(&mut inner) {
-                            if is_handler_value(source, argument) {
-                                push(registration.clone(), argument);
-                            } else if argument.kind_str() == "object" {
-                                let mut props = argument.walk();
-                                for pair in argument.named_children(&mut props) {
-                                    let key = pair.field("key").map(|k| text(source, k));
-                                    let value = pair.field("value");
-                                    // `execute: effect.pipe(…)`: an effect is a handler too.
-                                    let value = value.filter(|v| {
-                                        !matches!(v.kind_str(), "identifier" | "string" | "number" | "true" | "false")
-                                    });
-                                    if let (Some(key), Some(value)) = (key, value) {
-                                        if HANDLER_PROPERTIES.contains(&key) {
-                                            push(registration.clone(), value);
-                                        }
-                                    }
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-            // A Workers `queue(batch, env, ctx)` handler, as a method or a property.
-            "method_definition" if node.field("name").is_some_and(|n| text(source, n) == "queue") => {
-                push("queue".into(), node);
-            }
-            "pair" if node.field("key").is_some_and(|k| text(source, k) == "queue") => {
-                if let Some(value) = node.field("value").filter(|v| is_handler_value(source, *v)) {
-                    push("queue".into(), value);
-                }
-            }
-            // `const handler: SQSHandler = async (event) => …`, `const task: Task = …`
-            "variable_declarator" => {
-                if let (Some(annotation), Some(value)) = (node.field("type"), node.field("value")) {
-                    let declared = text(source, annotation).trim_start_matches(':').trim();
-                    if is_handler_value(source, value) || value.kind_str() == "object" {
-                        push(declared.to_string(), value);
-                    }
-                }
-            }
-            _ => {}
-        }
-        // `async function handler(event: SQSEvent)`: a function typed by its first parameter.
-        if matches!(
-            node.kind_str(),
-            "function_declaration" | "arrow_function" | "function_expression"
-        ) {
-            let first = node.field("parameters").and_then(|list| {
-                let mut params = list.walk();
-                let first = list.named_children(&mut params).find(|p| p.kind_str() != "comment");
-                first
-            });
-            if let Some(annotation) = first.and_then(|p| p.field("type")) {
-                let declared = text(source, annotation).trim_start_matches(':').trim();
-                if declared.starts_with("SQS") {
-                    push(declared.to_string(), node);
-                }
-            }
-        }
-        if !matches!(node.kind_str(), "comment" | "string" | "template_string") && lineage.first_child(&mut cursor) {
-            continue;
-        }
-        if !lineage.step_past(&mut cursor, root) {
-            break;
-        }
-    }
-    out
-}
-
-/// A function, or an effect built in place (`Effect.gen(…)`, `Effect.fn(…)(…)`).
-fn is_handler_value(source: &[u8], value: Node) -> bool {
-    match value.kind_str() {
-        "arrow_function" | "function_expression" | "generator_function" | "function" => true,
-        "call_expression" => {
-            let callee = value.field("function").map(|c| text(source, c)).unwrap_or("");
-            callee.starts_with("Effect.fn") || callee.starts_with("Effect.gen") || callee.starts_with("Effect.fn(")
-        }
-        _ => false,
-    }
-}
-
-/// Functions, generators and `Effect.fn(…)(…)` / `Effect.gen(…)` values.
-fn is_unit_value(source: &[u8], value: Node) -> bool {
-    match value.kind_str() {
-        "arrow_function" | "function_expression" | "generator_function" | "function" => true,
-        "call_expression" => {
-            let callee = value.field("function");
-            callee.is_some_and(|c| {
-                let t = text(source, c);
-                t.starts_with("Effect.fn") || t.ends_with(".gen") || t == "gen" || c.kind_str() == "call_expression"
-            })
-        }
-        _ => false,
-    }
 }
 
 #[cfg(test)]
