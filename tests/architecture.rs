@@ -282,3 +282,39 @@ fn only_the_front_door_runs_the_stages() {
     // main.rs, cli/, lsp/, fix.rs, init.rs, render/, …
     assert!(checked >= 20, "{checked}");
 }
+
+#[test]
+fn the_policy_evaluators_do_not_reach_back_into_the_collector() {
+    // `policy` collects a file's policies by asking `effect`, `rust` and `rs2` to evaluate
+    // them; they share the result types through `model`, which is data only. An evaluator that
+    // called back into `policy` would close the circle the data module broke.
+    let dir = common::repo_root().join("src/analysis");
+    let uses = |file: &str| -> BTreeSet<String> {
+        let text = std::fs::read_to_string(dir.join(file)).unwrap();
+        let code = without_comments(&non_test_code(&text));
+        let sibling = regex_lite::Regex::new(r"(?:super|crate::analysis)::(?:\{([^}]*)\}|([a-z_0-9]+))").unwrap();
+        let mut found = BTreeSet::new();
+        for captures in sibling.captures_iter(&code) {
+            if let Some(list) = captures.get(1) {
+                found.extend(
+                    list.as_str()
+                        .split(',')
+                        .map(|m| m.trim().split("::").next().unwrap_or("").to_string()),
+                );
+            }
+            if let Some(module) = captures.get(2) {
+                found.insert(module.as_str().to_string());
+            }
+        }
+        found
+    };
+    for evaluator in ["effect.rs", "rust.rs", "rs2.rs"] {
+        let found = uses(evaluator);
+        assert!(
+            !found.contains("policy"),
+            "analysis/{evaluator} reaches analysis::policy: {found:?}"
+        );
+    }
+    let model = uses("model.rs");
+    assert!(model.is_empty(), "analysis/model.rs is data only, yet uses {model:?}");
+}

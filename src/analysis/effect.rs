@@ -5,7 +5,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use super::policy::Problem;
+use super::model::Problem;
 use crate::effect_version::EffectVersion;
 use crate::facts::{Expr, FileFacts, ImportKind, PolicyArg, Retried, RetrySite};
 use crate::index::{FileId, Index, Resolved};

@@ -3,7 +3,7 @@
 //! and helpers, never into the retry module (its policies are named). Effect schedules and
 //! Rust builder chains give the same answer, [`Inline`].
 
-use super::{imports, policy, rust, Analysis};
+use super::{imports, rust, Analysis};
 use crate::diagnostic::{Edit, Fix, FixSafety};
 use crate::facts::{Expr, PolicyArg, RetrySite};
 use crate::index::{FileId, Index, Resolved};
@@ -211,7 +211,7 @@ fn named_policy_fix(analysis: &Analysis, index: &Index, file: FileId, schedule: 
     summary.delays.as_ref()?;
     for &module in index.retry_modules() {
         for policy in analysis.policies(index, module) {
-            let policy::Origin::Export { name, .. } = &policy.origin else {
+            let super::model::Origin::Export { name, .. } = &policy.origin else {
                 continue;
             };
             let same = policy.summary.attempts == summary.attempts

@@ -17,6 +17,7 @@ pub mod effect;
 mod imports;
 mod inline;
 pub mod lease;
+mod model;
 pub mod names;
 mod policy;
 pub mod replay;
@@ -30,7 +31,8 @@ use rayon::prelude::*;
 
 pub use durable::Durable;
 pub use inline::{Followed, How, Inline};
-pub use policy::{bound_options, passed, rows, table, Insertion, Origin, Passed, Policy, PolicyRow, Problem};
+pub use model::{Insertion, Origin, Policy, Problem};
+pub use policy::{bound_options, passed, rows, table, Passed, PolicyRow};
 
 /// The `Schedule.*` builder `value` (an expression of `file`) is built with, through bindings
 /// and helpers outside the retry module: `None` for a retry-module policy or an unknown value.

@@ -14,7 +14,7 @@
 
 use std::path::Path;
 
-use super::policy::{Origin, Policy};
+use super::model::{Origin, Policy};
 use crate::facts::rs2::{EffectClass, Place, Rs2Facts, Rs2Policy, Setting};
 use crate::facts::FileFacts;
 use crate::index::{FileId, Index};

@@ -3,7 +3,7 @@
 //! evaluated with the libraries' semantics (`schedule::rust`). Paths to named policies are
 //! resolved by the index (`index::rust`); a path it cannot explain is unknown, and silent.
 
-use super::policy::{Insertion, Origin, Policy, Problem};
+use super::model::{Insertion, Origin, Policy, Problem};
 use crate::facts::{PolicyArg, RustBase, RustChain, RustPolicyArg};
 use crate::index::{FileId, Index};
 use crate::schedule::rust::{self as model, Applied, Backoff};
