@@ -134,3 +134,71 @@ fn a_factory_is_judged_once_for_what_holds_for_every_argument() {
         "{found:?}"
     );
 }
+
+/// A helper whose name says nothing of retries (`resilient`), called from files that name no
+/// retry library, with every file parsed: read lazily, such a file keeps those calls unread,
+/// and is read again in full once the helper is known (issue 27.2). The findings are those of
+/// a project whose callers are read in full at once (a comment naming a retry makes the byte
+/// test read them).
+#[test]
+fn calls_kept_unread_are_read_once_their_helper_is_known() {
+    let project = |eager: bool| {
+        let mark = if eager { "// calls a retry helper\n" } else { "" };
+        let helper = RETRY.replace("retry_async", "resilient");
+        let direct = format!(
+            "{mark}use std::time::Duration;\n\nuse util::resilience::{{exponential, resilient}};\n\n\
+             pub async fn sync(db: &Db) -> Result<(), Error> {{\n    \
+             resilient(exponential(50, 6, Duration::from_secs(8)), || apply(db), |_| true).await?;\n    \
+             Ok(())\n}}\n\n\
+             pub async fn guarded<F: FnMut() -> Fut, Fut>(op: F) -> Result<(), Error> {{\n    \
+             resilient(exponential(2, 40, Duration::from_millis(75)), op, |e: &Error| e.is_transient()).await\n}}\n"
+        );
+        let derived = format!(
+            "{mark}use crate::sync::guarded;\n\npub async fn flush(db: &Db) -> Result<(), Error> {{\n    \
+             guarded(|| apply(db)).await\n}}\n"
+        );
+        let dir = common::project(&[
+            ("retrylint.toml", CONFIG),
+            ("Cargo.toml", WORKSPACE),
+            ("crates/util/Cargo.toml", "[package]\nname = \"util\"\n"),
+            ("crates/util/src/lib.rs", "pub mod resilience;\n"),
+            ("crates/util/src/resilience.rs", helper.as_str()),
+            ("crates/node/Cargo.toml", "[package]\nname = \"node\"\n"),
+            ("crates/node/src/lib.rs", "pub mod sync;\npub mod flush;\n"),
+            ("crates/node/src/sync.rs", direct.as_str()),
+            ("crates/node/src/flush.rs", derived.as_str()),
+        ]);
+        let mut found = findings(&common::check_json(dir.path(), &[".", "--no-prefilter"]).1);
+        found.sort();
+        found
+    };
+    let eager = project(true);
+    let lazy = project(false);
+    // The helper's call over budget and without a predicate is judged at the call, read
+    // lazily or not (without the comment, every line of a caller is one earlier).
+    assert_eq!(
+        at(&eager, "sync.rs", 7),
+        ["policy-over-budget", "retry-without-predicate"],
+        "{eager:?}"
+    );
+    assert_eq!(
+        at(&lazy, "sync.rs", 6),
+        ["policy-over-budget", "retry-without-predicate"],
+        "{lazy:?}"
+    );
+    // So is the call of `guarded`, which hands its operation to the helper: over budget, at
+    // the call in `guarded` (its predicate is the helper's own).
+    assert_eq!(at(&lazy, "sync.rs", 11), ["policy-over-budget"], "{lazy:?}");
+    let shifted: Vec<(String, String, u64)> = {
+        let mut out: Vec<_> = eager
+            .iter()
+            .map(|(r, p, l)| {
+                let caller = p.ends_with("sync.rs") || p.ends_with("flush.rs");
+                (r.clone(), p.clone(), if caller { *l - 1 } else { *l })
+            })
+            .collect();
+        out.sort();
+        out
+    };
+    assert_eq!(shifted, lazy);
+}

@@ -27,7 +27,7 @@ use crate::source::Language;
 
 /// Bumped whenever extraction changes what it produces: cached facts of another version are
 /// not reused.
-pub const FACTS_VERSION: u32 = 32;
+pub const FACTS_VERSION: u32 = 33;
 
 thread_local! {
     // One parser per rayon worker and language: parsers are reused, never shared.
@@ -770,8 +770,8 @@ fn extract_unguarded(
                     // Retries inside `select!`, `join!` and `tracing` macros are read from
                     // their unfolded token trees (same offsets).
                     match rust::unfold(text, &tree) {
-                        Some((unfolded, tree, logged)) => rust::extract(&mut facts, &unfolded, &tree, &logged),
-                        None => rust::extract(&mut facts, text, &tree, &[]),
+                        Some((unfolded, tree, logged)) => rust::extract(&mut facts, &unfolded, &tree, &logged, depth),
+                        None => rust::extract(&mut facts, text, &tree, &[], depth),
                     }
                     unread::note_unread(&mut facts, text, &tree);
                 }

@@ -113,7 +113,9 @@ pub struct FileFacts {
     /// The file retries nothing and was read lazily ([`crate::extract::Depth::Lazy`]): its
     /// named units and services were not read. A file's own units are read only for its retry
     /// sites; whoever follows a call into another file asks the index
-    /// (`Index::facts_with_units`), which loads it again in full before rules run.
+    /// (`Index::facts_with_units`), which loads it again in full before rules run. A Rust
+    /// file read lazily whose helper calls were kept unread ([`RustHelperCall::unread`]) is
+    /// such a file too: resolution asks for it again when one of them may be a helper's.
     pub units_deferred: bool,
     /// Local names bound to a retrying client (`HttpClient.retryTransient`).
     pub retrying_clients: Vec<(String, Span)>,

@@ -246,6 +246,41 @@ pub struct RustHelperCall {
     pub method: Option<String>,
     #[serde(default)]
     pub within: Option<RustWithin>,
+    /// Read in two phases: in a file read lazily that names no retry library, the call is
+    /// kept unread, with the number of its arguments only ([`RustHelperCall::unread`]); the
+    /// index asks for the file again, read in full, once some file defines a helper of its
+    /// name and arity (`Index::expand_rust_helpers`).
+    #[serde(default)]
+    pub unread: Option<usize>,
+}
+
+impl RustHelperCall {
+    /// A call kept without reading its arguments: `arity` of them.
+    pub fn unread(
+        path: RustPath,
+        span: Span,
+        callee_span: Span,
+        callee: String,
+        arity: usize,
+        method: Option<String>,
+    ) -> Self {
+        RustHelperCall {
+            path,
+            span,
+            callee_span,
+            callee,
+            args: Vec::new(),
+            containers: Vec::new(),
+            method,
+            within: None,
+            unread: Some(arity),
+        }
+    }
+
+    /// How many arguments the call is given.
+    pub fn arity(&self) -> usize {
+        self.unread.unwrap_or(self.args.len())
+    }
 }
 
 /// One argument of a [`RustHelperCall`], read in each role it may have.
@@ -381,6 +416,25 @@ pub struct RustWrapperCall {
     pub callee: String,
     pub steps: Vec<RustWrapperStep>,
     pub containers: Vec<super::Container>,
+    /// Kept unread, as a [`RustHelperCall`] can be: no steps; the index asks for the file
+    /// again, read in full, once the chain's first call names a project's retry builder.
+    #[serde(default)]
+    pub unread: bool,
+}
+
+impl RustWrapperCall {
+    /// A chain kept without reading its methods' arguments.
+    pub fn unread(path: RustPath, arity: usize, callee_span: Span, callee: String) -> Self {
+        RustWrapperCall {
+            path,
+            arity,
+            callee_span,
+            callee,
+            steps: Vec::new(),
+            containers: Vec::new(),
+            unread: true,
+        }
+    }
 }
 
 /// One method call of a [`RustWrapperCall`].

@@ -182,6 +182,10 @@ impl Index {
                 if wrapper.arity != call.arity {
                     continue;
                 }
+                if call.unread {
+                    self.ask_again(file);
+                    continue;
+                }
                 let Some((site, reconnects)) = wrapper_site(call, wrapper) else {
                     continue;
                 };
@@ -212,7 +216,7 @@ impl Index {
         let Some(name) = &call.method else {
             return self.resolve_rust_helper(file, &call.path);
         };
-        let (target, at) = (*methods.get(&(name.clone(), call.args.len()))?)?;
+        let (target, at) = (*methods.get(&(name.clone(), call.arity()))?)?;
         Some((target, self.loaded(target)?.rust_helpers.get(at)?))
     }
 
@@ -247,6 +251,12 @@ impl Index {
             .collect()
     }
 
+    /// Asks for `file` again, read in full: a call it keeps unread may be a helper's (the
+    /// demand stage reads it as it reads the files resolution misses).
+    fn ask_again(&self, file: FileId) {
+        self.misses.lock().unwrap_or_else(|e| e.into_inner()).push(file);
+    }
+
     /// The loaded files' helper methods by name and arity: `None` for a name two of them have.
     fn method_helpers(&self) -> MethodHelpers {
         let mut out: MethodHelpers = HashMap::new();
@@ -277,6 +287,15 @@ impl Index {
             for file in 0..self.len() {
                 let Some(facts) = self.loaded(file) else { continue };
                 for call in &facts.rust_helper_calls {
+                    if call.unread.is_some() {
+                        if self
+                            .helper_of_call(file, call, &methods)
+                            .is_some_and(|(_, helper)| helper.arity == call.arity())
+                        {
+                            self.ask_again(file);
+                        }
+                        continue;
+                    }
                     let Some(within) = &call.within else { continue };
                     if within.arity == 0 {
                         continue;
@@ -388,7 +407,11 @@ impl Index {
                 let Some((target, helper)) = self.helper_of_call(file, call, &methods) else {
                     continue;
                 };
-                if helper.arity != call.args.len() {
+                if helper.arity != call.arity() {
+                    continue;
+                }
+                if call.unread.is_some() {
+                    self.ask_again(file);
                     continue;
                 }
                 // A helper calling itself is its own retry, not one of its callers.

@@ -161,15 +161,22 @@ impl<'t> Walk<'_, 't, '_> {
         if args.is_empty() || args.len() > 8 || !args.iter().any(callable) {
             return;
         }
+        let path = RustPath {
+            segments: path,
+            module: self.module.clone(),
+            span: span(function),
+        };
+        if self.unread {
+            let callee = collapse(rx.text_of(function));
+            let call = RustHelperCall::unread(path, span(node), span(function), callee, args.len(), None);
+            self.facts.rust_helper_calls.push(call);
+            return;
+        }
         let within = within(rx, node, &self.module);
         let env = within.as_ref().map(|(_, env)| env);
         let args = args.iter().map(|arg| self.helper_arg(*arg, env)).collect();
         self.facts.rust_helper_calls.push(RustHelperCall {
-            path: RustPath {
-                segments: path,
-                module: self.module.clone(),
-                span: span(function),
-            },
+            path,
             span: span(node),
             callee_span: span(function),
             callee: collapse(rx.text_of(function)),
@@ -177,6 +184,7 @@ impl<'t> Walk<'_, 't, '_> {
             containers: self.containers.clone(),
             method: None,
             within: within.map(|(w, _)| w),
+            unread: None,
         });
     }
 
@@ -209,15 +217,23 @@ impl<'t> Walk<'_, 't, '_> {
         if args.is_empty() || args.len() > 8 || !args.iter().any(callable) {
             return;
         }
+        let path = RustPath {
+            segments: vec![name.to_string()],
+            module: self.module.clone(),
+            span: span(field),
+        };
+        if self.unread {
+            let callee = collapse(rx.text_of(function));
+            let method = Some(name.to_string());
+            let call = RustHelperCall::unread(path, span(node), span(field), callee, args.len(), method);
+            self.facts.rust_helper_calls.push(call);
+            return;
+        }
         let within = within(rx, node, &self.module);
         let env = within.as_ref().map(|(_, env)| env);
         let args = args.iter().map(|arg| self.helper_arg(*arg, env)).collect();
         self.facts.rust_helper_calls.push(RustHelperCall {
-            path: RustPath {
-                segments: vec![name.to_string()],
-                module: self.module.clone(),
-                span: span(field),
-            },
+            path,
             span: span(node),
             callee_span: span(field),
             callee: collapse(rx.text_of(function)),
@@ -225,6 +241,7 @@ impl<'t> Walk<'_, 't, '_> {
             containers: self.containers.clone(),
             method: Some(name.to_string()),
             within: within.map(|(w, _)| w),
+            unread: None,
         });
     }
 

@@ -154,7 +154,7 @@ fn glob_names(prefix: &[String]) -> &'static [&'static str] {
     }
 }
 
-pub(super) fn extract(facts: &mut FileFacts, text: &[u8], tree: &Tree, logged: &[(usize, usize)]) {
+pub(super) fn extract(facts: &mut FileFacts, text: &[u8], tree: &Tree, logged: &[(usize, usize)], depth: super::Depth) {
     let root = tree.root_node();
     if is_test_file(root, text) {
         return;
@@ -174,27 +174,37 @@ pub(super) fn extract(facts: &mut FileFacts, text: &[u8], tree: &Tree, logged: &
     };
     rx.collect_uses(root);
     rx.collect_items(root, &mut Vec::new());
+    // A retry library's constructor is written through its crate's name (`backon::…`,
+    // `tokio_retry::…`, `backoff::…`, `reqwest_retry::…`, `retry_policies::…`, each
+    // holding one of these words) or a same-file helper that is; a file without them
+    // builds no policy of its own (see `Walk::library`), and retries nothing itself.
+    let library = ERROR_REGION_TOKENS
+        .iter()
+        .any(|token| memchr::memmem::find(text, token).is_some());
     let mut walk = Walk {
         rx: &rx,
         facts,
         containers: Vec::new(),
         module: Vec::new(),
         scanned: 0,
-        // A retry library's constructor is written through its crate's name (`backon::…`,
-        // `tokio_retry::…`, `backoff::…`, `reqwest_retry::…`, `retry_policies::…`, each
-        // holding one of these words) or a same-file helper that is; a file without them
-        // builds no policy of its own (see `Walk::library`).
-        library: ERROR_REGION_TOKENS
-            .iter()
-            .any(|token| memchr::memmem::find(text, token).is_some()),
+        library,
+        // Read lazily, a file that names no retry library keeps its calls of possible
+        // helpers unread: most such files call none (see `Walk::unread`).
+        unread: depth == super::Depth::Lazy && !library,
     };
-    walk.node(root, 0);
+    walk.walk(root);
     helpers::reexported_retries(&rx, root, facts);
     wrappers::summarise_wrappers(&rx, facts);
     shared::mark_shared_locals(&mut facts.retry_sites);
+    // Unread calls are read again, with the file's units, when one may be a helper's
+    // (`Index::expand_rust_helpers`): until then the file's units are deferred too.
+    let unread =
+        facts.rust_helper_calls.iter().any(|c| c.unread.is_some()) || facts.rust_wrapper_calls.iter().any(|c| c.unread);
+    facts.units_deferred = unread;
     // Calls inside a retried unit are followed into the file's functions; a file that
     // retries nothing needs none.
-    if !facts.retry_sites.is_empty() || !facts.rust_helper_calls.is_empty() || !facts.rust_wrapper_calls.is_empty() {
+    let calls = !facts.rust_helper_calls.is_empty() || !facts.rust_wrapper_calls.is_empty();
+    if !facts.retry_sites.is_empty() || (calls && !facts.units_deferred) {
         facts.units = rx.named_units();
         // Queue consumers and job handlers around (or calling) the retries.
         facts.handlers = rx.handlers(root);

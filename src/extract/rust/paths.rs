@@ -4,22 +4,35 @@
 use super::*;
 
 impl<'t> Rx<'t> {
+    /// The file's `use` declarations, each found from its `use` keyword (a byte search, then
+    /// one descent from the root to it) rather than by a walk over every node. A test
+    /// module's `use`s are not the file's.
     pub(super) fn collect_uses(&mut self, root: Node<'t>) {
-        let mut cursor = root.walk();
-        'walk: loop {
-            let node = cursor.node();
-            // A test module's `use`s are not the file's: the walk steps over it.
-            let test_module = node.kind_str() == "mod_item" && is_test_item(node, self.text);
-            if node.kind_str() == "use_declaration" {
-                if let Some(argument) = node.field("argument") {
-                    self.use_tree(argument, &[]);
-                }
-            } else if !test_module && cursor.goto_first_child() {
+        let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+        let text = self.text;
+        let use_declaration = root.language().id_for_node_kind("use_declaration", true);
+        let mod_item = root.language().id_for_node_kind("mod_item", true);
+        let mut read_to = 0;
+        for at in memchr::memmem::find_iter(text, b"use") {
+            let word = (at == 0 || !ident(text[at - 1])) && !text.get(at + 3).is_some_and(|b| ident(*b));
+            if !word || at < read_to {
                 continue;
             }
-            while !cursor.goto_next_sibling() {
-                if !cursor.goto_parent() {
-                    break 'walk;
+            let mut cursor = root.walk();
+            loop {
+                let node = cursor.node();
+                if node.kind_id() == use_declaration {
+                    read_to = node.end_byte();
+                    if let Some(argument) = node.field("argument") {
+                        self.use_tree(argument, &[]);
+                    }
+                    break;
+                }
+                if node.kind_id() == mod_item && is_test_item(node, text) {
+                    break;
+                }
+                if cursor.goto_first_child_for_byte(at).is_none() || cursor.node().start_byte() > at {
+                    break;
                 }
             }
         }

@@ -25,40 +25,100 @@ pub(super) struct Walk<'a, 't, 'f> {
     /// for a policy it steps by hand (evaluating every binding of every file was a fifth of
     /// the extraction of a Rust service with every file parsed).
     pub(super) library: bool,
+    /// Calls that may be a project helper's (or a retry builder's chain) are kept unread
+    /// ([`crate::facts::RustHelperCall::unread`]): their arguments are read only when some
+    /// file defines a helper of their name, in a second read of the file. Evaluating every
+    /// method call's arguments in every file was an eighth of a check of a Rust service with
+    /// every file parsed.
+    pub(super) unread: bool,
 }
 
 impl<'t> Walk<'_, 't, '_> {
-    pub(super) fn node(&mut self, node: Node<'t>, depth: usize) {
-        if depth > 400 {
-            return;
+    /// The walk over the tree below `root` (the file's root), one cursor for the whole tree:
+    /// each named node is visited in order, the scopes it opens pushed while its subtree is
+    /// walked.
+    pub(super) fn walk(&mut self, root: Node<'t>) {
+        /// How deep the walk goes: a bound for generated code.
+        const MAX_WALK_DEPTH: usize = 400;
+        let kinds = kinds();
+        let mut cursor = root.walk();
+        // The nodes on the way down, with the scopes each pushed.
+        let mut opened: Vec<(Node<'t>, (usize, bool))> = Vec::new();
+        'walk: loop {
+            let node = cursor.node();
+            // The receiver of a method call (`value` of a `field_expression`): told by the
+            // cursor, not by a walk up from the node.
+            let receiver = cursor.field_id().is_some_and(|f| f.get() == kinds.value)
+                && opened
+                    .last()
+                    .is_some_and(|(parent, _)| parent.kind_id() == kinds.field_expression);
+            let entered = match opened.len() > MAX_WALK_DEPTH {
+                true => None,
+                false => self.visit(node, receiver),
+            };
+            if let Some(pushed) = entered {
+                if first_named_child(&mut cursor) {
+                    opened.push((node, pushed));
+                    continue;
+                }
+                self.leave(pushed);
+            }
+            // On to the next named node after this subtree, leaving the scopes on the way up.
+            while !next_named_sibling(&mut cursor) {
+                if !cursor.goto_parent() {
+                    break 'walk;
+                }
+                match opened.pop() {
+                    Some((_, pushed)) => self.leave(pushed),
+                    None => break 'walk,
+                }
+            }
         }
+    }
+
+    /// Reads one node of the walk, `receiver` when it is the receiver of a method call: the
+    /// scopes it opens (`None`: its subtree is not walked).
+    fn visit(&mut self, node: Node<'t>, receiver: bool) -> Option<(usize, bool)> {
+        let kinds = kinds();
+        let kind = node.kind_id();
         if node.is_error() {
             self.note_error_region(node);
-            return;
+            return None;
         }
-        if is_test_item(node, self.rx.text) {
-            return;
+        // A macro's tokens hold no code the walk reads (the macros that may hold a retry were
+        // unfolded into code before, `macros::unfold`); only an error among them is noted.
+        if kind == kinds.token_tree && !node.has_error() {
+            return None;
+        }
+        if kinds.items.contains(&kind) && is_test_item(node, self.rx.text) {
+            return None;
         }
         let pushed = self.enter(node);
-        match node.kind_str() {
-            "call_expression" => {
-                let sites = self.facts.retry_sites.len();
-                self.call(node);
-                if self.facts.retry_sites.len() == sites {
-                    self.helper_call(node);
+        if kind == kinds.call_expression {
+            let sites = self.facts.retry_sites.len();
+            self.call(node);
+            if self.facts.retry_sites.len() == sites {
+                self.helper_call(node);
+                // Only a chain's outermost call is a wrapper's call chain.
+                if !receiver {
                     self.wrapper_call(node);
                 }
             }
+        } else if self.library {
             // Policies whose delays the code uses itself (`stepped`).
-            "let_declaration" if self.library => self.stepped_let(node),
-            "field_initializer" if self.library => self.stepped_field(node),
-            "for_expression" if self.library => self.stepped_for(node),
-            _ => {}
+            if kind == kinds.let_declaration {
+                self.stepped_let(node);
+            } else if kind == kinds.field_initializer {
+                self.stepped_field(node);
+            } else if kind == kinds.for_expression {
+                self.stepped_for(node);
+            }
         }
-        let mut cursor = node.walk();
-        for child in node.named_children(&mut cursor) {
-            self.node(child, depth + 1);
-        }
+        Some(pushed)
+    }
+
+    /// Pops the scopes [`Self::enter`] pushed.
+    fn leave(&mut self, pushed: (usize, bool)) {
         for _ in 0..pushed.0 {
             self.containers.pop();
         }
@@ -931,4 +991,64 @@ fn has_try(node: Node) -> bool {
             return false;
         }
     }
+}
+
+/// The Rust grammar's ids of the node kinds the walk tells apart.
+struct Kinds {
+    call_expression: u16,
+    let_declaration: u16,
+    field_initializer: u16,
+    for_expression: u16,
+    token_tree: u16,
+    field_expression: u16,
+    /// The field id of `value`.
+    value: u16,
+    /// The kinds [`is_test_item`] can be true of.
+    items: [u16; 5],
+}
+
+fn kinds() -> &'static Kinds {
+    static KINDS: std::sync::OnceLock<Kinds> = std::sync::OnceLock::new();
+    KINDS.get_or_init(|| {
+        let language: tree_sitter::Language = tree_sitter_rust::LANGUAGE.into();
+        let id = |kind: &str| language.id_for_node_kind(kind, true);
+        Kinds {
+            call_expression: id("call_expression"),
+            let_declaration: id("let_declaration"),
+            field_initializer: id("field_initializer"),
+            for_expression: id("for_expression"),
+            token_tree: id("token_tree"),
+            field_expression: id("field_expression"),
+            value: language.field_id_for_name("value").map_or(0, |f| f.get()),
+            items: ["function_item", "mod_item", "impl_item", "const_item", "static_item"].map(id),
+        }
+    })
+}
+
+/// Moves the cursor to the node's first named child; `false` (the cursor where it was) when
+/// it has none.
+fn first_named_child(cursor: &mut tree_sitter::TreeCursor) -> bool {
+    if !cursor.goto_first_child() {
+        return false;
+    }
+    loop {
+        if cursor.node().is_named() {
+            return true;
+        }
+        if !cursor.goto_next_sibling() {
+            cursor.goto_parent();
+            return false;
+        }
+    }
+}
+
+/// Moves the cursor to the next named sibling; `false` when there is none (the cursor then on
+/// a later sibling, or where it was).
+fn next_named_sibling(cursor: &mut tree_sitter::TreeCursor) -> bool {
+    while cursor.goto_next_sibling() {
+        if cursor.node().is_named() {
+            return true;
+        }
+    }
+    false
 }

@@ -717,18 +717,11 @@ fn every_error_answer(rx: &Rx, node: Node) -> bool {
 impl<'t> Walk<'_, 't, '_> {
     /// Keeps a call chain `name(args).m1(…)…` of a function of the crate, whose methods give
     /// an operation somewhere (`.go(f)`), in case the function is a retry builder. Only the
-    /// chain's outermost call is kept, with every method.
+    /// chain's outermost call is kept, with every method: `node` is that call (not the
+    /// receiver of a further method, which the walk tells).
     pub(super) fn wrapper_call(&mut self, node: Node<'t>) {
         let rx = self.rx;
         if self.facts.rust_wrapper_calls.len() >= MAX_WRAPPER_CALLS || node.has_error() {
-            return;
-        }
-        // The outermost call of the chain: not the receiver of a further method.
-        if rx
-            .parents
-            .of(node)
-            .is_some_and(|p| p.kind_str() == "field_expression" && p.field("value") == Some(node))
-        {
             return;
         }
         let mut calls = Vec::new();
@@ -771,6 +764,21 @@ impl<'t> Walk<'_, 't, '_> {
         }
         let operation = |a: &Node<'t>| matches!(strip_ref(rx, *a).kind_str(), "closure_expression" | "async_block");
         if !calls.iter().any(|c| rx.args(*c).iter().any(operation)) {
+            return;
+        }
+        let path = RustPath {
+            segments: path,
+            module: self.module.clone(),
+            span: span(function),
+        };
+        if self.unread {
+            let call = RustWrapperCall::unread(
+                path,
+                rx.args(root).len(),
+                span(function),
+                collapse(rx.text_of(function)),
+            );
+            self.facts.rust_wrapper_calls.push(call);
             return;
         }
         let start = root.start_byte();
@@ -823,16 +831,13 @@ impl<'t> Walk<'_, 't, '_> {
             })
             .collect();
         self.facts.rust_wrapper_calls.push(RustWrapperCall {
-            path: RustPath {
-                segments: path,
-                module: self.module.clone(),
-                span: span(function),
-            },
+            path,
             arity: rx.args(root).len(),
             callee_span: span(function),
             callee: collapse(rx.text_of(function)),
             steps,
             containers: self.containers.clone(),
+            unread: false,
         });
     }
 }
