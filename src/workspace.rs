@@ -181,6 +181,19 @@ impl Workspace {
         check::run_files(self.configs.clone(), files, options, &self.kept())
     }
 
+    /// Checks the files of `previous` (a check of this workspace that kept what the next one
+    /// starts from, `CheckOptions::keep`) again after the files at `changed` changed: the
+    /// rules run only where the change can reach (see [`check::run_again`]). Gives `previous`
+    /// back when it cannot start from it; the caller then checks in full.
+    pub fn check_again(
+        &self,
+        previous: Outcome,
+        changed: &[PathBuf],
+        options: &CheckOptions,
+    ) -> Result<Outcome, Box<Outcome>> {
+        check::run_again(previous, changed, options, &self.kept())
+    }
+
     /// Checks what was discovered, as `retrylint check` does: files given only as texts are
     /// added, a path named that holds nothing checked is said, and only the findings in
     /// `options.only` are kept.
@@ -262,6 +275,7 @@ pub fn check_texts_with(config: Config, files: &[(&str, &str)], options: &CheckO
         overlay: options.overlay.clone(),
         only: None,
         progress: None,
+        keep: false,
     };
     let sources = files
         .iter()

@@ -244,7 +244,7 @@ fn only_the_front_door_runs_the_stages() {
     );
     let src = common::repo_root().join("src");
     let stage = regex_lite::Regex::new(
-        r"\b(?:discover::|run_files\s*\(|load_for\s*\(|load_index\s*\(|Loader\s*\{|extract_file(?:_with)?\s*\(|Index::new\s*\(|project_root\s*\(|Config::discover\s*\()",
+        r"\b(?:discover::|run_files\s*\(|run_again\s*\(|load_for\s*\(|load_index\s*\(|Loader\s*\{|extract_file(?:_with)?\s*\(|Index::new\s*\(|project_root\s*\(|Config::discover\s*\()",
     )
     .unwrap();
     let mut checked = 0;

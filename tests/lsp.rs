@@ -1317,3 +1317,300 @@ fn the_editor_and_the_command_line_agree_on_the_root_of_a_package_that_extends_i
         assert_eq!(server.shutdown(), Some(0));
     }
 }
+
+/// Policies built outside the retry module, in a module of their own, a barrel that
+/// re-exports them, and a user of each: the shape the dependency index follows. Each user
+/// derives a policy from `capped` (its finding says where `capped` is defined) and names it
+/// (a use listed on `capped`'s own finding).
+const SHARED_POLICIES: &str = r#"import { Schedule } from "effect"
+
+export const capped = Schedule.exponential("1 second").pipe(Schedule.jittered, Schedule.intersect(Schedule.recurs(3)))
+"#;
+const SHARED_BARREL: &str = "export * from \"./policies.js\"\n";
+const DIRECT_USER: &str = r#"import { Effect, Schedule } from "effect"
+import { capped } from "./shared/policies.js"
+
+export const once = Effect.succeed(1).pipe(Effect.retry({ schedule: capped.pipe(Schedule.upTo({ times: 1 })), while: (e: unknown) => e === "busy" }))
+export const named = Effect.succeed(0).pipe(Effect.retry({ schedule: capped, while: (e: unknown) => e === "busy" }))
+"#;
+const BARREL_USER: &str = r#"import { Effect, Schedule } from "effect"
+import { capped } from "./shared/index.js"
+
+export const twice = Effect.succeed(2).pipe(Effect.retry({ schedule: capped.pipe(Schedule.upTo({ times: 2 })), while: (e: unknown) => e === "busy" }))
+export const named = Effect.succeed(0).pipe(Effect.retry({ schedule: capped, while: (e: unknown) => e === "busy" }))
+"#;
+/// The line of each user's derived policy.
+const USER_LINE: u64 = 3;
+
+/// The fixture with the shared policies and their users under `src/features/`.
+fn fixture_with_shared_policies() -> (tempfile::TempDir, PathBuf) {
+    let (dir, root) = fixture();
+    let features = root.join("src/features");
+    std::fs::create_dir_all(features.join("shared")).unwrap();
+    std::fs::write(features.join("shared/policies.ts"), SHARED_POLICIES).unwrap();
+    std::fs::write(features.join("shared/index.ts"), SHARED_BARREL).unwrap();
+    std::fs::write(features.join("Direct.ts"), DIRECT_USER).unwrap();
+    std::fs::write(features.join("ViaBarrel.ts"), BARREL_USER).unwrap();
+    (dir, root)
+}
+
+fn related_uris(diagnostics: &[Value]) -> Vec<String> {
+    let mut uris: Vec<String> = diagnostics
+        .iter()
+        .flat_map(|d| d["relatedInformation"].as_array().cloned().unwrap_or_default())
+        .filter_map(|r| r["location"]["uri"].as_str().map(String::from))
+        .collect();
+    uris.sort();
+    uris.dedup();
+    uris
+}
+
+/// Whether the user's derived policy is reported as one defined in the shared module.
+fn derived_from_shared(diagnostics: &[Value]) -> bool {
+    diagnostics.iter().any(|d| {
+        d["range"]["start"]["line"] == USER_LINE
+            && d["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("`capped` is defined in ") && m.contains("features/shared/policies.ts, "))
+    })
+}
+
+/// An edit of a module that defines policies (not the retry module) changes the findings of
+/// the files that import it, directly and through a barrel; the other files keep theirs.
+#[test]
+fn an_edit_of_a_policy_module_republishes_its_users_directly_and_through_a_barrel() {
+    let (_dir, root) = fixture_with_shared_policies();
+    let module = root.join("src/features/shared/policies.ts");
+    let direct = uri(&root.join("src/features/Direct.ts"));
+    let barrel = uri(&root.join("src/features/ViaBarrel.ts"));
+    let unrelated = uri(&root.join("src/features/editor/Editor.ts"));
+    let mut server = Server::start(&root);
+    server.open(&module, SHARED_POLICIES);
+    server.diagnostics_until(
+        &direct,
+        "the policy's definition, imported directly",
+        derived_from_shared,
+    );
+    server.diagnostics_until(
+        &barrel,
+        "the policy's definition, through the barrel",
+        derived_from_shared,
+    );
+    let unrelated_found = server.diagnostics_until(&unrelated, "the unrelated file's findings", |d| !d.is_empty());
+    server.sync();
+    let unrelated_publishes = server.publishes[&unrelated];
+
+    // `capped` is no longer exported: what the users derive from it is unknown now.
+    let hidden = SHARED_POLICIES.replace("export const capped", "const capped");
+    server.change(&module, 2, json!([{ "text": hidden }]));
+    server.diagnostics_until(&direct, "the definition gone, imported directly", |d| {
+        !derived_from_shared(d)
+    });
+    server.diagnostics_until(&barrel, "the definition gone, through the barrel", |d| {
+        !derived_from_shared(d)
+    });
+    server.sync();
+    assert_eq!(server.diagnostics[&unrelated], unrelated_found);
+    assert_eq!(
+        server.publishes[&unrelated], unrelated_publishes,
+        "the unrelated file was not re-published"
+    );
+
+    // And back.
+    server.change(&module, 3, json!([{ "text": SHARED_POLICIES }]));
+    server.diagnostics_until(&direct, "the definition back, imported directly", derived_from_shared);
+    server.diagnostics_until(&barrel, "the definition back, through the barrel", derived_from_shared);
+    assert_eq!(server.shutdown(), Some(0));
+}
+
+/// A user that stops importing the policy: its derived policy is unknown (silent), and the
+/// policy's own finding, in the module it imported, no longer lists it as a use.
+#[test]
+fn an_edit_that_removes_an_import_rechecks_the_module_it_imported() {
+    let (_dir, root) = fixture_with_shared_policies();
+    let module = uri(&root.join("src/features/shared/policies.ts"));
+    let user = root.join("src/features/ViaBarrel.ts");
+    let user_uri = uri(&user);
+    let mut server = Server::start(&root);
+    server.open(&user, BARREL_USER);
+    server.diagnostics_until(
+        &user_uri,
+        "the policy's definition through the barrel",
+        derived_from_shared,
+    );
+    server.diagnostics_until(&module, "the policy's finding, with its uses", |d| {
+        related_uris(d).contains(&user_uri)
+    });
+
+    let without = BARREL_USER.replace("import { capped } from \"./shared/index.js\"\n", "");
+    server.change(&user, 2, json!([{ "text": without }]));
+    server.diagnostics_until(&user_uri, "the definition gone with the import", |d| {
+        !derived_from_shared(d)
+    });
+    server.diagnostics_until(&module, "the use gone from the policy's finding", |d| {
+        !d.is_empty() && !related_uris(d).contains(&user_uri)
+    });
+    assert_eq!(server.shutdown(), Some(0));
+}
+
+/// A file created on disk (the watcher says so) is analysed with its imports; deleted, its
+/// findings and its uses go.
+#[test]
+fn a_file_created_and_deleted_on_disk_is_seen_through_its_imports() {
+    let (_dir, root) = fixture_with_shared_policies();
+    let module = root.join("src/features/shared/policies.ts");
+    let module_uri = uri(&module);
+    let created = root.join("src/features/Created.ts");
+    let created_uri = uri(&created);
+    let mut server = Server::start(&root);
+    server.open(&module, SHARED_POLICIES);
+    server.diagnostics_until(&module_uri, "the policy's own finding", |d| !d.is_empty());
+    server.sync();
+    assert!(!related_uris(&server.diagnostics[&module_uri]).contains(&created_uri));
+
+    std::fs::write(&created, DIRECT_USER.replace("once", "created")).unwrap();
+    server.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({ "changes": [{ "uri": created_uri, "type": 1 }] }),
+    );
+    server.diagnostics_until(&created_uri, "the new file's findings", derived_from_shared);
+    server.diagnostics_until(&module_uri, "the new file listed as a use", |d| {
+        related_uris(d).contains(&created_uri)
+    });
+
+    std::fs::remove_file(&created).unwrap();
+    server.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({ "changes": [{ "uri": created_uri, "type": 3 }] }),
+    );
+    server.diagnostics_until(&created_uri, "the deleted file's findings cleared", |d| d.is_empty());
+    server.diagnostics_until(&module_uri, "the deleted file no longer a use", |d| {
+        !d.is_empty() && !related_uris(d).contains(&created_uri)
+    });
+    assert_eq!(server.shutdown(), Some(0));
+}
+
+/// Every published diagnostic of a server, by URI (empty lists left out), each list sorted.
+fn published(server: &Server) -> Vec<(String, Vec<String>)> {
+    let mut all: Vec<(String, Vec<String>)> = server
+        .diagnostics
+        .iter()
+        .filter(|(_, d)| !d.is_empty())
+        .map(|(uri, d)| {
+            let mut d: Vec<String> = d.iter().map(Value::to_string).collect();
+            d.sort();
+            (uri.clone(), d)
+        })
+        .collect();
+    all.sort();
+    all
+}
+
+/// The differential test of the incremental checks: after a random sequence of edits of
+/// several open files (each check incremental), the server publishes what a server started
+/// afresh on the same texts (saved to disk) publishes. The seed comes from
+/// `RETRYLINT_LSP_SEED` (a few fixed ones otherwise).
+#[test]
+fn after_random_edits_the_server_publishes_what_a_fresh_check_does() {
+    let seeds: Vec<u64> = match std::env::var("RETRYLINT_LSP_SEED") {
+        Ok(seed) => vec![seed.parse().expect("a number")],
+        Err(_) => vec![7, 11],
+    };
+    for seed in seeds {
+        let (_dir, root) = fixture_with_shared_policies();
+        let files = [
+            "src/features/shared/policies.ts",
+            "src/features/shared/index.ts",
+            "src/features/Direct.ts",
+            "src/features/ViaBarrel.ts",
+            "src/features/editor/Editor.ts",
+            "src/infra/retry.ts",
+        ];
+        let mut texts: Vec<String> = files
+            .iter()
+            .map(|f| std::fs::read_to_string(root.join(f)).unwrap())
+            .collect();
+        let originals = texts.clone();
+        let variants = |original: &str| -> Vec<String> {
+            vec![
+                original.to_string(),
+                original.replace("Schedule.jittered, ", ""),
+                original.replace("Schedule.jittered", "Schedule.jittered, Schedule.upTo({ times: 9 })"),
+                original.lines().filter(|l| !l.contains("from \"./")).collect::<Vec<_>>().join("\n"),
+                original.replace("capped", "cappedToo"),
+                original.replace("export const capped", "const capped"),
+                format!("{original}\nexport * from \"./policies.js\"\n"),
+                format!(
+                    "{original}\nimport {{ Effect as E2, Schedule as S2 }} from \"effect\"\nexport const probe = E2.log(\"x\").pipe(E2.retry(S2.exponential(\"1 second\")))\n"
+                ),
+                String::new(),
+            ]
+        };
+        let mut server = Server::start(&root);
+        for (file, text) in files.iter().zip(&texts) {
+            server.open(&root.join(file), text);
+        }
+        server.sync();
+        let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+        let mut next = |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        for version in 2..22 {
+            let file = next(files.len());
+            let choices = variants(&originals[file]);
+            texts[file] = choices[next(choices.len())].clone();
+            server.change(&root.join(files[file]), version, json!([{ "text": texts[file] }]));
+            if next(3) == 0 {
+                // Sometimes the next edit comes before this one is checked.
+                continue;
+            }
+            server.sync();
+        }
+        server.sync();
+        let incremental = published(&server);
+        let logs: Vec<String> = server
+            .messages
+            .iter()
+            .filter(|m| m["method"] == "window/logMessage")
+            .filter_map(|m| m["params"]["message"].as_str().map(String::from))
+            .collect();
+        assert!(server.shutdown().is_some());
+        // Some checks ran the rules of only some files: the incremental path was taken.
+        let total = |log: &str| -> Option<(usize, usize)> {
+            let files: usize = log.split(" files, ").next()?.rsplit('(').next()?.parse().ok()?;
+            let rules: usize = log.split("rules run on ").nth(1)?.split(')').next()?.parse().ok()?;
+            Some((files, rules))
+        };
+        assert!(
+            logs.iter().filter_map(|l| total(l)).any(|(_, rules)| rules > 0)
+                && logs
+                    .iter()
+                    .filter_map(|l| total(l))
+                    .map(|(_, rules)| rules)
+                    .min()
+                    .unwrap_or(0)
+                    < logs
+                        .iter()
+                        .filter_map(|l| total(l))
+                        .map(|(_, rules)| rules)
+                        .max()
+                        .unwrap_or(0),
+            "seed {seed}: {logs:#?}"
+        );
+
+        for (file, text) in files.iter().zip(&texts) {
+            std::fs::write(root.join(file), text).unwrap();
+        }
+        let mut fresh = Server::start(&root);
+        for (file, text) in files.iter().zip(&texts) {
+            fresh.open(&root.join(file), text);
+        }
+        fresh.sync();
+        let expected = published(&fresh);
+        assert!(fresh.shutdown().is_some());
+        assert_eq!(incremental, expected, "seed {seed}: after the edits {texts:#?}");
+    }
+}

@@ -4,6 +4,7 @@
 //! sorted. Only the front door ([`crate::workspace`]) runs it: it finds the project, discovers
 //! its files and owns what is kept between runs (the facts cache, the project files).
 
+mod again;
 mod load;
 mod progress;
 mod suppress;
@@ -15,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
+pub use again::{run_again, Carry};
 pub use load::{Filter, Loader};
 pub use progress::{Progress, Stage};
 
@@ -46,6 +48,9 @@ pub struct CheckOptions {
     pub only: Option<Vec<PathBuf>>,
     /// Counted as the check goes, for a progress line.
     pub progress: Option<Arc<Progress>>,
+    /// Keep what an incremental check of the same files starts from ([`Outcome::carry`]): the
+    /// language server's. A copy of the first load's table and of every file's findings.
+    pub keep: bool,
 }
 
 /// What a workspace keeps between runs, handed to the pipeline.
@@ -72,12 +77,17 @@ impl CheckOptions {
             overlay: HashMap::new(),
             only: None,
             progress: None,
+            keep: false,
         }
     }
 }
 
 pub struct Outcome {
     pub index: Index,
+    /// Files whose rules ran in this check (every file checked, but in an incremental one).
+    pub rechecked: usize,
+    /// What the next check can start from, when `CheckOptions::keep` asked for it.
+    pub carry: Option<Box<again::Carry>>,
     pub analysis: Analysis,
     pub diagnostics: Vec<Diagnostic>,
     pub notes: Vec<Note>,
@@ -195,6 +205,20 @@ fn through_aliases(index: &Index, file: FileId) -> Option<std::sync::Arc<[String
 
 /// [`load_index`] into an index made by the caller, counting the files read in `progress`.
 fn load_into(mut index: Index, loader: &Loader, progress: Option<&Progress>) -> (Index, Analysis) {
+    load_first(&mut index, loader, progress);
+    settle(index, loader, progress)
+}
+
+/// How the first load reads `file`: a retry module in full, whatever the prefilter says (its
+/// text kept), any other file as the prefilter says.
+fn first_load(index: &Index, loader: &Loader, file: FileId) -> crate::index::Loaded {
+    let retry_module = index.is_retry_module(file);
+    let filter = if retry_module { Filter::Off } else { Filter::On };
+    loader.load(&index.files[file], filter, retry_module)
+}
+
+/// The first load: every file, as the prefilter says.
+fn load_first(index: &mut Index, loader: &Loader, progress: Option<&Progress>) {
     let retry_modules: Vec<bool> = (0..index.len()).map(|f| index.is_retry_module(f)).collect();
     if let Some(progress) = progress {
         progress.start_reading(index.len());
@@ -207,6 +231,11 @@ fn load_into(mut index: Index, loader: &Loader, progress: Option<&Progress>) -> 
         }
         loaded
     });
+}
+
+/// After the first load, the demand stage: the files kept through their aliases, then rounds
+/// of analysis and of loading what it missed, until nothing is missed.
+fn settle(mut index: Index, loader: &Loader, progress: Option<&Progress>) -> (Index, Analysis) {
     load_through_aliases(&mut index, loader);
     if let Some(progress) = progress {
         progress.set_stage(Stage::Analysing);
@@ -388,13 +417,38 @@ pub fn run_files(
     let started = Instant::now();
     let configs: Configs = configs.into();
     let enabled = enabled_rules(&configs, options);
-    let prefilter = prefilter_for(&prefilter_config(&configs), &enabled, options.prefilter);
-    // Every file parsed: the files that hold nothing are kept as the prefilter keeps them.
-    let keep_facts = prefilter_for(&prefilter_config(&configs), &enabled, !options.prefilter);
     let root = configs.root.root.clone();
     // Each file's config says whether its generated files are checked.
     let skip_generated = |path: &std::path::Path| !configs.for_path(path).check_generated;
-    let loader = Loader {
+    let loader = make_loader(&configs, &enabled, options, kept, &root, &skip_generated);
+    let mut index = Index::new(configs.clone(), files);
+    if let Some(project) = &kept.project {
+        index.share_project_files(project.clone());
+    }
+    let progress = options.progress.as_deref();
+    load_first(&mut index, &loader, progress);
+    let base = options.keep.then(|| index.loaded_table());
+    let (index, analysis) = settle(index, &loader, progress);
+    if let Some(progress) = progress {
+        progress.set_stage(Stage::Checking);
+    }
+    let carry = base.map(|base| again::Carry::new(base, &index, &enabled, loader.prefilter_key));
+    finish(index, analysis, &enabled, options, started, None, carry)
+}
+
+/// The loader of a run: the prefilter of its rules, the overlay and what is kept.
+fn make_loader<'a>(
+    configs: &Configs,
+    enabled: &[(&Rule, Severity)],
+    options: &'a CheckOptions,
+    kept: &Kept<'a>,
+    root: &'a std::path::Path,
+    skip_generated: &'a (dyn Fn(&std::path::Path) -> bool + Sync),
+) -> Loader<'a> {
+    let prefilter = prefilter_for(&prefilter_config(configs), enabled, options.prefilter);
+    // Every file parsed: the files that hold nothing are kept as the prefilter keeps them.
+    let keep_facts = prefilter_for(&prefilter_config(configs), enabled, !options.prefilter);
+    Loader {
         // A verdict of a run that parsed every file differs from the prefilter's own.
         prefilter_key: prefilter
             .as_ref()
@@ -405,21 +459,25 @@ pub fn run_files(
         keep_facts,
         overlay: &options.overlay,
         cache: kept.cache,
-        root: &root,
-        skip_generated: &skip_generated,
+        root,
+        skip_generated,
         trust_cache: kept.trust_cache && kept.cache.is_some(),
-        max_file_size: max_file_size(&configs),
-    };
-    let mut index = Index::new(configs.clone(), files);
-    if let Some(project) = &kept.project {
-        index.share_project_files(project.clone());
+        max_file_size: max_file_size(configs),
     }
-    let progress = options.progress.as_deref();
-    let (index, analysis) = load_into(index, &loader, progress);
-    if let Some(progress) = progress {
-        progress.set_stage(Stage::Checking);
-    }
+}
 
+/// The rule stage and what follows it, on a settled index. With `previous` (an incremental
+/// check), the rules run only on the files it marks affected; every other file's findings
+/// are what its rules found last time.
+fn finish(
+    index: Index,
+    analysis: Analysis,
+    enabled: &[(&'static Rule, Severity)],
+    options: &CheckOptions,
+    started: Instant,
+    previous: Option<again::Previous>,
+    mut carry: Option<again::Carry>,
+) -> Outcome {
     // Test code is not held to the production policy. Discovery leaves out what the `tests`
     // globs match (an open editor buffer of such a file is left out here); a file that imports
     // a test framework is test code wherever it lives (`integration/base.ts` of a Playwright
@@ -431,13 +489,20 @@ pub fn run_files(
         .into_par_iter()
         .filter(|&file| !index.config_of(file).is_test(&index.files[file].absolute))
         .partition(|&file| index.is_test_code(file));
-    let results: Vec<(Vec<Diagnostic>, Vec<Note>)> = checked
+    let results: Vec<(FileId, bool, again::Found)> = checked
         .par_iter()
-        .map(|&file| check_file(&index, &analysis, file, &enabled))
+        .map(|&file| match previous.as_ref().and_then(|p| p.reuse(file)) {
+            Some(found) => (file, false, found.clone()),
+            None => (file, true, check_file(&index, &analysis, file, enabled)),
+        })
         .collect();
+    let rechecked = results.iter().filter(|(_, fresh, _)| *fresh).count();
     let mut notes = Vec::new();
     let mut diagnostics = Vec::new();
-    for (found, file_notes) in results {
+    for (file, _, (found, file_notes)) in results {
+        if let Some(carry) = carry.as_mut() {
+            carry.produced.insert(file, (found.clone(), file_notes.clone()));
+        }
         diagnostics.extend(found);
         notes.extend(file_notes);
     }
@@ -493,7 +558,7 @@ pub fn run_files(
     }
     sort(&index, &mut diagnostics);
     diagnostics.dedup_by(|a, b| a.file == b.file && a.span == b.span && a.rule == b.rule && a.message == b.message);
-    let mut diagnostics = suppress::apply(&index, diagnostics, &enabled);
+    let mut diagnostics = suppress::apply(&index, diagnostics, enabled);
     sort(&index, &mut diagnostics);
     let stale = match &options.baseline {
         Some(baseline) => crate::baseline::filter(baseline, &index, &mut diagnostics),
@@ -512,6 +577,8 @@ pub fn run_files(
     Outcome {
         files: index.len(),
         parsed: checked.len(),
+        rechecked,
+        carry: carry.map(Box::new),
         cached: index.cached_files(),
         index,
         analysis,

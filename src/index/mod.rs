@@ -53,6 +53,47 @@ pub struct Loaded {
     pub generated: bool,
 }
 
+impl Loaded {
+    /// Whether this load gave what `other` gave, as far as the pipeline can tell: the same
+    /// facts (the same shared value, or facts extracted the same way from the same text), the
+    /// same verdict of the prefilter and the same notes.
+    pub fn same_as(&self, other: &Loaded) -> bool {
+        let facts = match (&self.facts, &other.facts) {
+            (None, None) => true,
+            (Some(a), Some(b)) => {
+                Arc::ptr_eq(a, b)
+                    || (self.same_text(other)
+                        && a.units_deferred == b.units_deferred
+                        && a.parsed == b.parsed
+                        && a.effect_aliases() == b.effect_aliases())
+            }
+            _ => false,
+        };
+        let ruled_out = match (&self.ruled_out, &other.ruled_out) {
+            (None, None) => true,
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b) || a == b,
+            _ => false,
+        };
+        facts
+            && ruled_out
+            && self.prefiltered == other.prefiltered
+            && self.generated == other.generated
+            && self.notes == other.notes
+    }
+
+    /// Whether both were loaded from the same text (kept, or known by its hash).
+    fn same_text(&self, other: &Loaded) -> bool {
+        match (&self.text, &other.text, self.hash, other.hash) {
+            (Some(a), Some(b), _, _) => Arc::ptr_eq(a, b) || a == b,
+            (_, _, Some(a), Some(b)) => a == b,
+            (Some(text), None, _, Some(hash)) | (None, Some(text), Some(hash), _) => {
+                crate::source::fnv1a64(text) == hash
+            }
+            _ => false,
+        }
+    }
+}
+
 pub struct Index {
     /// The project root's config.
     pub config: Config,
@@ -128,6 +169,72 @@ impl Index {
             file_projects: Default::default(),
             rust_crates: std::sync::OnceLock::new(),
         }
+    }
+
+    /// The same files, configs and import resolutions as this index, with `loaded` as what was
+    /// loaded (an incremental check's start: the first load of the last check, with the
+    /// changed files loaded again). What depends on the facts (the inferred retry modules,
+    /// what can re-export Effect, the texts read again) starts afresh; what depends only on
+    /// the file list and the project files (each import's resolution, each file's TypeScript
+    /// project, the directories of config files) is kept. Returns it with what was loaded
+    /// here.
+    pub fn renew(self, loaded: Vec<Loaded>) -> (Index, Vec<Loaded>) {
+        assert_eq!(loaded.len(), self.files.len(), "one entry per file");
+        let resolutions = self.resolutions.into_inner().unwrap_or_else(|e| e.into_inner());
+        let file_projects = self.file_projects.into_inner().unwrap_or_else(|e| e.into_inner());
+        let renewed = Index {
+            config: self.config,
+            configs: self.configs,
+            file_configs: self.file_configs,
+            boundaries: self.boundaries,
+            reread: (0..self.files.len()).map(|_| std::sync::OnceLock::new()).collect(),
+            files: self.files,
+            loaded,
+            by_absolute: self.by_absolute,
+            retry_modules: self.configured_retry_modules.clone(),
+            configured_retry_modules: self.configured_retry_modules,
+            inferred_retry_modules: Vec::new(),
+            project: self.project,
+            misses: Mutex::new(Vec::new()),
+            config_dirs: self.config_dirs,
+            resolutions: std::sync::RwLock::new(resolutions),
+            reach: Default::default(),
+            file_projects: std::sync::RwLock::new(file_projects),
+            rust_crates: std::sync::OnceLock::new(),
+        };
+        (renewed, self.loaded)
+    }
+
+    /// A copy of what was loaded for every file.
+    pub fn loaded_table(&self) -> Vec<Loaded> {
+        self.loaded.clone()
+    }
+
+    /// The project files this index answers from (the language server keeps them).
+    pub fn project_files(&self) -> &Arc<ProjectFiles> {
+        &self.project
+    }
+
+    /// Every import (or re-export) resolution made so far that found a file of the index, as
+    /// `(from, to)`: who depends on whom, as far as TypeScript modules go.
+    pub fn import_edges(&self) -> Vec<(FileId, FileId)> {
+        let resolutions = self.resolutions.read().unwrap_or_else(|e| e.into_inner());
+        let mut edges: Vec<(FileId, FileId)> = resolutions
+            .iter()
+            .filter_map(|((from, _), resolution)| match resolution {
+                resolve::Resolution::File(to) => Some((*from, *to)),
+                _ => None,
+            })
+            .collect();
+        edges.sort_unstable();
+        edges.dedup();
+        edges
+    }
+
+    /// Forgets every import resolution (the disk may have changed under them).
+    pub fn forget_resolutions(&mut self) {
+        self.resolutions.get_mut().unwrap_or_else(|e| e.into_inner()).clear();
+        self.file_projects.get_mut().unwrap_or_else(|e| e.into_inner()).clear();
     }
 
     /// Answers from `package.json`, `tsconfig.json` and `wrangler` files kept from an earlier

@@ -29,7 +29,6 @@ pub const SUPPRESSION_REASON: &str = "TODO: why this exception holds";
 
 pub struct Analysis {
     pub outcome: Outcome,
-    by_path: HashMap<PathBuf, FileId>,
     uris: HashMap<FileId, Url>,
     /// The analysed text of every file a finding, a label or a fix points into.
     texts: HashMap<FileId, String>,
@@ -42,12 +41,6 @@ impl Analysis {
     /// client uses for them.
     pub fn new(outcome: Outcome, open: &HashMap<PathBuf, Url>) -> Analysis {
         let project = &outcome.index;
-        let by_path: HashMap<PathBuf, FileId> = project
-            .files
-            .iter()
-            .enumerate()
-            .map(|(id, s)| (s.absolute.clone(), id))
-            .collect();
         let mut uris = HashMap::new();
         let mut texts = HashMap::new();
         let mut needed: Vec<FileId> = Vec::new();
@@ -56,12 +49,24 @@ impl Analysis {
             needed.extend(d.labels.iter().map(|l| l.file));
             needed.extend(d.fix.iter().flat_map(|f| f.edits.iter().map(|e| e.file)));
         }
-        let by_display: HashMap<&Path, FileId> = project
-            .files
+        // The files notes on a line are about, by the path they show (only those are looked
+        // for: a map of every file's path was a visible share of an edit at 50,000 files).
+        let shown: HashSet<&Path> = outcome
+            .notes
             .iter()
-            .enumerate()
-            .map(|(id, s)| (s.path.as_path(), id))
+            .filter(|n| n.line.is_some())
+            .map(|n| n.path.as_path())
             .collect();
+        let by_display: HashMap<&Path, FileId> = match shown.is_empty() {
+            true => HashMap::new(),
+            false => project
+                .files
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| shown.contains(s.path.as_path()))
+                .map(|(id, s)| (s.path.as_path(), id))
+                .collect(),
+        };
         let notes: Vec<(FileId, usize, &str)> = outcome
             .notes
             .iter()
@@ -136,7 +141,6 @@ impl Analysis {
         drop(indices);
         Analysis {
             outcome,
-            by_path,
             uris,
             texts,
             findings,
@@ -157,7 +161,7 @@ impl Analysis {
     }
 
     pub fn file(&self, path: &Path) -> Option<FileId> {
-        self.by_path.get(path).copied()
+        self.outcome.index.file_id(path)
     }
 
     /// Quick fixes for the findings that touch `range`: each fix, and a suppression comment.

@@ -1,10 +1,15 @@
 //! `retrylint lsp`: a language server over stdio.
 //!
-//! Every change re-runs the whole check of the workspace it belongs to, with the open buffers
-//! as the overlay (`CheckOptions::overlay`), and publishes diagnostics for every file whose set
-//! changed, clearing those that became clean: a change to the retry module re-checks the files
-//! that use it without any dependency tracking. Changes are coalesced for [`DEBOUNCE`]; a
-//! request (a code action, a hover) first brings the analysis up to date.
+//! Every change checks the workspace it belongs to again, with the open buffers as the overlay
+//! (`CheckOptions::overlay`), and publishes diagnostics for every file whose set changed,
+//! clearing those that became clean. When only buffers changed (the same files, configs and
+//! project files as the last check), the check is incremental ([`crate::check::run_again`]):
+//! the last check's first load with the changed buffers loaded again, and the rules only for
+//! the files an import index says the change can reach (the edited file, what it imports and
+//! every file that imports one of those, through barrels); the other files keep their
+//! findings. A config change, a file created or deleted, a changed `package.json` or what the
+//! index cannot follow (Rust, a retry module) is a whole check. Changes are coalesced for
+//! [`DEBOUNCE`]; a request (a code action, a hover) first brings the analysis up to date.
 //!
 //! A buffer whose parse has more errors than its last good version (the user is mid-edit) is
 //! analysed as that last good version: its facts, its findings and what other files resolve
@@ -268,6 +273,14 @@ struct Folder {
     /// When a check last looked at every file on disk (see [`DISK_TRUST`]); `None` after a
     /// save or a change the client reported, so the next check looks.
     disk_seen: Option<Instant>,
+    /// The open buffers (path, language) the last check read: with the same ones, the same
+    /// discovery and project files, the next check is incremental
+    /// ([`crate::check::run_again`]).
+    open: Vec<(PathBuf, Option<Language>)>,
+    /// The hash of each open buffer's text the last check read.
+    texts: HashMap<PathBuf, u64>,
+    /// Files the client's watcher said changed on disk since the last check.
+    disk_changed: Vec<PathBuf>,
 }
 
 impl Folder {
@@ -544,6 +557,7 @@ impl<W: Write> Server<W> {
                             }
                             // The watcher's word is taken over the file's size and time.
                             workspace.cache.forget(&path);
+                            workspace.disk_changed.push(path.clone());
                         }
                         self.touch(Some(&path));
                     }
@@ -717,6 +731,9 @@ impl<W: Write> Server<W> {
             front: None,
             project: Arc::default(),
             disk_seen: None,
+            open: Vec::new(),
+            texts: HashMap::new(),
+            disk_changed: Vec::new(),
         }
     }
 
@@ -896,76 +913,109 @@ impl<W: Write> Server<W> {
             Config::defaults(dir.to_path_buf())
         });
         let mut options = CheckOptions::new(workspace.paths.clone());
+        options.keep = true;
         // Without a watcher, the disk is looked at again once it may have changed unseen.
         let recently_seen = workspace.disk_seen.is_some_and(|seen| seen.elapsed() < DISK_TRUST);
         let trust_cache = self.watching || recently_seen;
         if !recently_seen {
             workspace.disk_seen = Some(Instant::now());
         }
-        // Package configs (a `retrylint.toml` below the workspace's) apply to their files, as
-        // they do on the command line.
-        let mut found = config.clone();
-        found.discovered = true;
-        let mut package_error = None;
-        let mut front = match workspace.front.take() {
-            Some(front) => front,
-            // A buffer not saved yet has nothing on disk to discover (it is added below).
-            None if workspace.paths.iter().all(|p| !p.exists()) => crate::workspace::Workspace::new(found),
-            None => match crate::workspace::Workspace::discover(found, &workspace.paths) {
-                Ok(front) => front,
-                Err(report) => {
-                    // A broken package config: said, and its files judged by the workspace's.
-                    package_error = Some(format!(
-                        "retrylint: a package config in {} is invalid, using the workspace's config for its files:\n{}",
-                        crate::source::printable::path(&workspace.root),
-                        plain_report(&report)
-                    ));
-                    match crate::workspace::Workspace::discover(config.clone(), &workspace.paths) {
-                        Ok(front) => front,
-                        Err(report) => {
-                            let message = format!("cannot check {}: {report}", workspace.root.display());
-                            self.log(&message);
-                            return;
-                        }
-                    }
-                }
-            },
-        };
-        front.cache = Some(workspace.cache.clone());
-        front.project = Some(workspace.project.clone());
-        front.trust_cache = trust_cache;
-        let mut files = front.discovery.files.clone();
+        // The open buffers of this workspace, and what changed in them since the last check.
         let mut uris: HashMap<PathBuf, Url> = HashMap::new();
+        let mut open: Vec<(PathBuf, Option<Language>)> = Vec::new();
+        let mut texts: HashMap<PathBuf, u64> = HashMap::new();
         for (uri, doc) in &self.docs {
             let Some(path) = &doc.path else { continue };
             if workspace.contains(path) {
-                options.overlay.insert(path.clone(), doc.good_text.as_bytes().into());
+                let text: Arc<[u8]> = doc.good_text.as_bytes().into();
+                texts.insert(path.clone(), crate::source::fnv1a64(&text));
+                options.overlay.insert(path.clone(), text);
                 uris.insert(path.clone(), uri.clone());
-                // A buffer not saved yet is analysed as if it were on disk.
-                if let (Some(language), false) = (doc.language, files.iter().any(|f| &f.absolute == path)) {
-                    let shown = std::env::current_dir()
-                        .map(|cwd| crate::source::display_path(&cwd, path))
-                        .unwrap_or_else(|_| path.clone());
-                    files.push(crate::source::SourceFile {
-                        path: shown,
-                        absolute: path.clone(),
-                        language,
-                    });
-                }
+                open.push((path.clone(), doc.language));
             }
         }
-        files.sort_by(|a, b| a.absolute.cmp(&b.absolute));
+        open.sort_by(|a, b| a.0.cmp(&b.0));
+        let changed: Vec<PathBuf> = texts
+            .iter()
+            .filter(|(path, hash)| workspace.texts.get(*path) != Some(hash))
+            .map(|(path, _)| path.clone())
+            .chain(workspace.texts.keys().filter(|p| !texts.contains_key(*p)).cloned())
+            .chain(std::mem::take(&mut workspace.disk_changed))
+            .collect();
         // Folders below the project root: their findings and the open buffers'.
         let only: Option<Vec<PathBuf>> = (!workspace.folders.is_empty()
             && !workspace.folders.contains(&workspace.root))
         .then(|| workspace.folders.iter().chain(uris.keys()).cloned().collect());
-        let mut notes = front.discovery.notes.clone();
-        let root = std::env::current_dir()
-            .map(|cwd| crate::source::display_path(&cwd, &config.root))
-            .unwrap_or_else(|_| config.root.clone());
-        notes.extend(front.tests_note(root));
-        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| front.check_files(files, &options)));
-        workspace.front = Some(front);
+        // The same files as last time (nothing discovered again, the same buffers open, the
+        // same project files): only what the changes reach is checked again.
+        let same_files = workspace.front.is_some() && workspace.open == open;
+        let previous = workspace
+            .analysis
+            .take_if(|_| same_files)
+            .map(|analysis| analysis.outcome);
+        workspace.open = open;
+        workspace.texts = texts;
+        let mut package_error = None;
+        let (result, notes) = match previous {
+            Some(previous) => {
+                let front = workspace.front.as_mut().expect("kept");
+                front.cache = Some(workspace.cache.clone());
+                front.project = Some(workspace.project.clone());
+                front.trust_cache = trust_cache;
+                let front = &*front;
+                let mut notes = front.discovery.notes.clone();
+                notes.extend(front.tests_note(shown_root(&config)));
+                let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    match front.check_again(previous, &changed, &options) {
+                        Ok(outcome) => outcome,
+                        // Nothing to start from: the whole check.
+                        Err(_) => front.check_files(workspace_files(front, &options, &uris), &options),
+                    }
+                }));
+                (result, notes)
+            }
+            None => {
+                // Package configs (a `retrylint.toml` below the workspace's) apply to their
+                // files, as they do on the command line.
+                let mut found = config.clone();
+                found.discovered = true;
+                let mut front = match workspace.front.take() {
+                    Some(front) => front,
+                    // A buffer not saved yet has nothing on disk to discover (it is added below).
+                    None if workspace.paths.iter().all(|p| !p.exists()) => crate::workspace::Workspace::new(found),
+                    None => match crate::workspace::Workspace::discover(found, &workspace.paths) {
+                        Ok(front) => front,
+                        Err(report) => {
+                            // A broken package config: said, and its files judged by the workspace's.
+                            package_error = Some(format!(
+                                "retrylint: a package config in {} is invalid, using the workspace's config for its files:\n{}",
+                                crate::source::printable::path(&workspace.root),
+                                plain_report(&report)
+                            ));
+                            match crate::workspace::Workspace::discover(config.clone(), &workspace.paths) {
+                                Ok(front) => front,
+                                Err(report) => {
+                                    let message = format!("cannot check {}: {report}", workspace.root.display());
+                                    workspace.open.clear();
+                                    self.log(&message);
+                                    return;
+                                }
+                            }
+                        }
+                    },
+                };
+                front.cache = Some(workspace.cache.clone());
+                front.project = Some(workspace.project.clone());
+                front.trust_cache = trust_cache;
+                let files = workspace_files(&front, &options, &uris);
+                let mut notes = front.discovery.notes.clone();
+                notes.extend(front.tests_note(shown_root(&config)));
+                let result =
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| front.check_files(files, &options)));
+                workspace.front = Some(front);
+                (result, notes)
+            }
+        };
         if let Some(message) = package_error {
             self.show(MessageType::ERROR, message);
         }
@@ -979,6 +1029,8 @@ impl<W: Write> Server<W> {
                 outcome
             }
             Err(_) => {
+                // Nothing is known to start from: the next check is a whole one.
+                workspace.open.clear();
                 let message = format!(
                     "internal error while checking {}; please report it",
                     workspace.root.display()
@@ -990,10 +1042,11 @@ impl<W: Write> Server<W> {
         let analysis = features::Analysis::new(outcome, &uris);
         workspace.diagnostics = analysis.published();
         let message = format!(
-            "checked {} ({} files, {} findings) in {} ms",
+            "checked {} ({} files, {} findings, rules run on {}) in {} ms",
             workspace.root.display(),
             analysis.outcome.files,
             analysis.outcome.diagnostics.len(),
+            analysis.outcome.rechecked,
             started.elapsed().as_millis()
         );
         workspace.analysis = Some(analysis);
@@ -1094,6 +1147,40 @@ impl<W: Write> Server<W> {
         }
         actions
     }
+}
+
+/// The files a workspace's check reads: those discovered, and every open buffer of the
+/// workspace that discovery did not find (one not saved yet is analysed as if it were on
+/// disk), in path order.
+fn workspace_files(
+    front: &crate::workspace::Workspace,
+    options: &CheckOptions,
+    uris: &HashMap<PathBuf, Url>,
+) -> Vec<crate::source::SourceFile> {
+    let mut files = front.discovery.files.clone();
+    let mut paths: Vec<&PathBuf> = uris.keys().filter(|p| options.overlay.contains_key(*p)).collect();
+    paths.sort();
+    for path in paths {
+        if let (Some(language), false) = (Language::from_path(path), files.iter().any(|f| &f.absolute == path)) {
+            let shown = std::env::current_dir()
+                .map(|cwd| crate::source::display_path(&cwd, path))
+                .unwrap_or_else(|_| path.clone());
+            files.push(crate::source::SourceFile {
+                path: shown,
+                absolute: path.clone(),
+                language,
+            });
+        }
+    }
+    files.sort_by(|a, b| a.absolute.cmp(&b.absolute));
+    files
+}
+
+/// The project root as notes name it (relative to the working directory).
+fn shown_root(config: &Config) -> PathBuf {
+    std::env::current_dir()
+        .map(|cwd| crate::source::display_path(&cwd, &config.root))
+        .unwrap_or_else(|_| config.root.clone())
 }
 
 fn canonical(path: &Path) -> PathBuf {
