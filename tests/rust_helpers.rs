@@ -142,6 +142,17 @@ fn a_factory_is_judged_once_for_what_holds_for_every_argument() {
 /// test read them).
 #[test]
 fn calls_kept_unread_are_read_once_their_helper_is_known() {
+    calls_of_a_helper_not_named_for_retries(&["--no-prefilter"]);
+}
+
+/// The same project with the prefilter on: the callers name no retry library, so the prefilter
+/// rules them out, and they are read once the helper is known by its name.
+#[test]
+fn the_prefilter_keeps_no_caller_of_a_known_helper_from_its_check() {
+    calls_of_a_helper_not_named_for_retries(&[]);
+}
+
+fn calls_of_a_helper_not_named_for_retries(flags: &[&str]) {
     let project = |eager: bool| {
         let mark = if eager { "// calls a retry helper\n" } else { "" };
         let helper = RETRY.replace("retry_async", "resilient");
@@ -168,7 +179,8 @@ fn calls_kept_unread_are_read_once_their_helper_is_known() {
             ("crates/node/src/sync.rs", direct.as_str()),
             ("crates/node/src/flush.rs", derived.as_str()),
         ]);
-        let mut found = findings(&common::check_json(dir.path(), &[".", "--no-prefilter"]).1);
+        let args: Vec<&str> = std::iter::once(".").chain(flags.iter().copied()).collect();
+        let mut found = findings(&common::check_json(dir.path(), &args).1);
         found.sort();
         found
     };

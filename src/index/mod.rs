@@ -120,6 +120,9 @@ pub struct Index {
     /// check (Effect's own `pnpm-lock.yaml` is parsed for its version).
     project: Arc<ProjectFiles>,
     misses: Mutex<Vec<FileId>>,
+    /// The Rust helper and retry-builder names already looked for in the files the prefilter
+    /// ruled out (`Index::ask_for_ruled_out_callers`).
+    looked_for: Mutex<std::collections::HashSet<String>>,
     /// JSON and YAML files by directory (RS2 tenants), built on first use.
     config_dirs: std::sync::OnceLock<HashMap<PathBuf, Vec<FileId>>>,
     /// Each import specifier of each file, resolved once (see `typescript.rs`).
@@ -163,6 +166,7 @@ impl Index {
             retry_modules,
             inferred_retry_modules: Vec::new(),
             misses: Mutex::new(Vec::new()),
+            looked_for: Default::default(),
             config_dirs: std::sync::OnceLock::new(),
             resolutions: Default::default(),
             reach: Default::default(),
@@ -196,6 +200,7 @@ impl Index {
             inferred_retry_modules: Vec::new(),
             project: self.project,
             misses: Mutex::new(Vec::new()),
+            looked_for: Default::default(),
             config_dirs: self.config_dirs,
             resolutions: std::sync::RwLock::new(resolutions),
             reach: Default::default(),

@@ -251,6 +251,61 @@ impl Index {
             .collect()
     }
 
+    /// Asks for the Rust files the prefilter ruled out that name one of the project's retry
+    /// helpers or retry builders, to be read in full: the prefilter keeps a file by the words
+    /// of the retry libraries, and a caller of `resilient(op)` need not have any. Each name is
+    /// looked for once per index, by a byte search for it as a whole word in the file's text
+    /// (a file it matches without calling it is only parsed for nothing).
+    fn ask_for_ruled_out_callers(&self) {
+        use rayon::prelude::*;
+        let mut names: Vec<String> = Vec::new();
+        {
+            let mut looked_for = self.looked_for.lock().unwrap_or_else(|e| e.into_inner());
+            for file in 0..self.len() {
+                let Some(facts) = self.loaded(file) else { continue };
+                let defined = facts.rust_helpers.iter().map(|h| &h.name);
+                for name in defined.chain(facts.rust_wrappers.iter().map(|w| &w.name)) {
+                    if !name.is_empty() && looked_for.insert(name.clone()) {
+                        names.push(name.clone());
+                    }
+                }
+            }
+        }
+        if names.is_empty() {
+            return;
+        }
+        let finders: Vec<memchr::memmem::Finder> = names
+            .iter()
+            .map(|n| memchr::memmem::Finder::new(n.as_bytes()))
+            .collect();
+        let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+        (0..self.len()).into_par_iter().for_each(|file| {
+            let loaded = &self.loaded[file];
+            if !loaded.prefiltered
+                || loaded.facts.is_some()
+                || loaded.generated
+                || self.files[file].language != crate::source::Language::Rust
+            {
+                return;
+            }
+            let limit = self.config_of(file).max_file_size;
+            let Ok(text) = crate::files::read_file(&self.files[file].absolute, limit, false) else {
+                return;
+            };
+            let names_one = finders.iter().any(|finder| {
+                let len = finder.needle().len();
+                finder.find_iter(&text).any(|at| {
+                    let before = at.checked_sub(1).map(|i| text[i]);
+                    let after = text.get(at + len).copied();
+                    !before.is_some_and(ident) && !after.is_some_and(ident)
+                })
+            });
+            if names_one {
+                self.ask_again(file);
+            }
+        });
+    }
+
     /// Asks for `file` again, read in full: a call it keeps unread may be a helper's (the
     /// demand stage reads it as it reads the files resolution misses).
     fn ask_again(&self, file: FileId) {
@@ -389,6 +444,7 @@ impl Index {
     pub fn expand_rust_helpers(&mut self) {
         // A builder wrapper's terminal call (`with_retry(…).attempts(5).go(op)`) is read by
         // the wrapper's summary first: a method helper of its name does not take it over.
+        self.ask_for_ruled_out_callers();
         self.expand_rust_wrappers();
         self.derive_rust_helpers();
         let methods = self.method_helpers();
