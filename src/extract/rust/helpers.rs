@@ -469,8 +469,16 @@ pub(super) fn refuses_only_cancellation(rx: &Rx, closure: Node) -> bool {
     else {
         return false;
     };
+    // A block's last statement: a trailing `match` is an expression statement of its own.
     let value = match body.kind_str() {
-        "block" => tail(body).unwrap_or(body),
+        "block" => match named_children(body)
+            .into_iter()
+            .rev()
+            .find(|n| !matches!(n.kind_str(), "line_comment" | "block_comment"))
+        {
+            Some(last) if !rx.text_of(last).trim_end().ends_with(';') => last,
+            _ => return false,
+        },
         _ => body,
     };
     let value = match value.kind_str() {
