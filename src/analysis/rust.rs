@@ -54,6 +54,22 @@ pub(super) fn collect(analysis: &super::Analysis, index: &Index, file: FileId) -
                 Vec::new(),
             ));
         }
+        // The module's own policies that no export hands out but its code steps by hand
+        // (`Self { backoff: FibonacciBackoff::from_millis(900).map(jitter) }` stepped by
+        // `self.backoff.next()`): judged like its exports (issue 25.4); built here, they are
+        // no inline schedule.
+        for (stepped, found) in judged_stepped(analysis, index, file) {
+            // A function of the module's policies (called here, or a factory's `let`) is a
+            // policy or a private base of one, judged as its export is.
+            let function = stepped.function
+                || facts
+                    .rust_policies
+                    .iter()
+                    .any(|p| p.name_span == stepped.name_span || p.item.contains(stepped.name_span));
+            if !function {
+                out.push(stepped_policy(index, file, stepped, found));
+            }
+        }
         return out;
     }
     // Functions and methods of this file that sites name as their whole policy, outside the
@@ -93,11 +109,11 @@ pub(super) fn collect(analysis: &super::Analysis, index: &Index, file: FileId) -
         // A builder defined elsewhere in the file (a struct field set by the constructor) is
         // one policy, reported where it is built, with every site using it as a related
         // location — as a named policy outside the retry module is.
-        let defined_apart = rust.defined_apart().is_some();
-        if defined_apart {
+        let apart = rust.defined_apart_in(index.text(file));
+        if let Some(built) = apart {
             if let Some(policy) = out
                 .iter_mut()
-                .find(|p| matches!(p.origin, Origin::Named { binding, .. } if binding == chain.span))
+                .find(|p| matches!(p.origin, Origin::Named { binding, .. } if binding == built) && p.text == chain.text)
             {
                 policy.uses.push((file, rust.arg));
                 continue;
@@ -121,7 +137,7 @@ pub(super) fn collect(analysis: &super::Analysis, index: &Index, file: FileId) -
                 found.0 = without(found.0, &mask.apply(known.0));
             }
         }
-        if defined_apart {
+        if let Some(built) = apart {
             let name = match &rust.local {
                 // A `let` several sites share is named by its binding.
                 Some((local, _)) => local.clone(),
@@ -132,11 +148,8 @@ pub(super) fn collect(analysis: &super::Analysis, index: &Index, file: FileId) -
                     .unwrap_or_else(|| chain.text.clone()),
             };
             out.push(Policy {
-                origin: Origin::Named {
-                    name,
-                    binding: chain.span,
-                },
-                span: chain.span,
+                origin: Origin::Named { name, binding: built },
+                span: built,
                 schedule: Some(chain.span),
                 text: chain.text.clone(),
                 summary: found.0,
@@ -176,27 +189,36 @@ pub(super) fn collect(analysis: &super::Analysis, index: &Index, file: FileId) -
         });
     }
     for (stepped, found) in stepped_policies(analysis, index, file) {
-        out.push(Policy {
-            origin: Origin::Named {
-                name: stepped.name.clone(),
-                binding: stepped.name_span,
-            },
-            span: stepped.name_span,
-            schedule: Some(stepped.value.span),
-            text: stepped.value.text.clone(),
-            summary: found.0,
-            problems: found.1,
-            library: found.2,
-            effect: Default::default(),
-            jitter_fix: found
-                .3
-                .map(|fix| own_line(index.text(file), &stepped.value, fix))
-                .into_iter()
-                .collect(),
-            uses: stepped.uses.iter().map(|u| (file, *u)).collect(),
-        });
+        out.push(stepped_policy(index, file, stepped, found));
     }
     out
+}
+
+fn stepped_policy(
+    index: &Index,
+    file: FileId,
+    stepped: &crate::facts::RustStepped,
+    found: (schedule::Summary, Vec<Problem>, Library, Option<Insertion>),
+) -> Policy {
+    Policy {
+        origin: Origin::Named {
+            name: stepped.name.clone(),
+            binding: stepped.name_span,
+        },
+        span: stepped.name_span,
+        schedule: Some(stepped.value.span),
+        text: stepped.value.text.clone(),
+        summary: found.0,
+        problems: found.1,
+        library: found.2,
+        effect: Default::default(),
+        jitter_fix: found
+            .3
+            .map(|fix| own_line(index.text(file), &stepped.value, fix))
+            .into_iter()
+            .collect(),
+        uses: stepped.uses.iter().map(|u| (file, *u)).collect(),
+    }
 }
 
 /// The file's policies no retry site is given (`facts::RustStepped`), outside the retry
@@ -210,17 +232,56 @@ pub fn stepped_policies<'a>(
     &'a crate::facts::RustStepped,
     (schedule::Summary, Vec<Problem>, Library, Option<Insertion>),
 )> {
+    if index.is_retry_module(file) {
+        return Vec::new();
+    }
+    judged_stepped(analysis, index, file)
+}
+
+/// The file's policies no retry site is given, evaluated, in the retry module too.
+#[allow(clippy::type_complexity)]
+fn judged_stepped<'a>(
+    analysis: &super::Analysis,
+    index: &'a Index,
+    file: FileId,
+) -> Vec<(
+    &'a crate::facts::RustStepped,
+    (schedule::Summary, Vec<Problem>, Library, Option<Insertion>),
+)> {
     let Some(facts) = index.facts(file) else {
         return Vec::new();
     };
-    if index.is_retry_module(file) || facts.rust_stepped.is_empty() {
+    if facts.rust_stepped.is_empty() {
         return Vec::new();
     }
     let named: Vec<Span> = analysis.named_in(index, file).map(|n| n.binding).collect();
+    // A builder stored in a field that a retry site of the file reads (`Retry::spawn(
+    // self.backoff.clone().take(7), …)`): the site's policy, judged there with its changes
+    // (a site's chain holds the builder's own methods).
+    let at_sites: Vec<&RustChain> = facts
+        .retry_sites
+        .iter()
+        .filter_map(|site| match &site.policy {
+            PolicyArg::Rust(rust) => rust.chain.as_ref(),
+            _ => None,
+        })
+        .collect();
+    let read_by_site = |stepped: &crate::facts::RustStepped| {
+        let built = stepped.value.span;
+        at_sites.iter().any(|chain| {
+            chain.span == built
+                || (!stepped.value.ops.is_empty()
+                    && chain
+                        .ops
+                        .iter()
+                        .any(|op| built.contains(op.span) && stepped.value.ops.iter().any(|o| o.span == op.span)))
+        })
+    };
     facts
         .rust_stepped
         .iter()
         .filter(|s| !(s.function && named.contains(&s.name_span)))
+        .filter(|s| s.function || !read_by_site(s))
         .filter_map(|stepped| {
             let mut mask = Mask::default();
             let (state, problems) = state_with(index, file, &stepped.value, 0, Some(&mut mask));

@@ -37,6 +37,28 @@ impl RustPolicyArg {
         let inside = self.arg.start <= chain.span.start && chain.span.end <= self.arg.end;
         ((self.local.is_none() || self.shared) && !inside).then_some(chain.span)
     }
+
+    /// [`Self::defined_apart`], and a field's builder that the site changes
+    /// (`self.backoff.clone().take(7)`, the file's `text` tells): built where its own methods
+    /// are, in the constructor (issue 25.3), reported there with the site as its use.
+    pub fn defined_apart_in(&self, text: Option<&[u8]>) -> Option<Span> {
+        if let Some(at) = self.defined_apart() {
+            return Some(at);
+        }
+        let chain = self.chain.as_ref()?;
+        let arg = text?.get(self.arg.start as usize..self.arg.end as usize)?;
+        // `self.field…`, not a method's call `self.policy()`.
+        let rest = arg.strip_prefix(b"self.")?;
+        let field = rest
+            .iter()
+            .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
+            .count();
+        if self.local.is_some() || field == 0 || rest.get(field) == Some(&b'(') {
+            return None;
+        }
+        let first = chain.ops.first()?.span;
+        (first.end <= self.arg.start).then_some(first)
+    }
 }
 
 /// A builder expression: a base (a library constructor with its defaults, or a named

@@ -80,7 +80,7 @@ fn check(ctx: &Context, out: &mut Vec<Diagnostic>) {
         let Some(inline) = &analysis.inline else { continue };
         let (built_apart, shared) = match &site.policy {
             crate::facts::PolicyArg::Rust(arg) => (
-                arg.defined_apart(),
+                arg.defined_apart_in(ctx.text()),
                 arg.local.as_ref().filter(|_| arg.shared).map(|(name, _)| name.clone()),
             ),
             _ => (None, None),

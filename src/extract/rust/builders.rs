@@ -147,6 +147,12 @@ impl<'t> Rx<'t> {
             }
             Local::None => {}
         }
+        // A `const` of an enclosing block (a function body's own): a number, as a module's.
+        if let Some(value) = self.block_const(node, name) {
+            if let Val::Arg(arg) = self.eval(value, module, None, depth) {
+                return Val::Arg(arg);
+            }
+        }
         // A same-file `const`/`static`: a number is used as one, a builder is a named policy.
         if let Some(item) = self.item(module, name) {
             if item.body.is_none() {
@@ -708,7 +714,10 @@ impl<'t> Rx<'t> {
                         }
                     }
                 }
-                if cursor.goto_first_child() {
+                // A test-only constructor (`#[cfg(all(test, …))] fn new_test()`, `mod tests`)
+                // is not a writer the service runs with: it leaves the field's value alone
+                // (issue 25.3).
+                if !is_test_only(current, self.text) && cursor.goto_first_child() {
                     continue;
                 }
                 while !cursor.goto_next_sibling() {
@@ -720,7 +729,13 @@ impl<'t> Rx<'t> {
             index
         });
         crate::extract::work::step(1);
-        let mut out = index.selfs.clone();
+        // `Self { … }` builds the type of the `impl` it is in: another type's is not one.
+        let mut out: Vec<Node<'t>> = index
+            .selfs
+            .iter()
+            .copied()
+            .filter(|s| self.impl_type(*s).is_none_or(|t| t == ty))
+            .collect();
         out.extend(index.by_type.get(ty).into_iter().flatten().copied());
         out.sort_by_key(|n| n.start_byte());
         out
@@ -847,6 +862,15 @@ impl Val {
             other => other,
         }
     }
+}
+
+/// An item of test code: behind a test attribute, or the conventional `mod tests`.
+fn is_test_only(node: Node, text: &[u8]) -> bool {
+    is_test_item(node, text)
+        || (node.kind_str() == "mod_item"
+            && node
+                .field("name")
+                .is_some_and(|n| matches!(&text[n.byte_range()], b"tests" | b"test")))
 }
 
 /// The value of a block: its tail expression, or a lone `return expr;`.

@@ -217,8 +217,11 @@ impl<'t> Rx<'t> {
                     && call.end_byte() <= block.end_byte()
             }
             Name::Field { field, owner } => {
-                self.self_field(receiver).is_some_and(|f| f == *field)
-                    && (owner.is_none() || self.impl_type(call).is_none_or(|t| Some(t) == *owner))
+                (self.self_field(receiver).is_some_and(|f| f == *field)
+                    && (owner.is_none() || self.impl_type(call).is_none_or(|t| Some(t) == *owner)))
+                    || self
+                        .destructured_field(receiver)
+                        .is_some_and(|(o, f)| f == *field && (owner.is_none() || Some(o) == *owner))
             }
             Name::Function(function) => receiver.kind_str() == "call_expression" && self.calls(receiver, function),
         })
@@ -356,6 +359,84 @@ impl<'t> Rx<'t> {
             current = parent;
         }
         None
+    }
+
+    /// `match self { Self::Real { client, .. } => client.post(…) }` (issue 25.5): the type (an
+    /// enum variant's name, or the struct's) and field of `self` that the pattern of an
+    /// enclosing arm, `if let` or `let` binds the identifier `receiver` to.
+    fn destructured_field(&self, receiver: Node<'t>) -> Option<(String, String)> {
+        if receiver.kind_str() != "identifier" {
+            return None;
+        }
+        let name = self.text_of(receiver);
+        for node in self.parents.ancestors(receiver) {
+            let (pattern, scrutinee) = match node.kind_str() {
+                "match_arm" => {
+                    let scrutinee = self
+                        .parents
+                        .ancestors(node)
+                        .find(|a| a.kind_str() == "match_expression")?
+                        .field("value")?;
+                    (node.field("pattern")?, scrutinee)
+                }
+                "let_condition" | "let_declaration" => (node.field("pattern")?, node.field("value")?),
+                "function_item" | "closure_expression" => return None,
+                _ => continue,
+            };
+            let Some((ty, field)) = self.field_binding(pattern, name) else {
+                // A binding of this pattern by another name, or none: look further out.
+                let mut names = Vec::new();
+                self.pattern_names(pattern, &mut names);
+                if names.iter().any(|n| n == name) {
+                    return None;
+                }
+                continue;
+            };
+            // A `let` nearer than the pattern shadows it.
+            if let Local::Let { pattern: at, .. } = self.local(receiver, name) {
+                if at.start as usize > pattern.start_byte() {
+                    return None;
+                }
+            }
+            let mut scrutinee = scrutinee;
+            while matches!(
+                scrutinee.kind_str(),
+                "reference_expression" | "unary_expression" | "parenthesized_expression"
+            ) {
+                scrutinee = *named_children(scrutinee).last()?;
+            }
+            if scrutinee.kind_str() != "self" {
+                return None;
+            }
+            let ty = if ty == "Self" { self.impl_type(node)? } else { ty };
+            return Some((ty, field));
+        }
+        None
+    }
+
+    /// In `pattern`, the struct pattern field binding `name` as it is (`Real { client, .. }`,
+    /// `Real { client: name, .. }`): the pattern type's last segment and the field.
+    fn field_binding(&self, pattern: Node<'t>, name: &str) -> Option<(String, String)> {
+        if pattern.kind_str() == "struct_pattern" {
+            for field in named_children(pattern) {
+                if field.kind_str() != "field_pattern" {
+                    continue;
+                }
+                let Some(key) = field.field("name") else { continue };
+                let bound = match field.field("pattern") {
+                    None => self.text_of(key) == name,
+                    Some(p) => p.kind_str() == "identifier" && self.text_of(p) == name,
+                };
+                if bound {
+                    let ty = self.segments(pattern.field("type")?).pop()?;
+                    return Some((ty, self.text_of(key).to_string()));
+                }
+            }
+            return None;
+        }
+        named_children(pattern)
+            .into_iter()
+            .find_map(|child| self.field_binding(child, name))
     }
 
     /// `self.field` as the field's name.

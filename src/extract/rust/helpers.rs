@@ -476,6 +476,65 @@ fn filter<'t>(rx: &Rx<'t>, node: Node<'t>, always: bool) -> Predicate {
     }
 }
 
+/// `match err { FetchError::Cancelled => false, _ => true }` (issue 25.6): a condition that
+/// refuses only the caller's own cancellation or shutdown sentinel retries every error the
+/// operation can meet.
+pub(super) fn refuses_only_cancellation(rx: &Rx, closure: Node) -> bool {
+    let Some(body) = closure
+        .field("body")
+        .filter(|_| closure.kind_str() == "closure_expression")
+    else {
+        return false;
+    };
+    // A block's last statement: a trailing `match` is an expression statement of its own.
+    let value = match body.kind_str() {
+        "block" => match named_children(body)
+            .into_iter()
+            .rev()
+            .find(|n| !matches!(n.kind_str(), "line_comment" | "block_comment"))
+        {
+            Some(last) if !rx.text_of(last).trim_end().ends_with(';') => last,
+            _ => return false,
+        },
+        _ => body,
+    };
+    let value = match value.kind_str() {
+        "expression_statement" => match named_children(value).first() {
+            Some(inner) => *inner,
+            None => return false,
+        },
+        _ => value,
+    };
+    if value.kind_str() != "match_expression" {
+        return false;
+    }
+    let Some(arms) = value.field("body").map(named_children) else {
+        return false;
+    };
+    let (mut refused, mut rest) = (0, 0);
+    for arm in arms.iter().filter(|a| a.kind_str() == "match_arm") {
+        let (Some(pattern), Some(answer)) = (arm.field("pattern"), arm.field("value")) else {
+            return false;
+        };
+        let pattern = rx.text_of(pattern).trim();
+        match rx.text_of(answer).trim() {
+            "true" if pattern == "_" => rest += 1,
+            "false" => {
+                let variant = pattern.rsplit("::").next().unwrap_or(pattern).to_ascii_lowercase();
+                let sentinel = ["cancel", "shutdown", "shuttingdown", "aborted"]
+                    .iter()
+                    .any(|w| variant.starts_with(w) || variant.ends_with(w) || variant.ends_with("cancelled"));
+                if !sentinel || variant.contains(['(', '{', '|']) {
+                    return false;
+                }
+                refused += 1;
+            }
+            _ => return false,
+        }
+    }
+    refused > 0 && rest == 1
+}
+
 /// An argument read as a predicate of the error: `|_| true` and a closure that ignores its
 /// error accept every error (none); a closure that reads it, or a function, is a filter.
 fn predicate_arg<'t>(rx: &Rx<'t>, node: Node<'t>, depth: usize) -> Predicate {
@@ -491,6 +550,9 @@ fn predicate_arg<'t>(rx: &Rx<'t>, node: Node<'t>, depth: usize) -> Predicate {
                 "block" => tail(body).unwrap_or(body),
                 _ => body,
             };
+            if refuses_only_cancellation(rx, node) {
+                return Predicate::None;
+            }
             match rx.text_of(value).trim() {
                 "true" => return Predicate::None,
                 // Retries nothing: no replay to judge.

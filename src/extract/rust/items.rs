@@ -228,7 +228,16 @@ impl<'t> Rx<'t> {
         let mut lets = self.lets.borrow_mut();
         std::rc::Rc::clone(lets.entry(block.id()).or_insert_with(|| {
             let mut by_name: HashMap<String, Vec<Node<'t>>> = HashMap::new();
+            let mut consts: HashMap<String, Node<'t>> = HashMap::new();
             for declaration in named_children(block) {
+                // `fn retry_durations() { const RETRIES: usize = 5; … }`: an item of the
+                // block, in scope in all of it (issue 25.1).
+                if matches!(declaration.kind_str(), "const_item" | "static_item") {
+                    if let (Some(name), Some(value)) = (declaration.field("name"), declaration.field("value")) {
+                        consts.entry(self.text_of(name).to_string()).or_insert(value);
+                    }
+                    continue;
+                }
                 if declaration.kind_str() != "let_declaration" {
                     continue;
                 }
@@ -244,8 +253,22 @@ impl<'t> Rx<'t> {
                     }
                 }
             }
-            std::rc::Rc::new(Lets { by_name })
+            std::rc::Rc::new(Lets { by_name, consts })
         }))
+    }
+
+    /// The value of the `const`/`static` named `name` declared in a block around `at` (the
+    /// nearest; a nested `fn` sees its enclosing body's items too): a function body's own
+    /// constants, read like the module's. The caller looks for a `let` or parameter first.
+    pub(super) fn block_const(&self, at: Node<'t>, name: &str) -> Option<Node<'t>> {
+        for node in self.parents.ancestors(at) {
+            if node.kind_str() == "block" {
+                if let Some(value) = self.lets(node).consts.get(name) {
+                    return Some(*value);
+                }
+            }
+        }
+        None
     }
 }
 
@@ -254,6 +277,8 @@ impl<'t> Rx<'t> {
 /// function of thousands of statements).
 pub(super) struct Lets<'t> {
     by_name: HashMap<String, Vec<Node<'t>>>,
+    /// The block's own `const` and `static` items, by name: their values.
+    consts: HashMap<String, Node<'t>>,
 }
 
 impl<'t> Lets<'t> {

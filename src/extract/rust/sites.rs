@@ -308,6 +308,8 @@ impl<'t> Walk<'_, 't, '_> {
         let predicate = match (lib, has_predicate) {
             // The default strategy retries only transient failures.
             (Library::ReqwestRetry, _) => Predicate::Transient,
+            // A condition refusing only a cancellation sentinel (issue 25.6): none.
+            (_, Some(true)) if filter.is_some_and(|f| helpers::refuses_only_cancellation(rx, f)) => Predicate::None,
             // A filter, by the names it is written with.
             (_, Some(true)) => Predicate::Filter {
                 span: filter.map_or_else(|| span(node), span),

@@ -52,8 +52,28 @@ impl<'t> Walk<'_, 't, '_> {
             return;
         };
         let Some(first) = uses.first() else {
+            // `let backoff = <builder>; Self { backoff, … }` (or `Self { field: backoff }`): the
+            // builder is stored for the type's methods, as one written in the field itself
+            // (issue 25.2), reported at the `let`.
+            if let Some(field) = stored_in_field(rx, block, name, node.end_byte()) {
+                if !assigned_field(rx.text, &field) {
+                    self.facts.rust_stepped.push(RustStepped {
+                        name: field,
+                        name_span: span(pattern),
+                        value: chain,
+                        uses: Vec::new(),
+                        function: false,
+                        supervisor,
+                    });
+                }
+            }
             return;
         };
+        // A builder used as a calculator (issue 25.7): stepped `attempt` times to compute a
+        // delay a function returns for a durable retry to store; nothing waits or re-runs.
+        if calculator(rx, block, &uses) {
+            return;
+        }
         // `let mut p = ExponentialBackoff::default(); p.max_elapsed_time = None;`: the
         // statements up to the first use change it (a call given `&mut p` may change anything).
         chain
@@ -320,6 +340,107 @@ enum Use<'t> {
     /// `for d in backoff`: what the loop iterates (`&backoff`, `backoff.iter()`).
     Loop(Node<'t>),
     Other,
+}
+
+/// Whether a builder `let` of `block`, stepped at `uses`, only computes a value: every use is
+/// a step (`backoff.next()`, none handed to a call), and the function holding it is a plain
+/// one returning a value, with no `.await` and no sleep in its body. Its delays are not
+/// waited here; the caller gets the value (a durable retry's next delay, stored with the
+/// attempt count).
+fn calculator<'t>(rx: &Rx<'t>, block: Node<'t>, uses: &[Span]) -> bool {
+    let steps = uses.iter().all(|u| {
+        let text = rx.text.get(u.start as usize..u.end as usize).unwrap_or_default();
+        text.ends_with(b".next()") || text.ends_with(b".next_backoff()")
+    });
+    if uses.is_empty() || !steps {
+        return false;
+    }
+    let Some(function) = rx
+        .parents
+        .ancestors(block)
+        .find(|n| matches!(n.kind_str(), "function_item" | "closure_expression" | "async_block"))
+    else {
+        return false;
+    };
+    if function.kind_str() != "function_item" || function.field("return_type").is_none() {
+        return false;
+    }
+    let header_end = function.field("body").map_or(function.end_byte(), |b| b.start_byte());
+    let header = rx.text.get(function.start_byte()..header_end).unwrap_or_default();
+    if memchr::memmem::find(header, b"async").is_some() {
+        return false;
+    }
+    let Some(body) = function.field("body") else {
+        return false;
+    };
+    let text = rx.text.get(body.byte_range()).unwrap_or_default();
+    // A wait (`.await`, `thread::sleep(d)`), a re-run (`loop {`, `while …`), or work spawned.
+    let waits = [
+        &b".await"[..],
+        b"sleep(",
+        b"delay_for(",
+        b"loop {",
+        b"while ",
+        b"spawn(",
+        b"retry(",
+    ];
+    !waits.iter().any(|w| memchr::memmem::find(text, w).is_some())
+}
+
+/// The field of a struct expression of `block` (after `from`) that stores the binding `name`
+/// as it is: `Self { name, … }`, `Self { field: name }`, `Self { field: name.clone() }`.
+fn stored_in_field<'t>(rx: &Rx<'t>, block: Node<'t>, name: &str, from: usize) -> Option<String> {
+    let mut cursor = block.walk();
+    let mut seen = 0;
+    'walk: loop {
+        let node = cursor.node();
+        seen += 1;
+        if seen > MAX_SCAN {
+            return None;
+        }
+        if node.start_byte() >= from {
+            match node.kind_str() {
+                "shorthand_field_initializer"
+                    if named_children(node).first().is_some_and(|n| rx.text_of(*n) == name) =>
+                {
+                    return Some(name.to_string());
+                }
+                "field_initializer" => {
+                    let stored = node.field("value").map(|mut value| {
+                        // `name.clone()`
+                        while value.kind_str() == "call_expression" {
+                            match value.field("function").filter(|f| {
+                                f.kind_str() == "field_expression"
+                                    && f.field("field").is_some_and(|m| rx.text_of(m) == "clone")
+                            }) {
+                                Some(f) => match f.field("value") {
+                                    Some(inner) => value = inner,
+                                    None => break,
+                                },
+                                None => break,
+                            }
+                        }
+                        value
+                    });
+                    if let (Some(value), Some(field)) = (stored, node.field("field")) {
+                        if value.kind_str() == "identifier" && rx.text_of(value) == name {
+                            return Some(rx.text_of(field).to_string());
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        if node.end_byte() > from && cursor.goto_first_child() {
+            continue;
+        }
+        while !cursor.goto_next_sibling() {
+            if !cursor.goto_parent() || cursor.node() == block {
+                break 'walk;
+            }
+        }
+    }
+    None
 }
 
 /// Whether `text` assigns to a field `name` (`x.name = …`, `self.name=…`; not `==`).
