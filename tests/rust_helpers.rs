@@ -214,3 +214,62 @@ fn calls_of_a_helper_not_named_for_retries(flags: &[&str]) {
     };
     assert_eq!(shifted, lazy);
 }
+
+/// A crawl helper whose own `RetryIf` classifies (`|e| e == RpcError || …`) and whose
+/// operation parameter is called with the item it works on (`f(index)`): the parameter is the
+/// operation, not a predicate, so a caller whose closure ignores its argument (`move |_| …`)
+/// does not make the call one that replays every error.
+#[test]
+fn an_operation_given_its_item_is_no_predicate() {
+    let helper = r#"use std::future::Future;
+
+use tokio_retry::{strategy::{jitter, FixedInterval}, RetryIf};
+
+#[derive(Debug, PartialEq)]
+pub enum MainError { RpcError, Database, Other }
+
+pub async fn crawl<F, Fut>(f: F, first: u32) -> Result<(), MainError>
+where
+    F: Fn(u32) -> Fut,
+    Fut: Future<Output = Result<(), MainError>>,
+{
+    let strategy = FixedInterval::from_millis(5000).map(jitter);
+    let mut index = first;
+    loop {
+        let _ = RetryIf::spawn(
+            strategy.clone(),
+            || async {
+                f(index).await?;
+                Ok(())
+            },
+            |e: &MainError| e.eq(&MainError::RpcError) || e.eq(&MainError::Database),
+        )
+        .await;
+        index += 1;
+    }
+}
+"#;
+    let caller = "use util::crawler::{crawl, MainError};\n\n\
+                  pub async fn run() -> Result<(), MainError> {\n    \
+                  crawl(move |_| { work() }, 0).await\n}\n\n\
+                  async fn work() -> Result<(), MainError> {\n    Ok(())\n}\n";
+    let dir = common::project(&[
+        ("retrylint.toml", CONFIG),
+        ("Cargo.toml", WORKSPACE),
+        ("crates/util/Cargo.toml", "[package]\nname = \"util\"\n"),
+        ("crates/util/src/lib.rs", "pub mod crawler;\n"),
+        ("crates/util/src/crawler.rs", helper),
+        ("crates/node/Cargo.toml", "[package]\nname = \"node\"\n"),
+        ("crates/node/src/lib.rs", "pub mod run;\n"),
+        ("crates/node/src/run.rs", caller),
+    ]);
+    for flags in [&["."][..], &[".", "--no-prefilter"][..]] {
+        let found = findings(&common::check_json(dir.path(), flags).1);
+        assert!(
+            !found
+                .iter()
+                .any(|(rule, path, _)| rule == "retry-without-predicate" && path.ends_with("run.rs")),
+            "{flags:?}: {found:?}"
+        );
+    }
+}

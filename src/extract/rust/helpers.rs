@@ -79,7 +79,12 @@ impl<'t> Walk<'_, 't, '_> {
                     n if matches!(n.kind_str(), "closure_expression" | "async_block") => Some(n),
                     _ => None,
                 };
-                op = action.and_then(|a| called_param(rx, a, &item.params, |n| n == 0, &[strategy], false));
+                // A parameter called without arguments first (`op()`), else with some: the
+                // operation of a crawl loop is given the item (`f(index)`), and is no predicate.
+                op = action.and_then(|a| {
+                    called_param(rx, a, &item.params, |n| n == 0, &[strategy], false)
+                        .or_else(|| called_param(rx, a, &item.params, |_| true, &[strategy], false))
+                });
             }
         }
         // The predicate: a parameter applied to the error (`should_retry(&e)`) whose answer is
