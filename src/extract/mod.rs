@@ -27,7 +27,7 @@ use crate::source::Language;
 
 /// Bumped whenever extraction changes what it produces: cached facts of another version are
 /// not reused.
-pub const FACTS_VERSION: u32 = 35;
+pub const FACTS_VERSION: u32 = 36;
 
 thread_local! {
     // One parser per rayon worker and language: parsers are reused, never shared.

@@ -475,6 +475,30 @@ impl<'t> Rx<'t> {
 mod tests {
     use super::*;
 
+    /// A predicate's negation counts as a negated test of the error only when it tests the
+    /// closure's parameter: `!EXIT.load(…) && e.eq(&Database)` names the errors it replays,
+    /// `!is_permanent(e)` replays every failure it does not name.
+    #[test]
+    fn a_negated_flag_is_no_negated_test_of_the_error() {
+        let site = |predicate: &str| {
+            let text = format!(
+                "use tokio_retry::{{strategy::FixedInterval, RetryIf}};\n\
+                 async fn run() {{\n    \
+                 let _ = RetryIf::spawn(FixedInterval::from_millis(10).take(3), || work(), {predicate}).await;\n}}\n"
+            );
+            let facts = crate::extract::extract_file(crate::source::Language::Rust, text.as_bytes());
+            match &facts.retry_sites.first().expect("one retry site").predicate {
+                crate::facts::Predicate::Filter { mentions, .. } => mentions.clone(),
+                other => panic!("{predicate}: {other:?}"),
+            }
+        };
+        let flag = site("|e: &Error| !EXIT.load(Ordering::Relaxed) && e.eq(&Error::Database)");
+        assert!(!flag.contains(&"!".to_string()), "{flag:?}");
+        assert!(flag.contains(&"Database".to_string()), "{flag:?}");
+        let negated = site("|e: &Error| !is_permanent(e)");
+        assert!(negated.contains(&"!".to_string()), "{negated:?}");
+    }
+
     #[test]
     fn a_macro_invocation_is_told_by_its_bytes() {
         for yes in [

@@ -740,6 +740,41 @@ pub(super) fn backon_when<'t>(rx: &Rx<'t>, retry_call: Node<'t>) -> Option<Node<
 pub(super) fn predicate_mentions(rx: &Rx, predicate: Node) -> Vec<String> {
     const MAX_MENTIONS: usize = 64;
     let mut out = Vec::new();
+    // A closure's parameters: a negation that tests none of them (`!must_exit.load(…) && …`,
+    // a shutdown flag) negates no test of the error.
+    let params: Vec<&str> = predicate
+        .field("parameters")
+        .filter(|_| predicate.kind_str() == "closure_expression")
+        .map(|parameters| {
+            let mut names = Vec::new();
+            let mut cursor = parameters.walk();
+            'names: loop {
+                if cursor.node().kind_str() == "identifier" {
+                    names.push(rx.text_of(cursor.node()));
+                }
+                if cursor.goto_first_child() {
+                    continue;
+                }
+                while !cursor.goto_next_sibling() {
+                    if !cursor.goto_parent() || cursor.node() == parameters {
+                        break 'names;
+                    }
+                }
+            }
+            names
+        })
+        .unwrap_or_default();
+    let tests_a_param = |node: Node| {
+        params.is_empty()
+            || params.iter().any(|p| {
+                let text = rx.text_of(node).as_bytes();
+                memchr::memmem::find_iter(text, p.as_bytes()).any(|at| {
+                    let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+                    !at.checked_sub(1).is_some_and(|i| ident(text[i]))
+                        && !text.get(at + p.len()).is_some_and(|b| ident(*b))
+                })
+            })
+    };
     let mut cursor = predicate.walk();
     'walk: loop {
         let node = cursor.node();
@@ -747,7 +782,7 @@ pub(super) fn predicate_mentions(rx: &Rx, predicate: Node) -> Vec<String> {
             "identifier" | "field_identifier" | "type_identifier" | "integer_literal" => {
                 out.push(rx.text_of(node).to_string())
             }
-            "unary_expression" if rx.text_of(node).starts_with('!') => out.push("!".into()),
+            "unary_expression" if rx.text_of(node).starts_with('!') && tests_a_param(node) => out.push("!".into()),
             _ => {}
         }
         if out.len() >= MAX_MENTIONS {
