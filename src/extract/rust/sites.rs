@@ -559,7 +559,10 @@ impl<'t> Walk<'_, 't, '_> {
 
     /// Notes an error region that mentions a retry.
     pub(super) fn note_error_region(&mut self, node: Node<'t>) {
-        let text = &self.rx.text[node.byte_range()];
+        // A node of another text (a macro body parsed on its own) is not this file's region.
+        let Some(text) = self.rx.text.get(node.byte_range()) else {
+            return;
+        };
         let Some(token) = ERROR_REGION_TOKENS
             .iter()
             .find(|t| memchr::memmem::find(text, t).is_some())
