@@ -27,7 +27,7 @@ use crate::source::Language;
 
 /// Bumped whenever extraction changes what it produces: cached facts of another version are
 /// not reused.
-pub const FACTS_VERSION: u32 = 36;
+pub const FACTS_VERSION: u32 = 37;
 
 thread_local! {
     // One parser per rayon worker and language: parsers are reused, never shared.
@@ -117,6 +117,12 @@ fn parse_within(parser: &mut Parser, text: &[u8], budget: u64) -> (Option<Tree>,
         None,
         Some(options),
     );
+    // A parse stopped by the budget is kept in the parser and resumed by its next call, on
+    // whatever text that is given: the next file (on the same rayon worker, or the next edit
+    // in the language server) would get a tree of this one's bytes.
+    if tree.is_none() {
+        parser.reset();
+    }
     (tree, work)
 }
 
@@ -968,6 +974,23 @@ mod tests {
 #[cfg(test)]
 mod nesting_tests {
     use super::*;
+
+    /// A parse the budget stopped leaves nothing behind: the next parse on the same parser is
+    /// of the next text, not the old one resumed.
+    #[test]
+    fn a_parse_stopped_by_its_budget_is_not_resumed_on_the_next_text() {
+        let mut parser = Parser::new();
+        parser.set_language(&tree_sitter_rust::LANGUAGE.into()).unwrap();
+        let big: String = (0..2000).map(|i| format!("fn f{i}() {{ let x = {i}; }}\n")).collect();
+        let (stopped, _) = parse_within(&mut parser, big.as_bytes(), 1);
+        assert!(stopped.is_none());
+        let small = b"fn main() {}\n";
+        let (tree, _) = parse_within(&mut parser, small, u64::MAX);
+        let tree = tree.expect("parsed");
+        let root = tree.root_node();
+        assert_eq!(root.end_byte(), small.len());
+        assert!(!root.has_error());
+    }
 
     #[test]
     fn deep_matched_nesting_is_parsed_and_deep_broken_nesting_is_not() {
